@@ -1,0 +1,179 @@
+"""Resolve a multi-file spec into one OpenAPI document, remembering where each part came from.
+
+A spec is a root file (`openapi.yaml` in a spec directory, or any single OpenAPI file). Its
+`components/schemas` entries may be bare `$ref`s into domain files; those become the schemas'
+homes, and every other reference to the same place is rewritten to `#/components/schemas/Name`.
+Any other cross-file reference is inlined. References must stay inside the spec's directory
+and are never fetched from the network.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from jsonpointer import escape, unescape
+
+from .load import Document, display_path, load_file
+from .problems import Problem, SpecError
+
+ROOT_NAMES = ("openapi.yaml", "openapi.yml", "openapi.json")
+
+
+@dataclass
+class SourceMap:
+    """Maps pointers in the bundled document back to (file, line) in the source files."""
+
+    mounts: dict[str, tuple[Document, str]] = field(default_factory=dict)
+
+    def mount(self, bundled: str, doc: Document, pointer: str) -> None:
+        self.mounts[bundled] = (doc, pointer)
+
+    def locate(self, pointer: str) -> tuple[str, int]:
+        probe = pointer
+        while True:
+            if probe in self.mounts:
+                doc, base = self.mounts[probe]
+                return doc.display, doc.line_of(base + pointer[len(probe):])
+            if not probe:
+                return "", 0
+            probe = probe.rsplit("/", 1)[0]
+
+    def problem(self, pointer: str, message: str, **kw: Any) -> Problem:
+        file, line = self.locate(pointer)
+        return Problem(file, line, pointer, message, **kw)
+
+
+@dataclass
+class Bundle:
+    root: Path  # the spec directory
+    root_file: Path
+    document: dict[str, Any]
+    sources: SourceMap
+    files: dict[Path, Document]
+
+
+def find_root_file(spec: Path) -> Path:
+    if spec.is_dir():
+        for name in ROOT_NAMES:
+            if (spec / name).is_file():
+                return spec / name
+        raise SpecError([Problem(display_path(spec), 0, "", "no openapi.yaml in this spec directory")])
+    return spec
+
+
+def bundle(spec: Path) -> Bundle:
+    """Load and bundle the spec at `spec` (a directory or a file). Raises SpecError."""
+    root_file = find_root_file(spec)
+    return _Bundler(root_file).run()
+
+
+class _Bundler:
+    def __init__(self, root_file: Path):
+        self.root_file = root_file.resolve()
+        self.root = self.root_file.parent
+        self.files: dict[Path, Document] = {}
+        self.sources = SourceMap()
+        self.problems: list[Problem] = []
+        self.homes: dict[tuple[Path, str], str] = {}  # (file, pointer) -> component schema name
+
+    def run(self) -> Bundle:
+        root_doc = self.load(self.root_file)
+        data = root_doc.data
+        if not isinstance(data, dict):
+            raise SpecError([Problem(root_doc.display, 1, "", "an OpenAPI document must be a mapping")])
+        self.sources.mount("", root_doc, "")
+        schemas = (data.get("components") or {}).get("schemas") if isinstance(data.get("components"), dict) else None
+        # First pass: schemas registered by reference get their home, so later refs point at the name.
+        if isinstance(schemas, dict):
+            for name, entry in schemas.items():
+                if isinstance(entry, dict) and set(entry) == {"$ref"} and isinstance(entry["$ref"], str):
+                    target = self.parse_ref(entry["$ref"], self.root_file, f"/components/schemas/{escape(name)}")
+                    if target and target[0] != self.root_file:
+                        self.homes[target] = name
+        out = self.resolve(data, root_doc, "", "", ())
+        if self.problems:
+            raise SpecError(self.problems)
+        return Bundle(self.root, self.root_file, out, self.sources, self.files)
+
+    def load(self, path: Path) -> Document:
+        if path not in self.files:
+            self.files[path] = load_file(path)
+        return self.files[path]
+
+    def parse_ref(self, ref: str, base: Path, at: str) -> tuple[Path, str] | None:
+        """(file, pointer) for a reference written in file `base`; None (and a problem) if refused."""
+        parts = urlsplit(ref)
+        if parts.scheme or parts.netloc:
+            self.problems.append(self.sources.problem(at, f"$ref {ref!r} is remote; only files in the spec directory may be referenced"))
+            return None
+        file_part, _, fragment = ref.partition("#")
+        pointer = unquote(fragment)
+        if pointer and not pointer.startswith("/"):
+            self.problems.append(self.sources.problem(at, f"$ref {ref!r} has a fragment that is not a JSON pointer"))
+            return None
+        if not file_part:
+            return base, pointer
+        target = (base.parent / unquote(file_part)).resolve()
+        if not target.is_relative_to(self.root):
+            self.problems.append(self.sources.problem(at, f"$ref {ref!r} leaves the spec directory"))
+            return None
+        if not target.is_file():
+            self.problems.append(self.sources.problem(at, f"$ref {ref!r}: file not found"))
+            return None
+        return target, pointer
+
+    def lookup(self, doc: Document, pointer: str, ref: str, at: str) -> Any:
+        node: Any = doc.data
+        for token in pointer.split("/")[1:] if pointer else []:
+            key = unescape(token)
+            if isinstance(node, dict) and key in node:
+                node = node[key]
+            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                node = node[int(key)]
+            else:
+                self.problems.append(self.sources.problem(at, f"$ref {ref!r} does not resolve"))
+                return None
+        return node
+
+    def resolve(self, node: Any, doc: Document, src: str, at: str, stack: tuple[tuple[Path, str], ...]) -> Any:
+        """Copy `node` (found at `src` in `doc`) to bundled pointer `at`, resolving refs."""
+        if isinstance(node, list):
+            return [self.resolve(v, doc, f"{src}/{i}", f"{at}/{i}", stack) for i, v in enumerate(node)]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            return self.resolve_ref(node, ref, doc, src, at, stack)
+        return {k: self.resolve(v, doc, f"{src}/{escape(k)}", f"{at}/{escape(k)}", stack) for k, v in node.items()}
+
+    def resolve_ref(self, node: dict, ref: str, doc: Document, src: str, at: str, stack: tuple) -> Any:
+        siblings = {k: copy.deepcopy(v) for k, v in node.items() if k != "$ref"}
+        target = self.parse_ref(ref, doc.path, at)
+        if target is None:
+            return node
+        path, pointer = target
+        name = self.homes.get(target)
+        is_home = at == f"/components/schemas/{escape(name)}" if name else False
+        if name and not is_home:
+            return {"$ref": f"#/components/schemas/{escape(name)}", **siblings}
+        if path == self.root_file and not is_home:
+            # A local reference in the root document stays a reference; check it resolves.
+            self.lookup(self.load(path), pointer, ref, at)
+            return {"$ref": f"#{pointer}", **siblings} if pointer else node
+        if target in stack:
+            chain = " -> ".join(f"{display_path(p)}#{q}" for p, q in (*stack, target))
+            self.problems.append(self.sources.problem(at, f"cyclic $ref: {chain}"))
+            return None
+        target_doc = self.load(path)
+        value = self.lookup(target_doc, pointer, ref, at)
+        if value is None:
+            return None
+        self.sources.mount(at, target_doc, pointer)
+        resolved = self.resolve(value, target_doc, pointer, at, (*stack, target))
+        if isinstance(resolved, dict) and siblings:
+            resolved = {**resolved, **siblings}
+        return resolved

@@ -1,0 +1,128 @@
+"""The `orspec` command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import __version__
+from .problems import Problem, SpecError
+from .project import find_root
+
+
+class UsageError(Exception):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except SpecError as exc:
+        _print_problems(exc.problems)
+        return 1
+    except UsageError as exc:
+        print(f"orspec: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug in orspec itself: say so plainly, trace only on request
+        if os.environ.get("ORSPEC_DEBUG"):
+            raise
+        print(f"orspec: internal error: {type(exc).__name__}: {exc} (set ORSPEC_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="orspec", description="Schema-first toolchain for Open Responses.")
+    parser.add_argument("--version", action="version", version=f"orspec {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="check the spec and print every problem")
+    p.add_argument("--spec", type=Path, help="spec directory or OpenAPI file (default: the project's spec/)")
+    p.set_defaults(run=cmd_validate)
+
+    p = sub.add_parser("build", help="validate, then generate everything into generated/")
+    p.add_argument("--spec", type=Path, help="spec directory or OpenAPI file (default: the project's spec/)")
+    p.add_argument("--out", type=Path, help="output directory (default: the project's generated/)")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 and list files that are stale")
+    p.add_argument("--lenient", action="store_true", help="report spec errors as warnings and build anyway")
+    p.set_defaults(run=cmd_build)
+
+    p = sub.add_parser("diff", help="structural differences between two specs")
+    p.add_argument("old", type=Path)
+    p.add_argument("new", type=Path)
+    p.add_argument("--format", choices=("text", "md", "json"), default="text")
+    p.add_argument("--docs", action="store_true", help="also report description changes")
+    p.set_defaults(run=cmd_diff)
+    return parser
+
+
+def _print_problems(problems: list[Problem]) -> None:
+    for problem in problems:
+        print(problem, file=sys.stderr)
+
+
+def _spec_path(args: argparse.Namespace) -> Path:
+    if args.spec:
+        return args.spec
+    root = find_root()
+    if root is None:
+        raise UsageError("not inside an orspec project (no spec/openapi.yaml above here); pass --spec")
+    return root / "spec"
+
+
+def _out_path(args: argparse.Namespace) -> Path:
+    if args.out:
+        return args.out
+    root = find_root()
+    if root is None:
+        raise UsageError("not inside an orspec project (no spec/openapi.yaml above here); pass --out")
+    return root / "generated"
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .pipeline import load_spec
+
+    spec = load_spec(_spec_path(args))
+    _print_problems(spec.problems)
+    schemas = len((spec.document.get("components") or {}).get("schemas") or {})
+    paths = len(spec.document.get("paths") or {})
+    print(f"OK: {schemas} schemas, {paths} paths, {len(spec.problems)} warnings")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from .pipeline import build_outputs, load_spec
+    from .write import stale_files, write_tree
+
+    spec_path, out = _spec_path(args), _out_path(args)
+    spec = load_spec(spec_path, lenient=args.lenient)
+    _print_problems(spec.problems)
+    outputs = build_outputs(spec)
+    if args.check:
+        stale = stale_files(out, outputs)
+        for path in stale:
+            print(f"stale: {path}", file=sys.stderr)
+        if stale:
+            print(f"{len(stale)} generated files are stale; run `orspec build`", file=sys.stderr)
+            return 1
+        print(f"up to date: {len(outputs)} files in {out}")
+        return 0
+    changed = write_tree(out, outputs)
+    print(f"built {len(outputs)} files into {out} ({len(changed)} changed)")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .diff import diff_specs, render
+
+    changes = diff_specs(args.old, args.new, docs=args.docs)
+    text = render(changes, args.format)
+    if text:
+        print(text)
+    return 0

@@ -1,0 +1,209 @@
+"""Reshape a bundled spec into the form that datamodel-code-generator turns into good models.
+
+The wire meaning never changes here; only spelling does:
+- `allOf: [{$ref}, {description}]` becomes `$ref` with a sibling description;
+- a nullable primitive written as `anyOf: [P, {type: 'null'}]` becomes `type: [p, 'null']`;
+- a one-member `oneOf`/`anyOf` without a discriminator becomes its member;
+- every union whose members each fix a distinct `type` gets a discriminator;
+- unions that cannot be told apart by one property (input messages share `type: message` and
+  differ by `role`; tool choice mixes a string enum with objects) are recorded as `TaggedUnion`s
+  and rendered by orspec itself with a callable pydantic `Discriminator`;
+- the streaming-event union of `text/event-stream` gets the name `StreamingEvent`.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..validate import SCHEMA_PREFIX, deref, tag_values
+
+ANNOTATIONS = {"description", "title", "example", "examples", "x-enumDescriptions", "x-openresponses-added-in"}
+EVENT_UNION = "StreamingEvent"
+
+
+@dataclass
+class Variant:
+    schema: str  # component schema name, or "str" for a plain string member
+    tag: str  # the tag the callable discriminator returns for it
+
+
+@dataclass
+class TaggedUnion:
+    name: str
+    variants: list[Variant]
+    second_key: str | None = None  # e.g. "role" for input messages
+    default_tag: str | None = None  # the member whose `type` may be omitted (item references)
+    description: str = ""
+
+
+@dataclass
+class ModelInput:
+    document: dict[str, Any]
+    tagged_unions: dict[str, TaggedUnion] = field(default_factory=dict)
+
+
+def normalize(bundled: dict[str, Any]) -> ModelInput:
+    doc = copy.deepcopy(bundled)
+    schemas: dict[str, Any] = doc.setdefault("components", {}).setdefault("schemas", {})
+    for name in list(schemas):
+        schemas[name] = _simplify(schemas[name])
+    _name_event_union(doc, schemas)
+    result = ModelInput(doc)
+    for name in list(schemas):
+        schemas[name] = _tag_unions(schemas[name], name, doc, result)
+    return result
+
+
+def _simplify(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_simplify(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("x-openresponses-disallowed") is True:
+        # A field that must not be sent: only an absent (or null) value validates.
+        return {"type": "null", **{k: v for k, v in node.items() if k in ANNOTATIONS}}
+    node = {k: (_simplify(v) if k not in ("enum", "default", "const", "example", "examples") else v) for k, v in node.items()}
+    all_of = node.get("allOf")
+    if isinstance(all_of, list) and len(all_of) >= 1:
+        refs = [m for m in all_of if isinstance(m, dict) and "$ref" in m]
+        extras = [m for m in all_of if m not in refs]
+        if len(refs) == 1 and all(set(m) <= ANNOTATIONS for m in extras):
+            merged = {k: v for m in extras for k, v in m.items()}
+            rest = {k: v for k, v in node.items() if k != "allOf"}
+            node = {**refs[0], **merged, **rest}
+    for key in ("anyOf", "oneOf"):
+        members = node.get(key)
+        if not isinstance(members, list):
+            continue
+        non_null = [m for m in members if m != {"type": "null"}]
+        nullable = len(non_null) < len(members)
+        if nullable and len(non_null) == 1 and _is_plain_primitive(non_null[0]):
+            inner = dict(non_null[0])
+            rest = {k: v for k, v in node.items() if k != key}
+            inner["type"] = [inner["type"], "null"]
+            if "description" in inner and "description" not in rest:
+                rest["description"] = inner.pop("description")
+            else:
+                inner.pop("description", None)
+            return {**inner, **rest}
+        if nullable and len(non_null) == 1 and isinstance(non_null[0], dict):
+            # Annotations written on the member belong to the field.
+            member = non_null[0]
+            lifted = {k: v for k, v in member.items() if k in ANNOTATIONS and k not in node}
+            if lifted:
+                node = {**lifted, **node, key: [{k: v for k, v in member.items() if k not in lifted}, *members[1:]]}
+                node[key] = [m if m == {"type": "null"} else node[key][0] for m in members]
+        if nullable and not non_null:
+            rest = {k: v for k, v in node.items() if k != key}
+            return {"type": "null", **rest}
+        if not nullable and len(members) == 1 and "discriminator" not in node:
+            rest = {k: v for k, v in node.items() if k != key}
+            return {**members[0], **rest}
+        if nullable and len(non_null) == 1 and isinstance(non_null[0], dict) and set(non_null[0]) - ANNOTATIONS == {"oneOf"}:
+            inner = non_null[0]["oneOf"]
+            if len(inner) == 1:
+                node = {**node, key: [inner[0], {"type": "null"}]}
+    return node
+
+
+def _is_plain_primitive(schema: Any) -> bool:
+    return (
+        isinstance(schema, dict)
+        and isinstance(schema.get("type"), str)
+        and schema["type"] in ("string", "integer", "number", "boolean")
+        and not ({"$ref", "oneOf", "anyOf", "allOf"} & set(schema))
+    )
+
+
+def _name_event_union(doc: dict, schemas: dict) -> None:
+    for item in (doc.get("paths") or {}).values():
+        for op in (item or {}).values() if isinstance(item, dict) else ():
+            if not isinstance(op, dict):
+                continue
+            for response in (op.get("responses") or {}).values():
+                media = ((response or {}).get("content") or {}).get("text/event-stream")
+                if media and isinstance(media.get("schema"), dict) and "oneOf" in media["schema"]:
+                    if EVENT_UNION not in schemas:
+                        schemas[EVENT_UNION] = {
+                            **media["schema"],
+                            "description": "Any event of a streamed response, told apart by `type`.",
+                        }
+                    media["schema"] = {"$ref": SCHEMA_PREFIX + EVENT_UNION}
+
+
+def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str = "") -> Any:
+    """Add discriminators where members fix distinct `type` values; record the harder cases."""
+    if isinstance(node, list):
+        return [_tag_unions(v, owner, doc, result, path) for v in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _tag_unions(v, owner, doc, result, f"{path}/{k}") for k, v in node.items()}
+    members = node.get("oneOf") or node.get("anyOf")
+    if not isinstance(members, list) or len(members) < 2:
+        return node
+    refs = [m for m in members if isinstance(m, dict) and "$ref" in m]
+    if len(refs) < len([m for m in members if m != {"type": "null"}]):
+        return node  # mixes inline schemas: not a polymorphic union of named types
+    tags = [tag_values(m, "type", doc) for m in refs]
+    enums = [m for m, t in zip(refs, tags, strict=True) if not t and _is_string_enum(deref(m, doc))]
+    objects = [(m, t) for m, t in zip(refs, tags, strict=True) if t]
+    if len(objects) + len(enums) != len(refs) or not objects:
+        return node
+    flat = [t[0] for _, t in objects if len(t) == 1]
+    optional = [t[0] for m, t in objects if "type" not in (deref(m, doc).get("required") or [])]
+    if len(flat) == len(objects) and len(set(flat)) == len(flat) and not enums and not optional:
+        node.setdefault("discriminator", {"propertyName": "type"})
+        return node
+    union = _tagged_union(objects, enums, doc)
+    if union is None:
+        return node
+    if len(optional) == 1:
+        union.default_tag = optional[0]
+    if path:  # an inline union: hoist it under a name derived from its owner and field
+        name = owner + "".join(p[:1].upper() + p[1:] for p in _field_words(path))
+        union.name = name
+        result.tagged_unions[name] = union
+        doc["components"]["schemas"][name] = {k: v for k, v in node.items() if k != "discriminator"}
+        return {"$ref": SCHEMA_PREFIX + name, **{k: v for k, v in node.items() if k in ANNOTATIONS}}
+    union.name = owner
+    result.tagged_unions[owner] = union
+    node.pop("discriminator", None)
+    return node
+
+
+def _field_words(path: str) -> list[str]:
+    parts = [p for p in path.split("/") if p and p not in ("properties", "items", "oneOf", "anyOf") and not p.isdigit()]
+    return [w for p in parts for w in re.split(r"[_\-]", p) if w]
+
+
+def _is_string_enum(schema: Any) -> bool:
+    return isinstance(schema, dict) and schema.get("type") == "string" and isinstance(schema.get("enum"), list)
+
+
+def _tagged_union(objects: list, enums: list, doc: dict) -> TaggedUnion | None:
+    variants: list[Variant] = []
+    by_tag: dict[str, list[str]] = {}
+    for ref, tags in objects:
+        if len(tags) != 1:
+            return None
+        by_tag.setdefault(tags[0], []).append(ref["$ref"].removeprefix(SCHEMA_PREFIX))
+    second_key = None
+    for tag, names in by_tag.items():
+        if len(names) == 1:
+            variants.append(Variant(names[0], tag))
+            continue
+        second_key = "role"
+        for name in names:
+            roles = tag_values({"$ref": SCHEMA_PREFIX + name}, second_key, doc)
+            if not roles or len(roles) != 1:
+                return None
+            variants.append(Variant(name, f"{tag}:{roles[0]}"))
+    for ref in enums:
+        variants.append(Variant(ref["$ref"].removeprefix(SCHEMA_PREFIX), "str"))
+    tags = [v.tag for v in variants]
+    if len(set(tags)) != len(tags):
+        return None
+    return TaggedUnion("", variants, second_key)
