@@ -37,7 +37,7 @@ class SourceMap:
         while True:
             if probe in self.mounts:
                 doc, base = self.mounts[probe]
-                return doc.display, doc.line_of(base + pointer[len(probe):])
+                return doc.display, doc.line_of(base + pointer[len(probe) :])
             if not probe:
                 return "", 0
             probe = probe.rsplit("/", 1)[0]
@@ -108,7 +108,9 @@ class _Bundler:
         """(file, pointer) for a reference written in file `base`; None (and a problem) if refused."""
         parts = urlsplit(ref)
         if parts.scheme or parts.netloc:
-            self.problems.append(self.sources.problem(at, f"$ref {ref!r} is remote; only files in the spec directory may be referenced"))
+            self.problems.append(
+                self.sources.problem(at, f"$ref {ref!r} is remote; only files in the spec directory may be referenced")
+            )
             return None
         file_part, _, fragment = ref.partition("#")
         pointer = unquote(fragment)

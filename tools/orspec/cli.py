@@ -32,8 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug in orspec itself: say so plainly, trace only on request
         if os.environ.get("ORSPEC_DEBUG"):
             raise
-        print(f"orspec: internal error: {type(exc).__name__}: {exc} (set ORSPEC_DEBUG=1 for a traceback)",
-              file=sys.stderr)
+        print(
+            f"orspec: internal error: {type(exc).__name__}: {exc} (set ORSPEC_DEBUG=1 for a traceback)", file=sys.stderr
+        )
         return 2
 
 

@@ -175,8 +175,12 @@ class _Builder:
         self.count += 1
         if self.count > MAX_NODES:
             self.problems.append(
-                Problem(self.shown, node.start_mark.line + 1, pointer,
-                        f"document expands to more than {MAX_NODES:,} values (YAML alias bomb?)")
+                Problem(
+                    self.shown,
+                    node.start_mark.line + 1,
+                    pointer,
+                    f"document expands to more than {MAX_NODES:,} values (YAML alias bomb?)",
+                )
             )
             raise _TooBig
         self.lines.setdefault(pointer, node.start_mark.line + 1)
@@ -197,14 +201,16 @@ class _Builder:
             out: dict[str, Any] = {}
             for key_node, value_node in node.value:
                 if not isinstance(key_node, yaml.ScalarNode):
-                    self.problems.append(Problem(self.shown, key_node.start_mark.line + 1, pointer,
-                                                 "mapping keys must be strings"))
+                    self.problems.append(
+                        Problem(self.shown, key_node.start_mark.line + 1, pointer, "mapping keys must be strings")
+                    )
                     continue
                 key = key_node.value
                 child = f"{pointer}/{escape(key)}"
                 if key in out:
-                    self.problems.append(Problem(self.shown, key_node.start_mark.line + 1, child,
-                                                 f"duplicate key {key!r}"))
+                    self.problems.append(
+                        Problem(self.shown, key_node.start_mark.line + 1, child, f"duplicate key {key!r}")
+                    )
                     continue
                 self.lines[child] = key_node.start_mark.line + 1
                 out[key] = self.build(value_node, child)

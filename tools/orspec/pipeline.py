@@ -33,9 +33,7 @@ def load_spec(path: Path, *, lenient: bool = False) -> Spec:
     spec = Spec(bundle(path))
     spec.problems = validate(spec.bundle)
     if lenient:
-        spec.problems = [
-            Problem(p.file, p.line, p.pointer, p.message, Level.WARNING) for p in spec.problems
-        ]
+        spec.problems = [Problem(p.file, p.line, p.pointer, p.message, Level.WARNING) for p in spec.problems]
     if errors(spec.problems):
         raise SpecError(spec.problems)
     return spec

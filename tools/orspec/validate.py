@@ -142,11 +142,15 @@ def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         mapping = node["discriminator"].get("mapping") or {}
         for key, target in mapping.items():
             if not isinstance(target, str) or resolve_pointer(doc, target.removeprefix("#")) is _MISSING:
-                yield sources.problem(f"{at}/discriminator/mapping/{escape(key)}",
-                                      f"discriminator mapping {key!r} points at missing schema {target!r}")
+                yield sources.problem(
+                    f"{at}/discriminator/mapping/{escape(key)}",
+                    f"discriminator mapping {key!r} points at missing schema {target!r}",
+                )
             elif not target.startswith("#"):
-                yield sources.problem(f"{at}/discriminator/mapping/{escape(key)}",
-                                      f"discriminator mapping {key!r} must be a local reference")
+                yield sources.problem(
+                    f"{at}/discriminator/mapping/{escape(key)}",
+                    f"discriminator mapping {key!r} must be a local reference",
+                )
         for i, variant in enumerate(variants):
             values = tag_values(variant, prop, doc)
             where = f"{at}/{'oneOf' if 'oneOf' in node else 'anyOf'}/{i}"
@@ -156,11 +160,17 @@ def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
                 continue
             target = deref(variant, doc)
             if isinstance(target, dict) and prop not in (target.get("required") or []):
-                yield sources.problem(where, f"variant {name or i} does not require discriminator {prop!r}; "
-                                      "payloads that omit it cannot be told apart by it", level=Level.WARNING)
+                yield sources.problem(
+                    where,
+                    f"variant {name or i} does not require discriminator {prop!r}; "
+                    "payloads that omit it cannot be told apart by it",
+                    level=Level.WARNING,
+                )
             for value in values:
                 if value in mapping and mapping[value] != variant.get("$ref"):
-                    yield sources.problem(where, f"discriminator value {value!r} of {name} is mapped to {mapping[value]!r}")
+                    yield sources.problem(
+                        where, f"discriminator value {value!r} of {name} is mapped to {mapping[value]!r}"
+                    )
 
 
 def check_unused_schemas(doc: dict, sources: SourceMap) -> Iterator[Problem]:
@@ -168,9 +178,11 @@ def check_unused_schemas(doc: dict, sources: SourceMap) -> Iterator[Problem]:
     used: set[str] = set()
     for at, node in walk(doc):
         if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith(SCHEMA_PREFIX):
-            name = node["$ref"][len(SCHEMA_PREFIX):].split("/")[0]
-            if not at.startswith(f"/components/schemas/{name}/") :
+            name = node["$ref"][len(SCHEMA_PREFIX) :].split("/")[0]
+            if not at.startswith(f"/components/schemas/{name}/"):
                 used.add(name)
     for name in schemas:
         if escape(name) not in used:
-            yield sources.problem(f"/components/schemas/{escape(name)}", f"schema {name!r} is never used", level=Level.WARNING)
+            yield sources.problem(
+                f"/components/schemas/{escape(name)}", f"schema {name!r} is never used", level=Level.WARNING
+            )

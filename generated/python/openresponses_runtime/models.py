@@ -1849,8 +1849,8 @@ class FunctionCallItemParam(OpenResponsesModel):
     """
 
 
-FunctionCallOutputItemParamOutput1 = TypeAliasType(
-    "FunctionCallOutputItemParamOutput1",
+FunctionCallOutputItemParamOutput = TypeAliasType(
+    "FunctionCallOutputItemParamOutput",
     Annotated[
         InputTextContentParam | InputImageContentParamAutoParam | InputFileContentParam | InputVideoContent,
         Field(discriminator="type"),
@@ -1878,7 +1878,7 @@ class FunctionCallOutputItemParam(OpenResponsesModel):
     """
     Discriminator for function results; set to `function_call_output`.
     """
-    output: Annotated[str, Field(max_length=10485760)] | list[FunctionCallOutputItemParamOutput1]
+    output: Annotated[str, Field(max_length=10485760)] | list[FunctionCallOutputItemParamOutput]
     """
     What the function returned, given either as text (often JSON) or as a list of content parts.
     """
@@ -2398,7 +2398,7 @@ __all__ = [
     "FunctionCallItemStatus",
     "FunctionCallOutput",
     "FunctionCallOutputItemParam",
-    "FunctionCallOutputItemParamOutput1",
+    "FunctionCallOutputItemParamOutput",
     "FunctionCallOutputOutput",
     "FunctionCallOutputStatusEnum",
     "FunctionCallStatus",

@@ -120,6 +120,13 @@ def _inline_constrained_aliases(code: str) -> str:
     code = "".join(lines)
     for name, text in inline.items():
         code = re.sub(rf"(?<![\w.\"]){name}(?![\w\"])", text, code)
+    # Names that got a numeric suffix only because an inlined alias held the plain name get it back.
+    defined = {n for node in ast.parse(code).body if (n := _assigned_name(node))}
+    for name in sorted(defined):
+        base = re.sub(r"\d+$", "", name)
+        if base != name and base in inline and base not in defined:
+            code = re.sub(rf"(?<![\w.]){name}(?!\w)", base, code)
+            defined.add(base)
     return code
 
 
@@ -175,5 +182,7 @@ def _add_all(code: str) -> str:
     code = code.rstrip("\n") + f"\n\n__all__ = [\n{listing}]\n"
     for needed, line in (("Union[", "from typing import Union\n"), ("Any)", "from typing import Any\n")):
         if needed in code and line not in code:
-            code = code.replace("from __future__ import annotations\n", f"from __future__ import annotations\n{line}", 1)
+            code = code.replace(
+                "from __future__ import annotations\n", f"from __future__ import annotations\n{line}", 1
+            )
     return code

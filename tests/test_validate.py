@@ -1,0 +1,76 @@
+"""Validation: OpenAPI schema errors and orspec's lints, each located as file:line: /pointer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orspec.bundle import bundle
+from orspec.problems import Level
+from orspec.validate import validate
+
+from .conftest import RELEASES, ROOT
+
+
+def spec_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "openapi.yaml"
+    path.write_text(text)
+    return path
+
+
+BASE = """\
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    post:
+      operationId: same
+      responses: {"200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/U"}}}}}
+  /b:
+    post:
+      operationId: same
+      responses: {"200": {description: ok}}
+components:
+  schemas:
+    U:
+      oneOf: [{$ref: "#/components/schemas/X"}, {$ref: "#/components/schemas/Y"}]
+      discriminator:
+        propertyName: type
+        mapping: {x: "#/components/schemas/X", z: "#/components/schemas/Missing"}
+    X: {type: object, required: [type], properties: {type: {type: string, enum: [x]}}}
+    Y: {type: object, properties: {kind: {type: string}}}
+    Lonely: {type: string}
+"""
+
+
+def test_spec_directory_is_valid():
+    problems = validate(bundle(ROOT / "spec"))
+    assert [p for p in problems if p.level is Level.ERROR] == []
+
+
+def test_upstream_security_scheme_flaw_is_reported(shared):
+    problems = validate(bundle(RELEASES["2026-04-24"]))
+    errors = [p for p in problems if p.level is Level.ERROR]
+    assert [p.pointer for p in errors] == ["/components/securitySchemes/ApiKeyAuth"]
+    assert errors[0].line > 0 and "'in' was unexpected" in errors[0].message
+
+
+def test_lints(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    found = [str(p) for p in validate(bundle(spec_file(tmp_path, BASE)))]
+    expect = [
+        "openapi.yaml:10: /paths/~1b/post/operationId: duplicate operationId 'same'",
+        "openapi.yaml:18: /components/schemas/U/discriminator/mapping/z: discriminator mapping 'z' points at missing schema",
+        "openapi.yaml:15: /components/schemas/U/oneOf/1: variant Y has no fixed value for discriminator 'type'",
+        "openapi.yaml:21: /components/schemas/Lonely: warning: schema 'Lonely' is never used",
+    ]
+    for line in expect:
+        assert any(f.startswith(line) for f in found), (line, found)
+
+
+def test_wrong_openapi_version(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    found = [
+        str(p)
+        for p in validate(bundle(spec_file(tmp_path, "openapi: 2.0.0\ninfo: {title: t, version: '1'}\npaths: {}\n")))
+    ]
+    assert found == ["openapi.yaml:1: /openapi: unsupported OpenAPI version '2.0.0'; expected 3.1.x or 3.0.x"]
