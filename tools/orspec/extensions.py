@@ -1,0 +1,332 @@
+"""Vendor extension fragments: check each one, then merge it into the bundled core spec.
+
+A fragment is one file per vendor in `spec/extensions/`, a small OpenAPI document:
+
+    x-openresponses-extension: {vendor: acme, title: Acme extensions}
+    components:
+      schemas:
+        AcmeWebSearchCall:
+          x-openresponses-kind: item        # item | event | tool | content; absent = helper
+          ...
+    x-openresponses-extends:                # optional fields added to core schemas
+      ResponseResource:
+        properties:
+          "acme:cache_hit": {type: boolean}
+
+Each kind joins the core unions listed in `KIND_UNIONS`; everything merged carries
+`x-openresponses-vendor: <slug>` so docs and diff can tell where it came from.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonpointer import escape
+
+from .bundle import Bundle
+from .load import Document, display_path, load_file
+from .problems import Problem, SpecError
+from .validate import SCHEMA_PREFIX, resolve_pointer, walk
+
+BLOCK = "x-openresponses-extension"
+EXTENDS = "x-openresponses-extends"
+KIND = "x-openresponses-kind"
+VENDOR = "x-openresponses-vendor"
+SLUG = re.compile(r"^[a-z][a-z0-9_-]*$")
+EVENT_UNION = "/paths/~1responses/post/responses/200/content/text~1event-stream/schema"
+
+# Where each kind of vendor schema joins the core: output and input items, tools as echoed and as
+# sent, message content parts, and the streaming-event union.
+KIND_UNIONS: dict[str, tuple[str, ...]] = {
+    "item": ("/components/schemas/ItemField", "/components/schemas/ItemParam"),
+    "tool": ("/components/schemas/Tool", "/components/schemas/ResponsesToolParam"),
+    "content": ("/components/schemas/Message/properties/content/items",),
+    "event": (EVENT_UNION,),
+}
+REQUIRED_BY_KIND = {"item": ("id", "type", "status"), "event": ("type", "sequence_number")}
+
+
+@dataclass
+class Fragment:
+    doc: Document
+    vendor: str
+    title: str
+    schemas: dict[str, Any] = field(default_factory=dict)
+    extends: dict[str, Any] = field(default_factory=dict)
+
+    def problem(self, pointer: str, message: str) -> Problem:
+        return Problem(self.doc.display, self.doc.line_of(pointer), pointer, message)
+
+    def kinds(self) -> Iterator[tuple[str, str, dict]]:
+        for name, schema in self.schemas.items():
+            if isinstance(schema, dict) and isinstance(schema.get(KIND), str):
+                yield name, schema[KIND], schema
+
+
+def pascal(slug: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_]", slug))
+
+
+def fragment_files(bundle: Bundle) -> list[Path]:
+    """Fragments live beside a spec directory's root file; a single-file spec has none."""
+    folder = bundle.root / "extensions"
+    if bundle.root_file.name not in ("openapi.yaml", "openapi.yml", "openapi.json") or not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
+
+
+def extend(bundle: Bundle) -> tuple[list[Fragment], list[Problem]]:
+    """Check every fragment and merge the sound ones into `bundle.document` in place."""
+    problems: list[Problem] = []
+    fragments: list[Fragment] = []
+    for path in fragment_files(bundle):
+        try:
+            doc = load_file(path)
+        except SpecError as exc:
+            problems += exc.problems
+            continue
+        fragment, found = _read(doc)
+        problems += found
+        if fragment:
+            fragments.append(fragment)
+    problems += _check_across(fragments, bundle.document)
+    bad = {p.file for p in problems}
+    for fragment in fragments:
+        if fragment.doc.display not in bad:
+            _merge(fragment, bundle)
+    return fragments, problems
+
+
+def _read(doc: Document) -> tuple[Fragment | None, list[Problem]]:
+    data = doc.data
+    shown = doc.display
+    if not isinstance(data, dict) or not isinstance(data.get(BLOCK), dict):
+        return None, [
+            Problem(shown, 1, f"/{BLOCK}", f"not a vendor fragment: the `{BLOCK}` block (vendor, title) is missing")
+        ]
+    block = data[BLOCK]
+    vendor = block.get("vendor")
+    fragment = Fragment(doc, str(vendor), str(block.get("title", "")))
+    problems: list[Problem] = []
+    if not isinstance(vendor, str) or not SLUG.match(vendor):
+        problems.append(fragment.problem(f"/{BLOCK}/vendor", f"vendor slug {vendor!r} must match {SLUG.pattern}"))
+        return None, problems
+    unknown = set(data) - {BLOCK, "components", EXTENDS, "openapi", "info"}
+    for key in sorted(unknown):
+        problems.append(fragment.problem(f"/{escape(key)}", f"unexpected top-level key {key!r} in a fragment"))
+    components = data.get("components") or {}
+    schemas = components.get("schemas") if isinstance(components, dict) else None
+    fragment.schemas = schemas if isinstance(schemas, dict) else {}
+    extends = data.get(EXTENDS) or {}
+    fragment.extends = extends if isinstance(extends, dict) else {}
+    problems += _check_schemas(fragment)
+    return fragment, problems
+
+
+def _tag_of(schema: dict) -> tuple[str | None, str]:
+    """The schema's single fixed `type` value, or None with the reason."""
+    properties = schema.get("properties")
+    prop = properties.get("type") if isinstance(properties, dict) else None
+    if not isinstance(prop, dict):
+        return None, "has no `type` property"
+    if "const" in prop:
+        values = [prop["const"]]
+    elif isinstance(prop.get("enum"), list):
+        values = prop["enum"]
+    else:
+        return None, "does not fix `type` to a single value (use `enum: [...]` with one value, or `const`)"
+    if len(values) != 1 or not isinstance(values[0], str):
+        return None, f"fixes `type` to {len(values)} values; a discriminator must be one fixed string"
+    return values[0], ""
+
+
+def _check_schemas(fragment: Fragment) -> list[Problem]:
+    problems: list[Problem] = []
+    slug, prefix = fragment.vendor, pascal(fragment.vendor)
+    base = "/components/schemas"
+    for name, schema in fragment.schemas.items():
+        at = f"{base}/{escape(name)}"
+        if not name.lower().startswith(prefix.lower()) or len(name) == len(prefix):
+            problems.append(fragment.problem(at, f"schema name {name!r} must start with the vendor prefix {prefix!r}"))
+        if not isinstance(schema, dict):
+            problems.append(fragment.problem(at, f"schema {name!r} must be a mapping"))
+            continue
+        kind = schema.get(KIND)
+        if kind is None:
+            continue
+        if not isinstance(kind, str) or kind not in KIND_UNIONS:
+            problems.append(
+                fragment.problem(
+                    f"{at}/{KIND}",
+                    f"unknown {KIND} {kind!r} on {name!r}; expected one of " + ", ".join(sorted(KIND_UNIONS)),
+                )
+            )
+            continue
+        tag, why = _tag_of(schema)
+        if tag is None:
+            problems.append(fragment.problem(at, f"{kind} {name!r} {why}"))
+        elif not tag.startswith(f"{slug}:") or len(tag) == len(slug) + 1:
+            problems.append(
+                fragment.problem(f"{at}/properties/type", f"{kind} type {tag!r} of {name!r} must be prefixed '{slug}:'")
+            )
+        required = schema.get("required") or []
+        for needed in REQUIRED_BY_KIND.get(kind, ()):
+            if needed not in required:
+                problems.append(fragment.problem(f"{at}/required", f"custom {kind} {name!r} must require {needed!r}"))
+        if kind == "event":
+            seq = (schema.get("properties") or {}).get("sequence_number")
+            if not (isinstance(seq, dict) and seq.get("type") == "integer"):
+                problems.append(
+                    fragment.problem(
+                        f"{at}/properties/sequence_number",
+                        f"custom event {name!r} must declare `sequence_number` as an integer",
+                    )
+                )
+    for target, ext in fragment.extends.items():
+        at = f"/{EXTENDS}/{escape(target)}"
+        if not isinstance(ext, dict) or set(ext) - {"properties"}:
+            problems.append(
+                fragment.problem(
+                    at, f"extension of {target!r} may only add `properties` (extension fields are optional)"
+                )
+            )
+            continue
+        for prop in ext.get("properties") or {}:
+            if not prop.startswith(f"{slug}:") or len(prop) == len(slug) + 1:
+                problems.append(
+                    fragment.problem(
+                        f"{at}/properties/{escape(prop)}",
+                        f"extension field {prop!r} on {target!r} must be prefixed '{slug}:'",
+                    )
+                )
+    for pointer, node in walk(fragment.doc.data):
+        if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            problems += _check_ref(fragment, pointer, node["$ref"])
+    return problems
+
+
+def _check_ref(fragment: Fragment, pointer: str, ref: str) -> list[Problem]:
+    if not ref.startswith(SCHEMA_PREFIX) or "/" in ref[len(SCHEMA_PREFIX) :]:
+        return [
+            fragment.problem(
+                pointer,
+                f"$ref {ref!r} must point at a core schema or one of this fragment's own (`#/components/schemas/Name`)",
+            )
+        ]
+    return []
+
+
+def _check_across(fragments: list[Fragment], core: dict) -> list[Problem]:
+    """Collisions with the core and between fragments, and refs and targets that must exist."""
+    problems: list[Problem] = []
+    core_schemas = (core.get("components") or {}).get("schemas") or {}
+    core_tags = {_tag_of(s)[0] for s in core_schemas.values() if isinstance(s, dict)} - {None}
+    slugs: dict[str, Fragment] = {}
+    names: dict[str, Fragment] = {}
+    tags: dict[str, Fragment] = {}
+    fields: dict[tuple[str, str], Fragment] = {}
+    for fragment in fragments:
+        if fragment.vendor in slugs:
+            first = slugs[fragment.vendor].doc.display
+            problems.append(
+                fragment.problem(f"/{BLOCK}/vendor", f"vendor slug {fragment.vendor!r} is already used by {first}")
+            )
+        slugs.setdefault(fragment.vendor, fragment)
+        for name in fragment.schemas:
+            at = f"/components/schemas/{escape(name)}"
+            if name in core_schemas:
+                problems.append(fragment.problem(at, f"schema name {name!r} collides with a core schema"))
+            elif name in names:
+                problems.append(fragment.problem(at, f"schema name {name!r} collides with {names[name].doc.display}"))
+            names.setdefault(name, fragment)
+        for name, _kind, schema in fragment.kinds():
+            tag = _tag_of(schema)[0]
+            at = f"/components/schemas/{escape(name)}/properties/type"
+            if tag in core_tags:
+                problems.append(fragment.problem(at, f"discriminator value {tag!r} of {name!r} collides with the core"))
+            elif tag and tag in tags and tags[tag] is not fragment:
+                problems.append(
+                    fragment.problem(
+                        at, f"discriminator value {tag!r} of {name!r} collides with {tags[tag].doc.display}"
+                    )
+                )
+            if tag:
+                tags.setdefault(tag, fragment)
+        for target, ext in fragment.extends.items():
+            at = f"/{EXTENDS}/{escape(target)}"
+            target_schema = core_schemas.get(target)
+            if not isinstance(target_schema, dict):
+                problems.append(fragment.problem(at, f"extension target {target!r} is not a core schema"))
+                continue
+            for prop in ((ext or {}).get("properties") or {}) if isinstance(ext, dict) else {}:
+                where = f"{at}/properties/{escape(prop)}"
+                if prop in (target_schema.get("properties") or {}):
+                    problems.append(
+                        fragment.problem(
+                            where, f"extension field {prop!r} redefines an existing property of {target!r}"
+                        )
+                    )
+                elif (target, prop) in fields:
+                    problems.append(
+                        fragment.problem(
+                            where,
+                            f"extension field {prop!r} on {target!r} collides with "
+                            f"{fields[(target, prop)].doc.display}",
+                        )
+                    )
+                fields.setdefault((target, prop), fragment)
+    for fragment in fragments:
+        for pointer, node in walk(fragment.doc.data):
+            if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith(SCHEMA_PREFIX):
+                name = node["$ref"][len(SCHEMA_PREFIX) :]
+                if "/" not in name and name not in core_schemas and name not in fragment.schemas:
+                    owner = names.get(name)
+                    why = (
+                        f"belongs to {owner.doc.display}; fragments may not depend on each other"
+                        if owner
+                        else "does not resolve"
+                    )
+                    problems.append(fragment.problem(pointer, f"$ref {node['$ref']!r} {why}"))
+    return problems
+
+
+def _merge(fragment: Fragment, bundle: Bundle) -> None:
+    doc = bundle.document
+    schemas = doc.setdefault("components", {}).setdefault("schemas", {})
+    for name, schema in fragment.schemas.items():
+        schemas[name] = {**copy.deepcopy(schema), VENDOR: fragment.vendor}
+        bundle.sources.mount(f"/components/schemas/{escape(name)}", fragment.doc, f"/components/schemas/{escape(name)}")
+    for name, kind, _schema in fragment.kinds():
+        for union_at in KIND_UNIONS[kind]:
+            union = resolve_pointer(doc, union_at)
+            if isinstance(union, dict) and isinstance(union.get("oneOf"), list):
+                union["oneOf"].append({"$ref": SCHEMA_PREFIX + escape(name)})
+    for target, ext in fragment.extends.items():
+        props = schemas[target].setdefault("properties", {})
+        for prop, schema in ext.get("properties", {}).items():
+            props[prop] = {**copy.deepcopy(schema), VENDOR: fragment.vendor}
+            at = f"/components/schemas/{escape(target)}/properties/{escape(prop)}"
+            bundle.sources.mount(at, fragment.doc, f"/{EXTENDS}/{escape(target)}/properties/{escape(prop)}")
+
+
+def describe(fragments: list[Fragment]) -> str:
+    """What each vendor adds, for `orspec extensions list`."""
+    lines = []
+    for fragment in sorted(fragments, key=lambda f: f.vendor):
+        lines.append(
+            f"{fragment.vendor}  ({display_path(fragment.doc.path)}){'  ' + fragment.title if fragment.title else ''}"
+        )
+        for name, kind, schema in sorted(fragment.kinds(), key=lambda k: (k[1], k[0])):
+            lines.append(f"  {kind:<8} {_tag_of(schema)[0]:<48} {name}")
+        helpers = sorted(n for n, s in fragment.schemas.items() if not (isinstance(s, dict) and KIND in s))
+        for name in helpers:
+            lines.append(f"  {'schema':<8} {'':<48} {name}")
+        for target, ext in sorted(fragment.extends.items()):
+            for prop in sorted((ext or {}).get("properties") or {}):
+                lines.append(f"  {'field':<8} {prop:<48} on {target}")
+    return "\n".join(lines)
