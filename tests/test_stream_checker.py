@@ -1,0 +1,504 @@
+"""The stream checker and the response accumulator of `openresponses_runtime.streaming`."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from openresponses_runtime.events import RULES, iter_sse
+from openresponses_runtime.streaming import ResponseAccumulator, StreamChecker, Violation, check_sse
+
+from .conftest import RELEASES, ROOT, run_orspec, run_python
+from .streams import Stream, bench_stream, to_sse
+
+
+def full() -> Stream:
+    """Text, two parallel function calls and a reasoning summary, completed."""
+    return (
+        Stream()
+        .reasoning(["Think", "ing"], ["More"])
+        .message("Hel", "lo", " wörld")
+        .function_calls(("get_weather", ['{"city"', ':"Paris"}']), ("get_time", ["{}"]))
+        .finish()
+    )
+
+
+def rules(violations: list[Violation]) -> set[str]:
+    return {v.rule for v in violations}
+
+
+# -- valid streams -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [0, 1, 50, 2000])
+def test_bench_streams_are_valid(n):
+    checker = StreamChecker()
+    assert checker.check_sse(bench_stream(n)) == []
+    assert checker.counts["response.output_text.delta"] == n
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [
+        pytest.param(Stream().message("Hello", ", world").finish(), id="text"),
+        pytest.param(Stream(queued=True).message("x").finish(), id="queued"),
+        pytest.param(
+            Stream().function_calls(("a", ['{"x":', "1}"]), ("b", ["{", "}"]), ("c", ["{}"])).finish(),
+            id="parallel-function-calls",
+        ),
+        pytest.param(Stream().reasoning(["Sum", "mary"], ["two"]).message("ok").finish(), id="reasoning-summary"),
+        pytest.param(Stream().message("I can", "not help", kind="refusal").finish(), id="refusal"),
+        pytest.param(Stream().message("cut", status="incomplete").finish("incomplete"), id="incomplete"),
+        pytest.param(Stream().finish(), id="empty-output"),
+        pytest.param(full(), id="mixed"),
+    ],
+)
+def test_valid_streams(stream):
+    assert check_sse(stream.sse()) == []
+
+
+def test_failed_after_error_is_valid():
+    stream = Stream().message("partial")
+    stream.add(
+        {"type": "error", "error": {"type": "server_error", "code": "boom", "message": "it broke", "param": None}}
+    )
+    stream.finish("failed")
+    assert check_sse(stream.sse()) == []
+
+
+def test_unknown_events_are_ignored():
+    stream = full()
+    events = copy.deepcopy(stream.events)
+    events.insert(0, {"type": "some.future.event", "whatever": [1, 2]})  # no sequence_number at all
+    events.insert(7, {"type": "acme:trace", "sequence_number": 10**9, "detail": "x"})
+    events.append({"type": "another.unknown"})
+    checker = StreamChecker()
+    assert checker.check_sse(to_sse(events)) == []
+    assert checker.counts["some.future.event"] == 1
+
+
+def test_headers_are_optional_and_chunking_does_not_matter():
+    data = full().sse(headers=False).replace(b"\n", b"\r\n")
+    chunks = [data[i : i + 7] for i in range(0, len(data), 7)]
+    assert check_sse(chunks) == []
+
+
+def test_feed_one_event_at_a_time():
+    checker = StreamChecker()
+    for event in full().events:
+        checker.feed(event["type"], json.dumps(event))
+    checker.feed(None, "[DONE]")
+    assert checker.finish() == [] and checker.ok
+
+
+def test_every_rule_the_checker_reports_is_documented():
+    assert set(CORRUPTIONS_RULES) <= set(RULES)
+
+
+# -- corrupted streams ---------------------------------------------------------------------------
+
+
+def find(events, kind, n=0):
+    """Index of the n-th event of `kind`."""
+    return [i for i, e in enumerate(events) if e["type"] == kind][n]
+
+
+def renumber(events):
+    for i, event in enumerate(events):
+        event["sequence_number"] = i
+    return events
+
+
+def drop(kind, n=0):
+    def corrupt(events):
+        del events[find(events, kind, n)]
+        return renumber(events)
+
+    return corrupt
+
+
+def edit(kind, n=0, **changes):
+    def corrupt(events):
+        events[find(events, kind, n)].update(changes)
+        return events
+
+    return corrupt
+
+
+def move(kind, to, n=0):
+    def corrupt(events):
+        events.insert(to, events.pop(find(events, kind, n)))
+        return renumber(events)
+
+    return corrupt
+
+
+def swap_sequence(events):
+    i = find(events, "response.output_text.delta")
+    events[i]["sequence_number"], events[i + 1]["sequence_number"] = (
+        events[i + 1]["sequence_number"],
+        events[i]["sequence_number"],
+    )
+    return events
+
+
+def duplicate_sequence(events):
+    i = find(events, "response.output_text.delta", 1)
+    events[i]["sequence_number"] = events[i - 1]["sequence_number"]
+    return events
+
+
+def queued_late(events):
+    events.insert(
+        find(events, "response.output_item.added"),
+        {"type": "response.queued", "response": events[0]["response"] | {"status": "queued"}},
+    )
+    return renumber(events)
+
+
+def second_terminal(events):
+    events.append(copy.deepcopy(events[-1]))
+    return renumber(events)
+
+
+def event_after_terminal(events):
+    events.append(copy.deepcopy(events[find(events, "response.output_text.delta")]))
+    return renumber(events)
+
+
+def delta_for_unknown_item(events):
+    events[find(events, "response.output_text.delta")]["item_id"] = "msg_nope"
+    return events
+
+
+def delta_after_item_done(events):
+    delta = copy.deepcopy(events[find(events, "response.output_text.delta")])
+    events.insert(find(events, "response.output_item.done", 1) + 1, delta)
+    return renumber(events)
+
+
+def delta_after_text_done(events):
+    delta = copy.deepcopy(events[find(events, "response.output_text.delta")])
+    events.insert(find(events, "response.output_text.done") + 1, delta)
+    return renumber(events)
+
+
+def items_skip_an_index(events):
+    for event in events[find(events, "response.output_item.added", 2) :]:
+        if "output_index" in event and event["output_index"] >= 2:
+            event["output_index"] += 1
+            if "item" in event and event["type"] == "response.output_item.done":
+                pass
+    events[-1]["response"]["output"] = events[-1]["response"]["output"]
+    return events
+
+
+def item_done_text_differs(events):
+    events[find(events, "response.output_item.done", 1)]["item"]["content"][0]["text"] = "Hello world?"
+    return events
+
+
+def incomplete_item_completed_response(events):
+    i = find(events, "response.output_item.done", 1)
+    events[i]["item"]["status"] = "incomplete"
+    return events
+
+
+def item_after_incomplete_item(events):
+    i = find(events, "response.output_item.done", 1)
+    events[i]["item"]["status"] = "incomplete"
+    events[-1]["type"] = "response.incomplete"
+    events[-1]["response"]["status"] = "incomplete"
+    events[-1]["response"]["output"][1]["status"] = "incomplete"
+    return events
+
+
+def error_then_completed(events):
+    events.insert(
+        len(events) - 1,
+        {"type": "error", "error": {"type": "server_error", "code": "x", "message": "m", "param": None}},
+    )
+    return renumber(events)
+
+
+def terminal_output_differs(events):
+    events[-1]["response"]["output"][2]["arguments"] = '{"city":"Rome"}'
+    return events
+
+
+def terminal_output_missing_item(events):
+    del events[-1]["response"]["output"][0]
+    return events
+
+
+def item_never_closed(events):
+    return drop("response.output_item.done", 3)(events)
+
+
+def summary_delta_without_part(events):
+    return drop("response.reasoning_summary_part.added", 1)(events)
+
+
+def summary_index_mismatch(events):
+    events[find(events, "response.reasoning_summary_part.done", 0)]["summary_index"] = 5
+    return events
+
+
+def part_done_wrong_index(events):
+    events[find(events, "response.content_part.done")]["content_index"] = 1
+    return events
+
+
+def second_part_while_open(events):
+    i = find(events, "response.content_part.added")
+    events.insert(i + 1, copy.deepcopy(events[i]) | {"content_index": 1})
+    return renumber(events)
+
+
+def second_part_skipping_an_index(events):
+    """A second summary part added at index 2 (and streamed there) instead of 1."""
+    for event in events:
+        if event.get("summary_index") == 1:
+            event["summary_index"] = 2
+    events[find(events, "response.output_item.done")]["item"]["summary"].insert(1, {"type": "summary_text", "text": ""})
+    return events
+
+
+def item_added_completed(events):
+    events[find(events, "response.output_item.added", 1)]["item"]["status"] = "completed"
+    return events
+
+
+CORRUPTIONS = {
+    "no-created": (drop("response.created"), "created-first"),
+    "created-twice": (lambda ev: renumber([ev[0], *ev]), "created-first"),
+    "queued-after-in-progress": (queued_late, "queued"),
+    "no-in-progress": (drop("response.in_progress"), "in-progress-first"),
+    "sequence-swapped": (swap_sequence, "sequence"),
+    "sequence-repeated": (duplicate_sequence, "sequence"),
+    "two-terminals": (second_terminal, "one-terminal"),
+    "no-terminal": (drop("response.completed"), "one-terminal"),
+    "event-after-terminal": (event_after_terminal, "after-terminal"),
+    "delta-unknown-item": (delta_for_unknown_item, "item-added-first"),
+    "delta-before-item-added": (move("response.output_text.delta", 2), "item-added-first"),
+    "delta-after-item-done": (delta_after_item_done, "item-in-progress"),
+    "delta-after-text-done": (delta_after_text_done, "part-bracket"),
+    "delta-without-part": (drop("response.content_part.added"), "part-bracket"),
+    "part-done-wrong-index": (part_done_wrong_index, "part-bracket"),
+    "second-part-while-open": (second_part_while_open, "part-bracket"),
+    "summary-index-skipped": (second_part_skipping_an_index, "summary-part-bracket"),
+    "summary-delta-without-part": (summary_delta_without_part, "summary-part-bracket"),
+    "summary-index-mismatch": (summary_index_mismatch, "summary-part-bracket"),
+    "delta-wrong-output-index": (edit("response.output_text.delta", 1, output_index=3), "output-index"),
+    "items-skip-an-index": (items_skip_an_index, "output-index"),
+    "text-done-differs": (edit("response.output_text.done", text="Hello world"), "delta-equals-done"),
+    "arguments-done-differs": (edit("response.function_call_arguments.done", arguments="{}"), "delta-equals-done"),
+    "summary-done-differs": (edit("response.reasoning_summary_text.done", text="nope"), "delta-equals-done"),
+    "item-done-differs": (item_done_text_differs, "item-equals-built"),
+    "incomplete-item-completed-response": (incomplete_item_completed_response, "incomplete-item"),
+    "item-after-incomplete-item": (item_after_incomplete_item, "incomplete-item"),
+    "error-then-completed": (error_then_completed, "error-then-failed"),
+    "terminal-output-differs": (terminal_output_differs, "terminal-output"),
+    "terminal-output-missing-item": (terminal_output_missing_item, "terminal-output"),
+    "item-never-closed": (item_never_closed, "item-closed"),
+    "wrong-response-status": (
+        edit("response.in_progress", response={**Stream().events[0]["response"], "status": "completed"}),
+        "response-status",
+    ),
+    "delta-not-a-string": (edit("response.output_text.delta", 2, delta=5), "schema"),
+    "item-added-not-in-progress": (item_added_completed, "item-in-progress"),
+}
+CORRUPTIONS_RULES = {rule for _, rule in CORRUPTIONS.values()} | {"sse-json", "sse-header", "done-marker"}
+
+
+@pytest.mark.parametrize("name", sorted(CORRUPTIONS))
+def test_corrupted_stream_is_caught(name):
+    corrupt, rule = CORRUPTIONS[name]
+    events = corrupt(copy.deepcopy(full().events))
+    violations = check_sse(to_sse(events))
+    assert rule in rules(violations), "\n".join(map(str, violations))
+
+
+def test_header_must_match_type():
+    data = full().sse().replace(b"event: response.output_text.done\n", b"event: response.output_text.delta\n")
+    violations = check_sse(data)
+    assert rules(violations) == {"sse-header"}
+    assert "differs from the body's type" in violations[0].message
+
+
+def test_bad_json_is_a_violation_not_an_exception():
+    data = full().sse().replace(b'"delta":"lo"', b'"delta":lo"')
+    assert "sse-json" in rules(check_sse(data))
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (full().sse(done=False), "does not end with"),
+        (full().sse() + b"data: [DONE]\n\n", "twice"),
+        (b"data: [DONE]\n\n" + full().sse(), "before any terminal event"),
+    ],
+)
+def test_done_marker(data, message):
+    violations = check_sse(data)
+    assert [v.rule for v in violations if v.rule == "done-marker"], violations
+    assert any(message in v.message for v in violations)
+
+
+def test_event_after_done_marker():
+    stream = Stream().message("x").finish()
+    extra = {
+        "type": "response.output_text.delta",
+        "sequence_number": 99,
+        "item_id": "msg_0",
+        "output_index": 0,
+        "content_index": 0,
+        "delta": "late",
+    }
+    violations = check_sse(stream.sse() + to_sse([extra], done=False))
+    assert [(v.rule, v.sequence_number) for v in violations] == [("after-terminal", 99)]
+    assert "after `[DONE]`" in violations[0].message
+
+
+def test_every_violation_is_collected():
+    events = full().events
+    events[find(events, "response.output_text.done")]["text"] = "wrong"
+    events[find(events, "response.function_call_arguments.delta")]["output_index"] = 9
+    events[-1]["response"]["status"] = "failed"
+    violations = check_sse(to_sse(events, done=False))
+    assert {"delta-equals-done", "output-index", "response-status", "done-marker"} <= rules(violations)
+
+
+def test_violation_names_the_sequence_number():
+    events = full().events
+    i = find(events, "response.output_text.done")
+    events[i]["text"] = "wrong"
+    violation = [v for v in check_sse(to_sse(events)) if v.rule == "delta-equals-done"][0]
+    assert violation.sequence_number == events[i]["sequence_number"]
+    assert str(violation).startswith(f"seq {events[i]['sequence_number']}: [delta-equals-done] ")
+
+
+# -- the accumulator -----------------------------------------------------------------------------
+
+
+def test_accumulator_rebuilds_the_response():
+    stream = full()
+    response = ResponseAccumulator().feed_sse(stream.sse()).result()
+    assert response.status.value == "completed" if hasattr(response.status, "value") else response.status
+    assert json.loads(response.model_dump_json(exclude_unset=True))["output"] == stream.output
+
+
+def test_accumulator_builds_items_from_deltas_alone():
+    stream = full()
+    skip = {
+        "response.output_item.done",
+        "response.content_part.done",
+        "response.reasoning_summary_part.done",
+        "response.completed",
+    }
+    accumulator = ResponseAccumulator()
+    for message in iter_sse(stream.sse()):
+        if not message.is_done and json.loads(message.data)["type"] not in skip:
+            accumulator.feed(json.loads(message.data))
+    built = accumulator.as_dict()["output"]
+    assert [item["id"] for item in built] == [item["id"] for item in stream.output]
+    assert built[1]["content"][0]["text"] == "Hello wörld"
+    assert built[0]["summary"][0]["text"] == "Thinking"
+    assert built[2]["arguments"] == '{"city":"Paris"}'
+
+
+def test_accumulator_takes_typed_events():
+    from openresponses_runtime.events import parse_event
+
+    stream = Stream().message("a", "b").finish()
+    accumulator = ResponseAccumulator()
+    for event in stream.events:
+        accumulator.feed(parse_event(json.dumps(event)))
+    assert accumulator.finished
+    assert accumulator.result().output[0].content[0].text == "ab"
+
+
+# -- the CLI -------------------------------------------------------------------------------------
+
+
+def test_cli_ok(tmp_path):
+    path = tmp_path / "ok.sse"
+    path.write_bytes(bench_stream(30))
+    proc = run_orspec("check-stream", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("OK: 58 events (")
+    assert "response.output_text.delta 30" in proc.stdout
+
+
+def test_cli_violations(tmp_path):
+    events = full().events
+    events[find(events, "response.output_text.done")]["text"] = "wrong"
+    path = tmp_path / "bad.sse"
+    path.write_bytes(to_sse(events, done=False))
+    proc = run_orspec("check-stream", str(path))
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert any(
+        line.endswith("differs from the 3 deltas joined 'Hello wörld'") and "[delta-equals-done]" in line
+        for line in lines
+    ), lines
+    assert any("[done-marker]" in line for line in lines)
+    assert "Traceback" not in proc.stderr
+
+
+def test_cli_garbage_and_stdin():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "orspec", "check-stream", "-"],
+        input=b"data: {nope\n\n\xff\xfe",
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert b"[sse-json]" in proc.stdout and b"Traceback" not in proc.stderr
+
+
+def test_cli_missing_file(tmp_path):
+    proc = run_orspec("check-stream", str(tmp_path / "missing.sse"))
+    assert proc.returncode == 2
+    assert "cannot read" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_malformed_fields_are_violations_not_exceptions():
+    events = full().events
+    events[find(events, "response.output_text.delta")]["item_id"] = ["not", "an", "id"]
+    events[find(events, "response.content_part.added")]["content_index"] = {"x": 1}
+    events[find(events, "response.content_part.done")]["part"]["type"] = {"x": 1}
+    events[find(events, "response.function_call_arguments.delta")]["delta"] = 7
+    violations = check_sse(to_sse(events))
+    assert {"schema", "item-added-first", "part-bracket"} <= rules(violations)
+    accumulator = ResponseAccumulator()
+    for event in events:
+        accumulator.feed(event)
+    assert len(accumulator.as_dict()["output"]) == 4
+
+
+def test_checker_on_a_runtime_built_without_state_machines(tmp_path, shared):
+    """A single upstream OpenAPI file has no state-machines.yaml; the checker falls back to the core rules."""
+    out = tmp_path / "out"
+    proc = run_orspec("build", "--lenient", "--spec", str(RELEASES["2026-04-24"]), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    (tmp_path / "ok.sse").write_bytes(full().sse())
+    events = full().events
+    events[find(events, "response.output_text.done")]["text"] = "wrong"
+    (tmp_path / "bad.sse").write_bytes(to_sse(events[:-1]))
+    code = (
+        "import sys; from pathlib import Path; from openresponses_runtime.streaming import check_sse\n"
+        f"print(check_sse(Path({str(tmp_path / 'ok.sse')!r}).read_bytes()))\n"
+        f"print(sorted({{v.rule for v in check_sse(Path({str(tmp_path / 'bad.sse')!r}).read_bytes())}}))\n"
+    )
+    result = run_python(code, path=out / "python")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "[]",
+        "['delta-equals-done', 'done-marker', 'item-equals-built', 'one-terminal']",
+    ]
