@@ -1,0 +1,833 @@
+"""The reference docs: Markdown pages for mkdocs under `generated/docs/`.
+
+The spec is read once into a small model (pages of schema entries, the event catalogue, the HTTP
+operations) that the templates in `templates/docs/` render. Every string from the spec is untrusted:
+it reaches Markdown only through the filters below (`md_cell` for table cells, `md_text` for prose,
+`md_inline` for headings and link text, `anchor` for ids), which escape everything Markdown, HTML,
+the `attr_list` extension or a Jinja-templating plugin could interpret. Values built here in Python
+that already hold Markdown (types with links, enum lists) are assembled from the same escapers and
+are named `*_md`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Any
+
+from jinja2 import StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+
+OUT = "docs"
+
+# Reference pages in the order the spec's README lists the domain files.
+DOMAINS: dict[str, tuple[str, str]] = {
+    "items": ("Items", "Input item params and output items, told apart by `type` (and `role` for messages)."),
+    "content": ("Content", "Content parts of messages and reasoning, annotations and log probabilities."),
+    "tools": ("Tools", "Function tools as sent and as echoed, and every form of `tool_choice`."),
+    "configuration": ("Configuration", "Request and response settings: text format, reasoning, truncation and more."),
+    "responses": ("Responses", "The create-response body, the response resource, usage and compaction."),
+    "events": ("Events", "Every streaming event schema and the WebSocket messages."),
+    "errors": ("Errors", "The error object of a failed response and the streaming error payload."),
+}
+OTHER = "other"
+_RESERVED = {"index", "http-api", "event-catalogue"}  # pages that are not schema pages
+
+# --------------------------------------------------------------------------------------------------
+# Escaping: the only way spec text reaches the page.
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_CHARS = {
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "|": "&#124;",
+    "{": "&#123;",
+    "}": "&#125;",
+    "`": "&#96;",
+    "~": "&#126;",
+    "\\": "\\\\",
+    "*": "\\*",
+    "_": "\\_",
+    "[": "\\[",
+    "]": "\\]",
+    "#": "\\#",
+}
+_TABLE = str.maketrans(_CHARS)
+# What would open a block (list, admonition, ordered list) at the start of a paragraph.
+_BLOCK_START = re.compile(r"^(\d*)([-+!.)])")
+
+
+def _escape_plain(text: str) -> str:
+    """Every character Markdown, HTML, attr_list or Jinja could act on, made literal."""
+    return text.translate(_TABLE)
+
+
+def _escape_inline(text: str) -> str:
+    """One line of spec text: balanced backtick spans become `<code>`, everything else literal."""
+    out, pos = [], 0
+    for match in _CODE_SPAN.finditer(text):
+        out.append(_escape_plain(text[pos : match.start()]))
+        out.append(f"<code>{_escape_plain(match.group(1))}</code>")
+        pos = match.end()
+    out.append(_escape_plain(text[pos:]))
+    return "".join(out)
+
+
+def _lines(value: Any) -> list[str]:
+    text = "" if value is None else str(value)
+    return [" ".join(line.split()) for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+
+
+def md_inline(value: Any) -> str:
+    """A single line (headings, link text): newlines become spaces."""
+    return _escape_inline(" ".join(_lines(value)).strip())
+
+
+def md_cell(value: Any) -> str:
+    """A Markdown table cell: no raw `|`, newlines as `<br>`, nothing interpreted."""
+    lines = _lines(value)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "<br>".join(_escape_inline(line) for line in lines)
+
+
+def md_text(value: Any) -> str:
+    """Prose: paragraphs kept (blank lines), lines within a paragraph joined, nothing interpreted."""
+    paragraphs, current = [], []
+    for line in _lines(value):
+        if line:
+            current.append(line)
+        elif current:
+            paragraphs.append(" ".join(current))
+            current = []
+    if current:
+        paragraphs.append(" ".join(current))
+    return "\n\n".join(_BLOCK_START.sub(r"\1\\\2", _escape_inline(p)) for p in paragraphs)
+
+
+def anchor(value: Any) -> str:
+    """An HTML id safe for `attr_list` and URLs."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", str(value)) or "-"
+
+
+def code(value: Any) -> str:
+    """A literal value shown as code, e.g. a default or an enum value."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return f"<code>{md_inline(text) or '&#160;'}</code>"
+
+
+# --------------------------------------------------------------------------------------------------
+# The model the templates read.
+
+
+@dataclass
+class Field:
+    name: str
+    type_md: str
+    required: bool
+    nullable: bool
+    default_md: str
+    values_md: str
+    description: str
+    disallowed: bool = False
+    added_in: str = ""
+    vendor: str = ""
+
+
+@dataclass
+class Variant:
+    schema_md: str
+    tags_md: str
+
+
+@dataclass
+class Entry:
+    name: str
+    anchor: str
+    page: str
+    description: str
+    kind: str  # object | enum | union | value
+    fields: list[Field] = field(default_factory=list)
+    values: list[tuple[str, str]] = field(default_factory=list)  # (code markdown, description)
+    variants: list[Variant] = field(default_factory=list)
+    discriminator: str = ""
+    extends_md: str = ""
+    type_md: str = ""
+    added_in: str = ""
+    vendor: str = ""
+    example: str = ""
+
+
+@dataclass
+class Page:
+    slug: str
+    title: str
+    intro: str
+    entries: list[Entry]
+
+
+@dataclass
+class Event:
+    type: str
+    anchor: str
+    schema: str
+    link_md: str
+    description: str
+    fields: list[Field]
+    category: str
+
+
+@dataclass
+class Operation:
+    method: str
+    path: str
+    operation_id: str
+    summary: str
+    description: str
+    requests: list[tuple[str, str]]  # (media type, type markdown)
+    responses: list[tuple[str, str, str, str]]  # (status, description, media type, type markdown)
+    added_in: str
+
+
+@dataclass
+class WebSocket:
+    path: str
+    description: str
+    client_md: str
+    error_md: str
+
+
+@dataclass
+class Diagram:
+    name: str
+    description: str
+    mermaid: str  # a stateDiagram-v2, built only from sanitised identifiers
+
+
+def _mermaid_id(value: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", str(value)) or "_"
+
+
+def _mermaid_label(value: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9_.:-]", "_", str(value))
+
+
+def lifecycle_diagrams(machines: Any) -> list[Diagram]:
+    """One state diagram per machine of `spec/state-machines.yaml` (the parsed StateMachines)."""
+    out = []
+    for name, machine in (getattr(machines, "machines", None) or {}).items():
+        lines = ["stateDiagram-v2"]
+        mentioned: set[str] = set()
+        for t in getattr(machine, "transitions", ()):
+            target = _mermaid_id(t.target)
+            for source in t.sources if t.sources is not None else ("[*]",):
+                src = source if source == "[*]" else _mermaid_id(source)
+                lines.append(f"    {src} --> {target} : {_mermaid_label(t.on)}")
+                mentioned |= {src, target}
+        for state in getattr(machine, "terminal", ()):
+            lines.append(f"    {_mermaid_id(state)} --> [*]")
+            mentioned.add(_mermaid_id(state))
+        lines += [f"    {_mermaid_id(s)}" for s in getattr(machine, "states", {}) if _mermaid_id(s) not in mentioned]
+        out.append(Diagram(str(name), str(getattr(machine, "description", "") or ""), "\n".join(lines)))
+    return out
+
+
+EVENT_CATEGORIES = (
+    (
+        "lifecycle",
+        "Response lifecycle",
+        "The response as a whole: created, queued, in progress and its terminal state.",
+    ),
+    ("structure", "Items and parts", "Open and close output items, content parts and reasoning summary parts."),
+    ("content", "Deltas and done events", "Stream content into an open part, then give its final value."),
+    ("error", "Errors", "A failure during streaming; `response.failed` follows when the response cannot continue."),
+    ("other", "Vendor and other events", "Events outside the core categories, such as those of vendor extensions."),
+)
+
+
+def event_category(value: str) -> str:
+    if value == "error":
+        return "error"
+    if not value.startswith("response."):
+        return "other"
+    rest = value[len("response.") :]
+    if "." not in rest:
+        return "lifecycle"
+    if rest.split(".", 1)[0] in ("output_item", "content_part", "reasoning_summary_part"):
+        return "structure"
+    return "content"
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading the spec.
+
+_REF = "#/components/schemas/"
+
+
+def _name_domain(name: str) -> str:
+    """Where a schema belongs when the spec is one file (e.g. an upstream release)."""
+    rules = (
+        ("events", r"Event$|^WebSocket"),
+        ("errors", r"^Error"),
+        ("content", r"Content|Annotation|LogProb|Citation|Detail(Enum)?$"),
+        ("tools", r"Tool|SpecificFunction|EmptyModel"),
+        ("items", r"Item|Message|FunctionCall|ReasoningBody|CompactionBody"),
+        ("responses", r"Response(Resource|Body)|Usage|TokensDetails|IncompleteDetails|Compact"),
+        ("configuration", r"Enum$|Param$|Format|TextField|^Reasoning$"),
+    )
+    for domain, pattern in rules:
+        if re.search(pattern, name):
+            return domain
+    return OTHER
+
+
+def schema_domain(name: str, sources: Any, root_file: Path | None) -> str:
+    """The stem of the file a schema is written in; a name heuristic for schemas in the root file."""
+    if sources is not None:
+        file, _ = sources.locate(f"{_REF[1:]}{name.replace('~', '~0').replace('/', '~1')}")
+        if file and (root_file is None or PurePath(file).name != root_file.name):
+            slug = anchor(PurePath(file).stem.lower())
+            return f"{slug}-schemas" if slug in _RESERVED else slug
+    return _name_domain(name)
+
+
+class _Reader:
+    def __init__(self, document: dict, domains: dict[str, str]):
+        self.document = document
+        self.schemas: dict[str, Any] = (document.get("components") or {}).get("schemas") or {}
+        self.domains = domains
+
+    # -- types --------------------------------------------------------------------------------------
+
+    def deref(self, schema: Any) -> Any:
+        seen = 0
+        while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and seen < 32:
+            ref = schema["$ref"]
+            if not ref.startswith(_REF) or ref[len(_REF) :] not in self.schemas:
+                return {}
+            schema = self.schemas[ref[len(_REF) :]]
+            seen += 1
+        return schema if isinstance(schema, dict) else {}
+
+    def link(self, name: str, page: str) -> str:
+        target = self.domains.get(name)
+        if target is None:
+            return md_inline(name)
+        where = "" if target == page else f"{target}.md"
+        return f"[{md_inline(name)}]({where}#{anchor(name)})"
+
+    def _split_null(self, schema: dict) -> tuple[list[Any], bool]:
+        """The non-null alternatives of a schema, and whether null is allowed."""
+        for key in ("anyOf", "oneOf"):
+            options = schema.get(key)
+            if isinstance(options, list) and options:
+                rest = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
+                if len(rest) < len(options):
+                    return rest, True
+        types = schema.get("type")
+        if isinstance(types, list) and "null" in types:
+            return [{**schema, "type": [t for t in types if t != "null"]}], True
+        if "enum" in schema and None in (schema.get("enum") or []):
+            return [schema], True
+        return [schema], False
+
+    def type_md(self, schema: Any, page: str, depth: int = 0) -> str:
+        if not isinstance(schema, dict) or depth > 6:
+            return "any"
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            return self.link(ref[len(_REF) :], page) if ref.startswith(_REF) else md_inline(ref)
+        options, nullable = self._split_null(schema)
+        if nullable or len(options) != 1 or options[0] is not schema:
+            parts = [self.type_md(o, page, depth + 1) for o in options]
+            text = " or ".join(dict.fromkeys(parts)) or "null"
+            return f"{text} or null" if nullable and options else text
+        for key in ("oneOf", "anyOf"):
+            if isinstance(schema.get(key), list) and schema[key]:
+                return " or ".join(dict.fromkeys(self.type_md(o, page, depth + 1) for o in schema[key]))
+        if isinstance(schema.get("allOf"), list) and schema["allOf"]:
+            return " and ".join(self.type_md(o, page, depth + 1) for o in schema["allOf"])
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            return " or ".join(md_inline(k) for k in kind)
+        if kind == "array":
+            return f"array of {self.type_md(schema.get('items'), page, depth + 1)}"
+        if kind == "object" or (kind is None and "properties" in schema):
+            extra = schema.get("additionalProperties")
+            if isinstance(extra, dict) and not schema.get("properties"):
+                return f"map of {self.type_md(extra, page, depth + 1)}"
+            return "object"
+        if "const" in schema:
+            return code(schema["const"])
+        if kind is None:
+            return "any"
+        text = md_inline(kind)
+        if isinstance(schema.get("format"), str):
+            text += f" ({md_inline(schema['format'])})"
+        return text
+
+    def description(self, schema: Any) -> str:
+        """The schema's own description, else the one on its single non-null alternative."""
+        if not isinstance(schema, dict):
+            return ""
+        if isinstance(schema.get("description"), str):
+            return schema["description"]
+        options, _ = self._split_null(schema)
+        for option in options:
+            if isinstance(option, dict) and option is not schema:
+                text = self.description(option) if "$ref" not in option else option.get("description")
+                if isinstance(text, str) and text:
+                    return text
+        return ""
+
+    def values_md(self, schema: Any, *, describe: bool) -> str:
+        """Enum values of a field (inline or through a reference), with their descriptions if asked."""
+        options, _ = self._split_null(schema) if isinstance(schema, dict) else ([], False)
+        for option in options:
+            if not isinstance(option, dict):
+                continue
+            target = self.deref(option) if "$ref" in option else option
+            if "$ref" not in option and not ("enum" in option or "const" in option):
+                nested, _ = self._split_null(option)
+                if len(nested) == 1 and nested[0] is not option:
+                    return self.values_md(nested[0], describe=describe)
+            values = target.get("enum") if isinstance(target.get("enum"), list) else None
+            if values is None and "const" in target:
+                values = [target["const"]]
+            if values is None:
+                continue
+            notes = target.get("x-enumDescriptions") if describe and "$ref" not in option else None
+            notes = notes if isinstance(notes, dict) else {}
+            shown = []
+            for value in values:
+                if value is None:
+                    continue
+                note = notes.get(value) if isinstance(value, str) else None
+                shown.append(f"{code(value)}: {md_cell(note)}" if note else code(value))
+            return "<br>".join(shown)
+        return ""
+
+    # -- schema entries -----------------------------------------------------------------------------
+
+    def fields(self, schema: dict, page: str) -> list[Field]:
+        props = schema.get("properties")
+        if not isinstance(props, dict):
+            return []
+        required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
+        out = []
+        for name, prop in props.items():
+            prop = prop if isinstance(prop, dict) else {}
+            _, nullable = self._split_null(prop)
+            default = prop.get("default")
+            if default is None:
+                options, _ = self._split_null(prop)
+                default = next((o.get("default") for o in options if isinstance(o, dict) and "default" in o), None)
+            out.append(
+                Field(
+                    name=str(name),
+                    type_md=self.type_md(prop, page),
+                    required=name in required,
+                    nullable=nullable,
+                    default_md=code(default) if default is not None else "",
+                    values_md=self.values_md(prop, describe=True),
+                    description=self.description(prop),
+                    disallowed=prop.get("x-openresponses-disallowed") is True,
+                    added_in=str(prop.get("x-openresponses-added-in") or ""),
+                    vendor=str(prop.get("x-openresponses-vendor") or ""),
+                )
+            )
+        return out
+
+    def tags(self, schema: Any, prop: str) -> list[Any]:
+        target = self.deref(schema)
+        candidate = (target.get("properties") or {}).get(prop) if isinstance(target.get("properties"), dict) else None
+        if not isinstance(candidate, dict):
+            return []
+        options, _ = self._split_null(candidate)
+        for option in options:
+            option = self.deref(option) if isinstance(option, dict) and "$ref" in option else option
+            if isinstance(option, dict):
+                if "const" in option:
+                    return [option["const"]]
+                if isinstance(option.get("enum"), list):
+                    return [v for v in option["enum"] if v is not None]
+        return []
+
+    def variants(self, options: list[Any], discriminator: str, page: str) -> list[Variant]:
+        tagged = [(o, self.tags(o, discriminator)) for o in options]
+        counts: dict[str, int] = {}
+        for _, values in tagged:
+            for value in values:
+                counts[json.dumps(value)] = counts.get(json.dumps(value), 0) + 1
+        out = []
+        for option, values in tagged:
+            parts = [code(v) for v in values]
+            if any(counts[json.dumps(v)] > 1 for v in values):
+                # Several variants share the tag (messages all say `type: "message"`): show what else differs.
+                target = self.deref(option)
+                for prop in (target.get("properties") or {}) if isinstance(target.get("properties"), dict) else ():
+                    if prop != discriminator:
+                        extra = self.tags(option, prop)
+                        if len(extra) == 1:
+                            parts.append(f"{md_inline(prop)} {code(extra[0])}")
+            out.append(Variant(self.type_md(option, page), ", ".join(parts)))
+        return out
+
+    def entry(self, name: str, schema: Any, page: str) -> Entry:
+        schema = schema if isinstance(schema, dict) else {}
+        entry = Entry(
+            name=name,
+            anchor=anchor(name),
+            page=page,
+            description=self.description(schema) if "$ref" not in schema else str(schema.get("description") or ""),
+            kind="value",
+            added_in=str(schema.get("x-openresponses-added-in") or ""),
+            vendor=str(schema.get("x-openresponses-vendor") or ""),
+        )
+        parts = [schema]
+        if isinstance(schema.get("allOf"), list):
+            parts = [p for p in schema["allOf"] if isinstance(p, dict)]
+            bases = [p for p in parts if "$ref" in p]
+            entry.extends_md = ", ".join(self.type_md(b, page) for b in bases)
+            parts = [p for p in parts if "$ref" not in p]
+        fields = [f for part in parts for f in self.fields(part, page)]
+        union = next((schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)), None)
+        if fields or entry.extends_md:
+            entry.kind = "object"
+            entry.fields = fields
+        elif isinstance(schema.get("enum"), list):
+            entry.kind = "enum"
+            notes = schema.get("x-enumDescriptions") if isinstance(schema.get("x-enumDescriptions"), dict) else {}
+            entry.values = [(code(v), str(notes.get(v) or "") if isinstance(v, str) else "") for v in schema["enum"]]
+        elif union:
+            entry.kind = "union"
+            disc = schema.get("discriminator") if isinstance(schema.get("discriminator"), dict) else {}
+            entry.discriminator = str(disc.get("propertyName") or "type")
+            entry.variants = self.variants([o for o in union if isinstance(o, dict)], entry.discriminator, page)
+        else:
+            entry.type_md = self.type_md(schema, page)
+        entry.example = example_json(example_for(self.document, name))
+        return entry
+
+
+# --------------------------------------------------------------------------------------------------
+# Examples: deterministic payloads built from the schemas.
+
+_STRINGS = {"date-time": "2026-01-01T00:00:00Z", "uri": "https://example.com/", "email": "user@example.com"}
+
+
+def example_for(document: dict, name: str) -> Any:
+    """An example value of `components/schemas/<name>`: required fields, first variants, first enum values."""
+    schemas = (document.get("components") or {}).get("schemas") or {}
+    return _example(schemas, {"$ref": _REF + name}, (), "")
+
+
+def example_json(value: Any) -> str:
+    """Pretty JSON for a fenced block. With indent=2 a structural `{` is never followed by `{`, `%`
+    or `#`, so those pairs only occur inside strings, where `\\u007b` means the same `{`."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return re.sub(r"\{(?=[{%#])", r"\\u007b", text)
+
+
+def _example(schemas: dict, schema: Any, stack: tuple[str, ...], key: str) -> Any:
+    if not isinstance(schema, dict):
+        return None
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        target = ref[len(_REF) :] if ref.startswith(_REF) else ""
+        if target not in schemas or stack.count(target) >= 1 or len(stack) > 8:
+            return None
+        return _example(schemas, schemas[target], (*stack, target), key)
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return next((v for v in schema["enum"] if v is not None), None)
+    if "default" in schema and schema["default"] is not None:
+        return schema["default"]
+    if isinstance(schema.get("allOf"), list):
+        merged: dict = {}
+        for part in schema["allOf"]:
+            value = _example(schemas, part, stack, key)
+            if isinstance(value, dict):
+                merged.update(value)
+        return merged
+    for union in ("oneOf", "anyOf"):
+        options = schema.get(union)
+        if isinstance(options, list) and options:
+            concrete = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
+            for option in concrete or options:
+                value = _example(schemas, option, stack, key)
+                if value is not None or option is (concrete or options)[-1]:
+                    return value
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and isinstance(schema.get("properties"), dict)):
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        out = {}
+        for prop, sub in props.items():
+            if prop in required and not (isinstance(sub, dict) and sub.get("x-openresponses-disallowed")):
+                out[prop] = _example(schemas, sub, stack, prop)
+        extra = schema.get("additionalProperties")
+        if not props and isinstance(extra, dict):
+            out["key"] = _example(schemas, extra, stack, "key")
+        return out
+    if kind == "array":
+        if len(stack) > 4 and not schema.get("minItems"):
+            return []
+        item = _example(schemas, schema.get("items"), stack, key)
+        return [] if item is None and not schema.get("minItems") else [item]
+    if kind == "string":
+        fmt = schema.get("format")
+        if isinstance(fmt, str) and fmt in _STRINGS:
+            return _STRINGS[fmt]
+        text = re.sub(r"[^a-z0-9_]", "_", key.lower()) or "text"
+        if key == "id" or key.endswith("_id"):
+            text = f"{key}_123"
+        lo, hi = schema.get("minLength"), schema.get("maxLength")
+        if isinstance(hi, int):
+            text = text[:hi]
+        if isinstance(lo, int) and len(text) < lo:
+            text = text + "x" * (lo - len(text))
+        return text
+    if kind in ("integer", "number"):
+        value = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        value = value if isinstance(value, int | float) and not isinstance(value, bool) else 0
+        if "exclusiveMinimum" in schema:
+            value += 1
+        return int(value) if kind == "integer" else value
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# Events and HTTP operations.
+
+
+def stream_event_refs(document: dict) -> list[str]:
+    """Schema names of the `text/event-stream` union(s), in spec order."""
+    names: list[str] = []
+    for item in (document.get("paths") or {}).values():
+        for op in (item or {}).values() if isinstance(item, dict) else ():
+            if not isinstance(op, dict):
+                continue
+            for response in (op.get("responses") or {}).values() if isinstance(op.get("responses"), dict) else ():
+                media = (
+                    ((response or {}).get("content") or {}).get("text/event-stream")
+                    if isinstance(response, dict)
+                    else None
+                )
+                schema = (media or {}).get("schema") if isinstance(media, dict) else None
+                for option in (schema or {}).get("oneOf") or [] if isinstance(schema, dict) else []:
+                    ref = option.get("$ref") if isinstance(option, dict) else None
+                    if isinstance(ref, str) and ref.startswith(_REF) and ref[len(_REF) :] not in names:
+                        names.append(ref[len(_REF) :])
+    if not names:
+        schemas = (document.get("components") or {}).get("schemas") or {}
+        names = [n for n in schemas if n.endswith("StreamingEvent")]
+    return names
+
+
+_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
+    ops, sockets = [], []
+    for path, item in (reader.document.get("paths") or {}).items():
+        if not isinstance(item, dict):
+            continue
+        ws = item.get("x-openresponses-websocket")
+        if isinstance(ws, dict):
+            sockets.append(
+                WebSocket(
+                    str(path),
+                    str(ws.get("description") or ""),
+                    reader.type_md(ws.get("clientMessage"), "http-api") if ws.get("clientMessage") else "",
+                    reader.type_md(ws.get("errorMessage"), "http-api") if ws.get("errorMessage") else "",
+                )
+            )
+        for method in _METHODS:
+            op = item.get(method)
+            if not isinstance(op, dict):
+                continue
+            body = op.get("requestBody") if isinstance(op.get("requestBody"), dict) else {}
+            requests = [
+                (str(media), reader.type_md((spec or {}).get("schema"), "http-api"))
+                for media, spec in (body.get("content") or {}).items()
+            ]
+            responses = []
+            for status, response in (op.get("responses") or {}).items():
+                response = response if isinstance(response, dict) else {}
+                content = response.get("content") if isinstance(response.get("content"), dict) else {}
+                rows = content.items() or [("", {})]
+                for media, spec in rows:
+                    schema = (spec or {}).get("schema") if isinstance(spec, dict) else None
+                    shown = _stream_type(reader, schema) if media == "text/event-stream" else None
+                    responses.append(
+                        (
+                            str(status),
+                            str(response.get("description") or ""),
+                            str(media),
+                            shown or (reader.type_md(schema, "http-api") if schema else ""),
+                        )
+                    )
+            ops.append(
+                Operation(
+                    method.upper(),
+                    str(path),
+                    str(op.get("operationId") or ""),
+                    str(op.get("summary") or ""),
+                    str(op.get("description") or ""),
+                    requests,
+                    responses,
+                    str(op.get("x-openresponses-added-in") or ""),
+                )
+            )
+    return ops, sockets
+
+
+def _stream_type(reader: _Reader, schema: Any) -> str | None:
+    if isinstance(schema, dict) and isinstance(schema.get("oneOf"), list):
+        return f"one of {len(schema['oneOf'])} [streaming events](event-catalogue.md)"
+    return None
+
+
+def security(document: dict) -> list[tuple[str, str]]:
+    schemes = ((document.get("components") or {}).get("securitySchemes")) or {}
+    out = []
+    for name, scheme in schemes.items() if isinstance(schemes, dict) else ():
+        scheme = scheme if isinstance(scheme, dict) else {}
+        kind = " ".join(str(scheme.get(k)) for k in ("type", "scheme", "in", "name") if scheme.get(k))
+        out.append((f"{name}: {kind}", str(scheme.get("description") or "")))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Rendering.
+
+
+def environment(templates: Path) -> SandboxedEnvironment:
+    from jinja2 import FileSystemLoader
+
+    env = SandboxedEnvironment(
+        loader=FileSystemLoader(str(templates)),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # output is Markdown; spec strings go through the filters below
+    )
+    env.filters.update(md_cell=md_cell, md_text=md_text, md_inline=md_inline, anchor=anchor, code=code)
+    return env
+
+
+def reference_pages(
+    document: dict, sources: Any = None, root_file: Path | None = None, titles: dict[str, str] | None = None
+) -> list[Page]:
+    schemas = (document.get("components") or {}).get("schemas") or {}
+    domains = {str(name): schema_domain(str(name), sources, root_file) for name in schemas}
+    reader = _Reader(document, domains)
+    order = list(DOMAINS) + sorted({d for d in domains.values() if d not in DOMAINS})
+    pages = []
+    for slug in order:
+        names = [n for n in schemas if domains[str(n)] == slug]
+        if not names:
+            continue
+        title, intro = DOMAINS.get(slug, (slug.replace("-", " ").replace("_", " ").capitalize(), ""))
+        if slug == OTHER:
+            title, intro = "Other schemas", "Schemas that belong to none of the core domains."
+        elif slug not in DOMAINS and (titles or {}).get(slug):
+            title, intro = str((titles or {})[slug]), f"Schemas from the `{slug}` extension fragment."
+        pages.append(Page(slug, title, intro, [reader.entry(str(n), schemas[n], slug) for n in names]))
+    return pages
+
+
+def generate_docs(
+    document: dict,
+    templates: Path,
+    sources: Any = None,
+    root_file: Path | None = None,
+    titles: dict[str, str] | None = None,
+    machines: Any = None,
+) -> dict[str, bytes]:
+    """`generated/docs/*.md` from the bundled document.
+
+    `sources` (the bundle's source map) and `root_file` put each schema on the page of the file it
+    is written in; `titles` names pages by file stem (e.g. vendor fragments by their own title);
+    `machines` (the parsed `spec/state-machines.yaml`) adds lifecycle diagrams to the event catalogue.
+    """
+    env = environment(templates)
+    pages = reference_pages(document, sources, root_file, titles or {})
+    domains = {e.name: p.slug for p in pages for e in p.entries}
+    reader = _Reader(document, domains)
+    schemas = (document.get("components") or {}).get("schemas") or {}
+
+    events, used = [], set()
+    for name in stream_event_refs(document):
+        schema = reader.deref({"$ref": _REF + name})
+        for value in reader.tags({"$ref": _REF + name}, "type") or [name]:
+            slug = "event-" + anchor(value)
+            while slug in used:
+                slug += "-"
+            used.add(slug)
+            events.append(
+                Event(
+                    str(value),
+                    slug,
+                    name,
+                    reader.link(name, "event-catalogue"),
+                    reader.description(schema),
+                    reader.fields(schema, "event-catalogue"),
+                    event_category(str(value)),
+                )
+            )
+    categories = [
+        (key, title, intro, [e for e in events if e.category == key])
+        for key, title, intro in EVENT_CATEGORIES
+        if any(e.category == key for e in events)
+    ]
+    ops, sockets = operations(reader)
+    info = document.get("info") if isinstance(document.get("info"), dict) else {}
+    root_security = [next(iter(r), "") for r in document.get("security") or [] if isinstance(r, dict) and r]
+    errors = {n: reader.link(n, "http-api") for n in ("Error", "ErrorPayload") if n in schemas}
+
+    context = {
+        "info": {k: str(info.get(k) or "") for k in ("title", "version", "description")},
+        "pages": pages,
+        "schema_index": sorted(((e.name, p.slug, e.anchor, p.title) for p in pages for e in p.entries), key=_index_key),
+        "categories": categories,
+        "events": events,
+        "operations": ops,
+        "websockets": sockets,
+        "security": security(document),
+        "root_security": [str(s) for s in root_security],
+        "errors": errors,
+        "diagrams": lifecycle_diagrams(machines) if machines is not None else [],
+        "servers": [str(s.get("url")) for s in document.get("servers") or [] if isinstance(s, dict) and s.get("url")],
+    }
+    out = {
+        f"{OUT}/index.md": env.get_template("docs/index.md.jinja").render(**context),
+        f"{OUT}/http-api.md": env.get_template("docs/http-api.md.jinja").render(**context),
+    }
+    if events:
+        out[f"{OUT}/event-catalogue.md"] = env.get_template("docs/event-catalogue.md.jinja").render(**context)
+    schema_template = env.get_template("docs/schemas.md.jinja")
+    for page in pages:
+        out[f"{OUT}/{page.slug}.md"] = schema_template.render(page=page, **context)
+    return {path: _tidy(text).encode() for path, text in sorted(out.items())}
+
+
+def _index_key(row: tuple[str, str, str, str]) -> tuple[str, str]:
+    return (row[0].lower(), row[0])
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip() + "\n"

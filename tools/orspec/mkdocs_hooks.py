@@ -1,0 +1,70 @@
+"""mkdocs hook (see `hooks:` in mkdocs.yml): serve `generated/docs/` as `docs/reference/`.
+
+The reference pages are build output, so they live in `generated/` with everything else the build
+writes, and `docs/` stays hand-written. This hook adds them to the site under `reference/` at build
+time, so plain `mkdocs build` and `mkdocs serve` work on a fresh clone without a symlink or a copy.
+Reference pages the nav in mkdocs.yml does not list (a new vendor fragment, say) are appended to
+its Reference section, so a strict build never drops one.
+
+`ORSPEC_GENERATED_DOCS` points the hook at another directory (e.g. `orspec build --out DIR`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+PREFIX = "reference"
+SECTION = "Reference"
+
+
+def _source(config) -> Path:
+    override = os.environ.get("ORSPEC_GENERATED_DOCS")
+    if override:
+        return Path(override).resolve()
+    return Path(config.config_file_path).resolve().parent / "generated" / "docs"
+
+
+def on_files(files: Files, config) -> Files:
+    source = _source(config)
+    if not (source / "index.md").is_file():
+        raise PluginError(f"{source} has no reference pages; run `orspec build` first")
+    pages = sorted(p.relative_to(source).as_posix() for p in source.rglob("*.md"))
+    for rel in pages:
+        uri = f"{PREFIX}/{rel}"
+        if files.get_file_from_path(uri) is not None:
+            raise PluginError(f"docs/{uri} would hide the generated page {source / rel}; remove it")
+        files.append(File.generated(config, uri, abs_src_path=str(source / rel)))
+    _complete_nav(config, [f"{PREFIX}/{rel}" for rel in pages])
+    return files
+
+
+def _mentioned(nav) -> set[str]:
+    found: set[str] = set()
+    items = nav if isinstance(nav, list) else [nav]
+    for item in items:
+        if isinstance(item, str):
+            found.add(item)
+        elif isinstance(item, dict):
+            for value in item.values():
+                found |= _mentioned(value)
+        elif isinstance(item, list):
+            found |= _mentioned(item)
+    return found
+
+
+def _complete_nav(config, uris: list[str]) -> None:
+    nav = config.nav
+    if not isinstance(nav, list):
+        return
+    missing = [uri for uri in uris if uri not in _mentioned(nav)]
+    if not missing:
+        return
+    for entry in nav:
+        if isinstance(entry, dict) and isinstance(entry.get(SECTION), list):
+            entry[SECTION].extend(missing)
+            return
+    nav.append({SECTION: missing})

@@ -1,0 +1,158 @@
+"""Dated releases: frozen copies of the core spec, a changelog drafted from `orspec diff`, and
+"added in" dates for the docs.
+
+A release lives in `spec/releases/<DATE>/`: `openapi.json` (the bundled core spec, without vendor
+fragments, which vendors version on their own) and `CHANGELOG.md` (drafted from the diff against
+the previous release, then edited by hand if wished). `spec/releases/index.yaml` records each
+release's SHA-256, so a released file that changes afterwards fails the build. The build publishes
+each release to `generated/releases/<DATE>/openapi.json` and the changelog to the docs.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .load import Document, display_path, load_file
+from .problems import Problem, SpecError
+
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+ADDED_IN = "x-openresponses-added-in"
+INDEX = "index.yaml"
+
+
+@dataclass
+class Release:
+    date: str
+    folder: Path
+    data: bytes  # the frozen openapi.json, byte for byte
+    changelog: str
+
+    @property
+    def document(self) -> dict:
+        return json.loads(self.data)
+
+
+def releases_dir(spec_root: Path) -> Path:
+    return spec_root / "releases"
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_releases(spec_root: Path) -> tuple[list[Release], list[Problem]]:
+    """Every release, oldest first, checked against the index; problems for anything amiss."""
+    folder = releases_dir(spec_root)
+    index_path = folder / INDEX
+    if not index_path.is_file():
+        return [], []
+    try:
+        index: Document = load_file(index_path)
+    except SpecError as exc:
+        return [], exc.problems
+    shown = index.display
+    entries = index.data.get("releases") if isinstance(index.data, dict) else None
+    if not isinstance(entries, list):
+        return [], [Problem(shown, 1, "/releases", "expected a list of {date, sha256} entries")]
+    releases, problems, seen = [], [], []
+    for i, entry in enumerate(entries):
+        at = f"/releases/{i}"
+        date = entry.get("date") if isinstance(entry, dict) else None
+        if not isinstance(date, str) or not DATE.match(date):
+            problems.append(Problem(shown, index.line_of(at), at, f"release date {date!r} is not YYYY-MM-DD"))
+            continue
+        if seen and date <= seen[-1]:
+            problems.append(Problem(shown, index.line_of(at), at, f"release {date} is not later than {seen[-1]}"))
+        seen.append(date)
+        frozen = folder / date / "openapi.json"
+        if not frozen.is_file():
+            problems.append(Problem(shown, index.line_of(at), at, f"release {date} has no {display_path(frozen)}"))
+            continue
+        data = frozen.read_bytes()
+        if sha256(data) != entry.get("sha256"):
+            problems.append(Problem(display_path(frozen), 1, "",
+                                    f"release {date} was changed after it was released; released files are immutable "
+                                    "(restore it, or make a new release)"))
+            continue
+        notes = folder / date / "CHANGELOG.md"
+        releases.append(Release(date, folder / date, data, notes.read_text() if notes.is_file() else ""))
+    listed = {r.date for r in releases} | set(seen)
+    for extra in sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name not in listed):
+        problems.append(Problem(display_path(folder / extra), 0, "", f"release folder {extra} is not listed in {shown}"))
+    return releases, problems
+
+
+def make_release(spec_root: Path, core: dict, date: str) -> Release:
+    """Freeze `core` (the bundled core spec) as release `date` and draft its changelog entry."""
+    from .diff import diff_documents, render
+
+    if not DATE.match(date):
+        raise SpecError([Problem(display_path(spec_root), 0, "", f"release date {date!r} is not YYYY-MM-DD")])
+    releases, problems = load_releases(spec_root)
+    if problems:
+        raise SpecError(problems)
+    folder = releases_dir(spec_root)
+    if releases and date <= releases[-1].date:
+        raise SpecError([Problem(display_path(folder), 0, "", f"release {date} must be later than {releases[-1].date}")])
+    frozen = copy.deepcopy(core)
+    frozen.setdefault("info", {})["version"] = date
+    data = (json.dumps(frozen, indent=2, ensure_ascii=False) + "\n").encode()
+    if releases:
+        changes = diff_documents(releases[-1].document, frozen)
+        body = render(changes, "md") if changes else "No structural changes."
+        notes = f"# {date}\n\nChanges since {releases[-1].date}, drafted by `orspec release` from `orspec diff`.\n\n{body}\n"
+    else:
+        notes = f"# {date}\n\nThe first release.\n"
+    target = folder / date
+    target.mkdir(parents=True)
+    (target / "openapi.json").write_bytes(data)
+    (target / "CHANGELOG.md").write_text(notes)
+    entries = [{"date": r.date, "sha256": sha256(r.data)} for r in releases] + [{"date": date, "sha256": sha256(data)}]
+    header = "# Dated releases of the core spec, oldest first. Written by `orspec release`; do not edit.\n"
+    (folder / INDEX).write_text(header + yaml.safe_dump({"releases": entries}, sort_keys=False))
+    return Release(date, target, data, notes)
+
+
+def added_in(releases: list[Release], document: dict) -> dict:
+    """A copy of `document` whose schemas and properties carry the release that introduced them.
+
+    Only what came after the first release gets a date; dates the spec states itself are kept.
+    """
+    out = copy.deepcopy(document)
+    if len(releases) < 2:
+        return out
+    snapshots = [(r.date, (r.document.get("components") or {}).get("schemas") or {}) for r in releases]
+    first = snapshots[0][0]
+    for name, schema in ((out.get("components") or {}).get("schemas") or {}).items():
+        if not isinstance(schema, dict) or "x-openresponses-vendor" in schema:
+            continue
+        born = next((d for d, s in snapshots if name in s), None)
+        if born and born != first:
+            schema.setdefault(ADDED_IN, born)
+        for prop, prop_schema in (schema.get("properties") or {}).items():
+            if not isinstance(prop_schema, dict) or "x-openresponses-vendor" in prop_schema:
+                continue
+            prop_born = next((d for d, s in snapshots if prop in ((s.get(name) or {}).get("properties") or {})), None)
+            if prop_born and prop_born != first and prop_born != born:
+                prop_schema.setdefault(ADDED_IN, prop_born)
+    return out
+
+
+def release_outputs(releases: list[Release]) -> dict[str, bytes]:
+    """The published copies and the changelog page, newest first."""
+    out = {f"releases/{r.date}/openapi.json": r.data for r in releases}
+    if releases:
+        parts = ["# Changelog\n", "Every dated release of the core spec, newest first. Each release is frozen as",
+                 "`generated/releases/<date>/openapi.json`.\n"]
+        for release in reversed(releases):
+            text = release.changelog.strip() or f"# {release.date}"
+            parts.append(re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M) + "\n")
+        out["docs/changelog.md"] = ("\n".join(parts).rstrip() + "\n").encode()
+    return out
