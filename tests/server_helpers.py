@@ -1,0 +1,100 @@
+"""Helpers for the server tests: a live uvicorn server on loopback, and small test providers."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import contextmanager
+
+import uvicorn
+from openresponses_runtime.server import (
+    DemoProvider,
+    MessageStart,
+    ProviderRequest,
+    Step,
+    TextDelta,
+)
+
+API_KEY = "sk-test-key"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def live_server(app):
+    """Serve `app` with uvicorn in a thread on 127.0.0.1; yields the base URL (`.../v1`)."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+class RecordingProvider:
+    """The demo model, recording every request it is handed."""
+
+    def __init__(self, inner=None):
+        self.inner = inner or DemoProvider()
+        self.requests: list[ProviderRequest] = []
+
+    def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        self.requests.append(request)
+        return self.inner.respond(request)
+
+    async def compact(self, items, *, model, instructions):
+        return await self.inner.compact(items, model=model, instructions=instructions)
+
+
+class StepsProvider:
+    """Yields fixed steps (or raises `error` first, or after the steps)."""
+
+    def __init__(self, steps=(), *, error: BaseException | None = None, raise_after: bool = False):
+        self.steps = list(steps)
+        self.error = error
+        self.raise_after = raise_after
+
+    async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        if self.error is not None and not self.raise_after:
+            raise self.error
+        for step in self.steps:
+            yield step
+        if self.error is not None:
+            raise self.error
+
+
+class EndlessProvider:
+    """Streams text forever (slowly) and records whether it was closed."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.closed = threading.Event()
+        self.running = 0
+
+    async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        self.running += 1
+        try:
+            yield MessageStart()
+            self.started.set()
+            while True:
+                await asyncio.sleep(0.01)
+                yield TextDelta("tick ")
+        finally:
+            self.running -= 1
+            self.closed.set()

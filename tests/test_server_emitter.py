@@ -1,0 +1,123 @@
+"""The emitter, the tool policy and error paths of the server, without a network."""
+
+from __future__ import annotations
+
+import pytest
+from openresponses_runtime.server import (
+    ArgumentsDelta,
+    Emitter,
+    FunctionCallEnd,
+    FunctionCallStart,
+    Incomplete,
+    MessageEnd,
+    ProviderError,
+    ReasoningSummary,
+    Refusal,
+    StreamViolation,
+    TextDelta,
+    ToolPolicy,
+    response_skeleton,
+    sse_frame,
+)
+from openresponses_runtime.server.app import json_path
+from openresponses_runtime.streaming import ResponseAccumulator, check_sse
+
+TOOLS = [{"type": "function", "name": "a"}, {"type": "function", "name": "b"}]
+
+
+def emitter(policy=None, check=True):
+    return Emitter(response_skeleton({"tools": TOOLS}, "resp_1", "m"), policy, check=check)
+
+
+def run(steps, policy=None):
+    e = emitter(policy)
+    events = e.start()
+    for step in steps:
+        events += e.step(step)
+    events += e.finish()
+    e.verify()
+    return e, events
+
+
+def test_a_full_response_passes_the_checker_and_accumulates():
+    steps = [
+        ReasoningSummary("thinking"),
+        TextDelta("Hel"),
+        TextDelta("lo"),
+        Refusal("no"),
+        FunctionCallStart("a", call_id="call_1"),
+        ArgumentsDelta('{"x":'),
+        ArgumentsDelta("1}"),
+        FunctionCallEnd(),
+        TextDelta("bye"),
+    ]
+    e, events = run(steps, ToolPolicy(frozenset({"a"}), False))
+    capture = b"".join(sse_frame(event) for event in events) + b"data: [DONE]\n\n"
+    assert check_sse(capture) == []
+    assert [event["sequence_number"] for event in events] == list(range(len(events)))
+    built = ResponseAccumulator().feed_sse(capture).as_dict()
+    assert built == e.response
+    message, call = e.response["output"][1], e.response["output"][2]
+    assert [part["type"] for part in message["content"]] == ["output_text", "refusal"]
+    assert message["content"][0]["text"] == "Hello" and call["arguments"] == '{"x":1}'
+    assert [item["id"][:3] for item in e.response["output"]] == ["rs_", "msg", "fc_", "msg"]
+
+
+def test_the_checker_fails_loudly_on_an_invalid_sequence():
+    e = emitter()
+    e.start()
+    e.seq = 0  # sabotage: the next event repeats a sequence number
+    with pytest.raises(StreamViolation, match="sequence"):
+        e.step(TextDelta("x"))
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [[MessageEnd()], [ArgumentsDelta("{}")], [TextDelta("x"), FunctionCallEnd()], [Incomplete(), TextDelta("x")]],
+)
+def test_misordered_steps_raise_provider_error(steps):
+    e = emitter()
+    e.start()
+    with pytest.raises(ProviderError):
+        for step in steps:
+            e.step(step)
+
+
+def test_incomplete_marks_the_open_item_and_the_response():
+    e, events = run([TextDelta("partial"), Incomplete("max_output_tokens")])
+    assert e.response["status"] == "incomplete" and e.response["output"][0]["status"] == "incomplete"
+    assert events[-1]["type"] == "response.incomplete"
+
+
+@pytest.mark.parametrize(
+    ("choice", "allowed", "required"),
+    [
+        (None, {"a", "b"}, False),
+        ("auto", {"a", "b"}, False),
+        ("none", set(), False),
+        ("required", {"a", "b"}, True),
+        ({"type": "function", "name": "b"}, {"b"}, True),
+        ({"type": "allowed_tools", "tools": [{"type": "function", "name": "a"}]}, {"a"}, False),
+        ({"type": "allowed_tools", "tools": [{"type": "function", "name": "a"}], "mode": "required"}, {"a"}, True),
+        ({"type": "allowed_tools", "tools": [{"type": "function", "name": "a"}], "mode": "none"}, set(), False),
+    ],
+)
+def test_tool_policy(choice, allowed, required):
+    policy = ToolPolicy.from_request(TOOLS, choice)
+    assert (policy.allowed, policy.required) == (allowed, required)
+
+
+def test_suppressed_call_leaves_no_trace():
+    e, events = run(
+        [FunctionCallStart("b"), ArgumentsDelta("{}"), FunctionCallEnd(), TextDelta("ok")],
+        ToolPolicy(frozenset({"a"}), False),
+    )
+    assert [item["type"] for item in e.response["output"]] == ["message"] and e.suppressed == ["b"]
+
+
+def test_json_path_skips_union_tags():
+    data = {"input": [{"type": "message", "role": "user", "content": [{"type": "input_text"}]}]}
+    loc = ("input", "list[ItemParam]", 0, "message|user", "content", "list[...]", 0, "input_text", "text")
+    assert json_path(loc, data, missing=True) == "input[0].content[0].text"
+    assert json_path(("temperature",), {"temperature": "x"}) == "temperature"
+    assert json_path(("model",), {}, missing=True) == "model"

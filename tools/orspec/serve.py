@@ -1,0 +1,40 @@
+"""`orspec serve`: the generated server with the built-in demo model, on uvicorn.
+
+It never runs open: without `--api-key` or `$ORSPEC_API_KEY` it makes up a random key and prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import sys
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="run the Open Responses server with the built-in demo model")
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    p.add_argument("--api-key", help="the bearer token clients must send (default: $ORSPEC_API_KEY, else a random one)")
+    p.add_argument(
+        "--store",
+        help="memory:, a SQLite file path or a postgresql:// URL (default: $ORSPEC_STORE, else orspec-responses.sqlite3)",
+    )
+    p.add_argument("--delay", type=float, default=0.02, help="seconds between streamed chunks (default: 0.02)")
+    p.add_argument("--debug", action="store_true", help="check every emitted stream against the state machines")
+    p.set_defaults(run=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+    from openresponses_runtime.server import DemoProvider, create_app
+
+    key = args.api_key or os.environ.get("ORSPEC_API_KEY")
+    if not key:
+        key = "sk-orspec-" + secrets.token_urlsafe(24)
+        print(f"orspec: no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {key}")
+    app = create_app(DemoProvider(delay=args.delay), store=args.store, api_keys=key, debug=args.debug)
+    print(f"orspec: serving Open Responses on http://{args.host}:{args.port}/v1/responses", file=sys.stderr)
+    sys.stdout.flush()
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
