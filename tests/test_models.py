@@ -41,13 +41,13 @@ def test_polymorphic_unions_are_tagged(name):
     assert _discriminator_of(getattr(models, name)) is not None
 
 
-def test_inline_content_unions_are_tagged():
-    field = models.Message.model_fields["content"]
-    assert (
-        "discriminator" in repr(field.annotation)
-        or "Discriminator" in repr(field.annotation)
-        or "discriminator" in repr(models.MessageContent.__value__)
-    )
+def test_inline_content_unions_are_named_and_tagged():
+    assert "MessageContentPart" in repr(models.Message.model_fields["content"].annotation)
+    adapter = TypeAdapter(models.MessageContentPart)
+    assert type(adapter.validate_python({"type": "output_text", "text": "hi", "annotations": []})) is models.OutputTextContent
+    with pytest.raises(ValidationError) as info:
+        adapter.validate_python({"type": "output_text"})
+    assert {e["loc"] for e in info.value.errors()} == {("output_text", "text"), ("output_text", "annotations")}
 
 
 def test_input_messages_take_a_two_level_tag():

@@ -9,7 +9,6 @@ and are never fetched from the network.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from jsonpointer import escape, unescape
 
-from .load import Document, display_path, load_file
+from .load import MAX_DEPTH, MAX_NODES, Document, display_path, load_file, too_deep
 from .problems import Problem, SpecError
 
 ROOT_NAMES = ("openapi.yaml", "openapi.yml", "openapi.json")
@@ -56,6 +55,10 @@ class Bundle:
     files: dict[Path, Document]
 
 
+class _TooBig(Exception):
+    pass
+
+
 def find_root_file(spec: Path) -> Path:
     if spec.is_dir():
         for name in ROOT_NAMES:
@@ -79,8 +82,16 @@ class _Bundler:
         self.sources = SourceMap()
         self.problems: list[Problem] = []
         self.homes: dict[tuple[Path, str], str] = {}  # (file, pointer) -> component schema name
+        self.count = 0  # values copied into the bundle, bounded by MAX_NODES
 
     def run(self) -> Bundle:
+        try:
+            return self._run()
+        except RecursionError:  # a last resort: each file's depth is bounded, but inlining nests files
+            where = display_path(self.root_file)
+            raise SpecError([Problem(where, 1, "", "references nest too deeply to bundle")]) from None
+
+    def _run(self) -> Bundle:
         root_doc = self.load(self.root_file)
         data = root_doc.data
         if not isinstance(data, dict):
@@ -94,9 +105,17 @@ class _Bundler:
                     target = self.parse_ref(entry["$ref"], self.root_file, f"/components/schemas/{escape(name)}")
                     if target and target[0] != self.root_file:
                         self.homes[target] = name
-        out = self.resolve(data, root_doc, "", "", ())
+        try:
+            out = self.resolve(data, root_doc, "", "", ())
+        except _TooBig:
+            raise SpecError(list(dict.fromkeys(self.problems))) from None
         if self.problems:
-            raise SpecError(self.problems)
+            raise SpecError(list(dict.fromkeys(self.problems)))  # a home's ref is checked twice
+        deep = too_deep(out)
+        if deep is not None:  # each file is bounded, but inlining one file's schema into another nests them
+            raise SpecError(
+                [self.sources.problem(deep, f"after resolving $refs, nesting is deeper than {MAX_DEPTH} levels")]
+            )
         return Bundle(self.root, self.root_file, out, self.sources, self.files)
 
     def load(self, path: Path) -> Document:
@@ -106,7 +125,11 @@ class _Bundler:
 
     def parse_ref(self, ref: str, base: Path, at: str) -> tuple[Path, str] | None:
         """(file, pointer) for a reference written in file `base`; None (and a problem) if refused."""
-        parts = urlsplit(ref)
+        try:
+            parts = urlsplit(ref)
+        except ValueError as exc:  # e.g. an unclosed IPv6 host: "http://[::1/x"
+            self.problems.append(self.sources.problem(at, f"$ref {ref!r} is not a valid reference: {exc}"))
+            return None
         if parts.scheme or parts.netloc:
             self.problems.append(
                 self.sources.problem(at, f"$ref {ref!r} is remote; only files in the spec directory may be referenced")
@@ -119,12 +142,21 @@ class _Bundler:
             return None
         if not file_part:
             return base, pointer
-        target = (base.parent / unquote(file_part)).resolve()
-        if not target.is_relative_to(self.root):
+        # Only the path is examined here (resolving symlinks); nothing outside the spec directory
+        # is ever opened, and nothing inside it is unless it is a regular file.
+        try:
+            target = (base.parent / unquote(file_part)).resolve()
+            outside = not target.is_relative_to(self.root)
+            regular = not outside and target.is_file()
+        except (OSError, ValueError, RuntimeError) as exc:  # NUL bytes, symlink loops, names too long
+            self.problems.append(self.sources.problem(at, f"$ref {ref!r} is not a usable path: {exc}"))
+            return None
+        if outside:
             self.problems.append(self.sources.problem(at, f"$ref {ref!r} leaves the spec directory"))
             return None
-        if not target.is_file():
-            self.problems.append(self.sources.problem(at, f"$ref {ref!r}: file not found"))
+        if not regular:
+            missing = "file not found" if not target.exists() else "not a regular file"
+            self.problems.append(self.sources.problem(at, f"$ref {ref!r}: {missing}"))
             return None
         return target, pointer
 
@@ -143,6 +175,13 @@ class _Bundler:
 
     def resolve(self, node: Any, doc: Document, src: str, at: str, stack: tuple[tuple[Path, str], ...]) -> Any:
         """Copy `node` (found at `src` in `doc`) to bundled pointer `at`, resolving refs."""
+        self.count += 1
+        if self.count > MAX_NODES:
+            # Inlining the same target many times over can grow exponentially (a "billion laughs" of refs).
+            self.problems.append(
+                self.sources.problem(at, f"resolving $refs expands the spec to more than {MAX_NODES:,} values")
+            )
+            raise _TooBig
         if isinstance(node, list):
             return [self.resolve(v, doc, f"{src}/{i}", f"{at}/{i}", stack) for i, v in enumerate(node)]
         if not isinstance(node, dict):
@@ -153,7 +192,11 @@ class _Bundler:
         return {k: self.resolve(v, doc, f"{src}/{escape(k)}", f"{at}/{escape(k)}", stack) for k, v in node.items()}
 
     def resolve_ref(self, node: dict, ref: str, doc: Document, src: str, at: str, stack: tuple) -> Any:
-        siblings = {k: copy.deepcopy(v) for k, v in node.items() if k != "$ref"}
+        siblings = {
+            k: self.resolve(v, doc, f"{src}/{escape(k)}", f"{at}/{escape(k)}", stack)
+            for k, v in node.items()
+            if k != "$ref"
+        }
         target = self.parse_ref(ref, doc.path, at)
         if target is None:
             return node

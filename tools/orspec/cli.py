@@ -54,12 +54,34 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--lenient", action="store_true", help="report spec errors as warnings and build anyway")
     p.set_defaults(run=cmd_build)
 
+    p = sub.add_parser("extensions", help="vendor extension fragments")
+    p.add_argument("action", choices=("list",), help="list: each vendor and what it adds")
+    p.add_argument("--spec", type=Path, help="spec directory (default: the project's spec/)")
+    p.set_defaults(run=cmd_extensions)
+
+    p = sub.add_parser("release", help="freeze the core spec as a dated release and draft its changelog")
+    p.add_argument("date", help="the release date, YYYY-MM-DD")
+    p.add_argument("--spec", type=Path, help="spec directory (default: the project's spec/)")
+    p.set_defaults(run=cmd_release)
+
     p = sub.add_parser("diff", help="structural differences between two specs")
     p.add_argument("old", type=Path)
     p.add_argument("new", type=Path)
     p.add_argument("--format", choices=("text", "md", "json"), default="text")
     p.add_argument("--docs", action="store_true", help="also report description changes")
     p.set_defaults(run=cmd_diff)
+
+    p = sub.add_parser("check-stream", help="check an SSE capture against the schemas and state machines")
+    p.add_argument("file", metavar="FILE", help="the SSE capture, or - for standard input")
+    p.set_defaults(run=cmd_check_stream)
+
+    from .docs_site import add_parser as add_docs_parser  # `orspec docs build|serve`
+
+    add_docs_parser(sub)
+
+    from .serve import add_parser as add_serve_parser  # `orspec serve`
+
+    add_serve_parser(sub)
     return parser
 
 
@@ -93,7 +115,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     _print_problems(spec.problems)
     schemas = len((spec.document.get("components") or {}).get("schemas") or {})
     paths = len(spec.document.get("paths") or {})
-    print(f"OK: {schemas} schemas, {paths} paths, {len(spec.problems)} warnings")
+    vendor = sum(len(f.schemas) for f in spec.fragments)
+    from_fragments = f" ({vendor} from {len(spec.fragments)} vendor fragments)" if spec.fragments else ""
+    print(f"OK: {schemas} schemas{from_fragments}, {paths} paths, {len(spec.problems)} warnings")
     return 0
 
 
@@ -119,6 +143,29 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_extensions(args: argparse.Namespace) -> int:
+    from .extensions import describe
+    from .pipeline import load_spec
+
+    spec = load_spec(_spec_path(args))
+    print(describe(spec.fragments) if spec.fragments else "no vendor fragments")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from .bundle import bundle
+    from .pipeline import load_spec
+    from .releases import make_release
+
+    spec_path = _spec_path(args)
+    if not spec_path.is_dir():
+        raise UsageError("releases belong to a spec directory; pass --spec DIR")
+    load_spec(spec_path)  # only a valid spec is released
+    release = make_release(spec_path, bundle(spec_path).document, args.date)
+    print(f"released {args.date} into {release.folder}; review {release.folder / 'CHANGELOG.md'}, then run `orspec build`")
+    return 0
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     from .diff import diff_specs, render
 
@@ -126,4 +173,26 @@ def cmd_diff(args: argparse.Namespace) -> int:
     text = render(changes, args.format)
     if text:
         print(text)
+    return 0
+
+
+def cmd_check_stream(args: argparse.Namespace) -> int:
+    from openresponses_runtime.streaming import StreamChecker
+
+    if args.file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(args.file).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.file}: {exc.strerror}") from None
+    checker = StreamChecker()
+    violations = checker.check_sse(data)
+    for violation in violations:
+        print(violation)
+    if violations:
+        print(f"{len(violations)} violations in {checker.events} events", file=sys.stderr)
+        return 1
+    counts = ", ".join(f"{kind} {n}" for kind, n in sorted(checker.counts.items()))
+    print(f"OK: {checker.events} events ({counts})")
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -22,9 +23,18 @@ class Problem:
     level: Level = Level.ERROR
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
+        where = f"{self.file or '<spec>'}:{self.line}"  # always file:line, 0 where no line exists
         prefix = "" if self.level is Level.ERROR else "warning: "
-        return f"{where}: {self.pointer or '/'}: {prefix}{self.message}"
+        message = self.message.replace("\r", "\\r").replace("\n", "\\n")  # one problem, one line
+        return f"{where}: {shown_pointer(self.pointer)}: {prefix}{message}"
+
+
+def shown_pointer(pointer: str) -> str:
+    """A JSON pointer as printed: whitespace, control characters and `%` percent-encoded, as in a
+    URI fragment (RFC 6901, section 6), so the pointer is one word and the report stays parseable."""
+    if not pointer:
+        return "/"
+    return re.sub(r"[\s%\x00-\x1f\x7f]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), pointer)
 
 
 class SpecError(Exception):

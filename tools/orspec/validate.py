@@ -5,11 +5,15 @@ Every check returns problems as values; nothing is raised, so one run reports ev
 
 from __future__ import annotations
 
+import json
+import re
+import reprlib
 from collections.abc import Iterator
 from typing import Any
 
 from jsonpointer import escape
 from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
+from openapi_spec_validator.validation.exceptions import ParameterDuplicateError, UnresolvableParameterError
 
 from .bundle import Bundle, SourceMap
 from .problems import Level, Problem
@@ -41,7 +45,18 @@ def walk(node: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
-    version = str(doc.get("openapi", ""))
+    """The document against the OpenAPI schema, then every schema object against its meta-schema.
+
+    openapi-spec-validator reports schema-object errors relative to the schema it was visiting,
+    which cannot be located; orspec checks schema objects itself, from their absolute pointers.
+    """
+    if "openapi" not in doc:
+        if "swagger" in doc:
+            yield sources.problem("/swagger", "this is a Swagger 2.0 document; orspec reads OpenAPI 3.1 (or 3.0)")
+        else:
+            yield sources.problem("", "missing required field 'openapi' (the OpenAPI version, e.g. 3.1.0)")
+        return
+    version = str(doc["openapi"])
     if version.startswith("3.1"):
         validator = OpenAPIV31SpecValidator(doc)
     elif version.startswith("3.0"):
@@ -50,13 +65,141 @@ def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         yield sources.problem("/openapi", f"unsupported OpenAPI version {version!r}; expected 3.1.x or 3.0.x")
         return
     try:
-        for error in validator.iter_errors():
+        structural = list(validator.schema_validator.iter_errors(doc))
+        for error in structural:
             pointer = "".join(f"/{escape(str(p))}" for p in error.path)
-            yield sources.problem(pointer, error.message)
+            yield sources.problem(pointer, _message(error))
+        yield from check_schema_objects(doc, sources, version.startswith("3.1"))
+        if structural:
+            return  # the keyword checks below assume a well-formed document
+        for error in validator.root_validator(validator.schema_path):
+            # Keep the operation-level findings; schema-level ones are reported above, located.
+            if isinstance(error, UnresolvableParameterError | ParameterDuplicateError):
+                yield sources.problem("/paths", error.message)
     except RecursionError:
         yield sources.problem("", "schemas are nested too deeply to validate")
     except Exception as exc:  # the validator can trip over input it was never meant to see
-        yield sources.problem("", f"OpenAPI validation stopped: {exc}")
+        yield sources.problem("", f"OpenAPI validation stopped: {type(exc).__name__}: {exc}")
+
+
+def _message(error: Any) -> str:
+    """A validation error's message, with the offending value shortened to fit on one line."""
+    message = " ".join(error.message.split())
+    if len(message) <= 200:
+        return message
+    full, short = repr(error.instance), reprlib.repr(error.instance)
+    return message.replace(full, short) if full in error.message else message[:200] + "…"
+
+
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+SCHEMA_ONES = (
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
+JSON_TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
+
+
+def schema_roots(doc: dict) -> Iterator[tuple[str, Any]]:
+    """(pointer, schema) of every top-level schema object: components, and `schema` fields elsewhere."""
+    components = doc.get("components")
+    schemas = components.get("schemas") if isinstance(components, dict) else None
+    if isinstance(schemas, dict):
+        for name, schema in schemas.items():
+            yield f"/components/schemas/{escape(name)}", schema
+    stack: list[tuple[str, Any]] = [(f"/{escape(k)}", v) for k, v in doc.items() if k != "components"]
+    if isinstance(components, dict):
+        stack += [(f"/components/{escape(k)}", v) for k, v in components.items() if k != "schemas"]
+    while stack:
+        at, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "schema" and isinstance(value, dict | bool):
+                    yield f"{at}/schema", value
+                elif key not in ("example", "examples", "default"):
+                    stack.append((f"{at}/{escape(key)}", value))
+        elif isinstance(node, list):
+            stack.extend((f"{at}/{i}", v) for i, v in enumerate(node))
+
+
+def subschemas(pointer: str, schema: Any) -> Iterator[tuple[str, dict]]:
+    """Every schema object inside `schema` (itself included), following only schema keywords."""
+    stack = [(pointer, schema)]
+    while stack:
+        at, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        yield at, node
+        for key in SCHEMA_ONES:
+            if key in node:
+                stack.append((f"{at}/{escape(key)}", node[key]))
+        for key in SCHEMA_LISTS:
+            if isinstance(node.get(key), list):
+                stack.extend((f"{at}/{key}/{i}", v) for i, v in enumerate(node[key]))
+        for key in SCHEMA_MAPS:
+            if isinstance(node.get(key), dict):
+                stack.extend((f"{at}/{escape(key)}/{escape(k)}", v) for k, v in node[key].items())
+
+
+def check_schema_objects(doc: dict, sources: SourceMap, v31: bool) -> Iterator[Problem]:
+    meta = _meta_validator(v31)
+    for root, schema in schema_roots(doc):
+        for error in meta.iter_errors(schema):
+            pointer = root + "".join(f"/{escape(str(p))}" for p in error.path)
+            if error.validator == "format" and error.path and error.path[-1] == "pattern":
+                continue  # check_schema_values says why the pattern does not compile
+            message = _message(error)
+            if error.path and error.path[-1] == "type" and error.validator == "anyOf":
+                message = f"{error.instance!r} is not a type; use one of {', '.join(JSON_TYPES)}"
+            yield sources.problem(pointer, message)
+        yield from check_schema_values(root, schema, sources)
+
+
+def _meta_validator(v31: bool) -> Any:
+    from jsonschema.validators import validator_for
+    from openapi_schema_validator import OAS30Validator, OAS31Validator, oas30_format_checker, oas31_format_checker
+
+    # The registry that holds the OpenAPI dialect's meta-schemas, as `check_schema` itself uses it.
+    from openapi_schema_validator._specifications import REGISTRY
+
+    cls, formats = (OAS31Validator, oas31_format_checker) if v31 else (OAS30Validator, oas30_format_checker)
+    return validator_for(cls.META_SCHEMA, default=cls)(cls.META_SCHEMA, format_checker=formats, registry=REGISTRY)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: `True` is not `1`, and `1.0` is `1`."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True) or (
+        type(a) in (int, float) and type(b) in (int, float) and a == b
+    )
+
+
+def check_schema_values(root: str, schema: Any, sources: SourceMap) -> Iterator[Problem]:
+    """Defaults that their own schema forbids, and patterns that are not regular expressions."""
+    for at, node in subschemas(root, schema):
+        enum = node.get("enum")
+        if enum == []:
+            yield sources.problem(f"{at}/enum", "enum is empty, so no value is valid; list at least one")
+        if "default" in node and isinstance(enum, list) and enum:
+            default = node["default"]
+            if not any(_same(default, v) for v in enum):
+                yield sources.problem(f"{at}/default", f"default {default!r} is not one of the enum values {enum!r}")
+        if "default" in node and "const" in node and not _same(node["default"], node["const"]):
+            yield sources.problem(f"{at}/default", f"default {node['default']!r} differs from const {node['const']!r}")
+        pattern = node.get("pattern")
+        if isinstance(pattern, str):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                yield sources.problem(f"{at}/pattern", f"pattern {pattern!r} is not a valid regular expression: {exc}")
 
 
 def check_refs(doc: dict, sources: SourceMap) -> Iterator[Problem]:
@@ -87,7 +230,8 @@ def resolve_pointer(doc: Any, pointer: str) -> Any:
 
 def check_operation_ids(doc: dict, sources: SourceMap) -> Iterator[Problem]:
     seen: dict[str, str] = {}
-    for path, item in (doc.get("paths") or {}).items():
+    paths = doc.get("paths")
+    for path, item in paths.items() if isinstance(paths, dict) else ():
         if not isinstance(item, dict):
             continue
         for method in HTTP_METHODS:
@@ -104,11 +248,12 @@ def tag_values(schema: Any, prop: str, doc: dict) -> list[Any] | None:
     schema = deref(schema, doc)
     if not isinstance(schema, dict):
         return None
-    for part in schema.get("allOf", []):
+    for part in schema.get("allOf") if isinstance(schema.get("allOf"), list) else ():
         found = tag_values(part, prop, doc)
         if found:
             return found
-    spec = deref((schema.get("properties") or {}).get(prop), doc)
+    properties = schema.get("properties")
+    spec = deref(properties.get(prop), doc) if isinstance(properties, dict) and isinstance(prop, str) else None
     if isinstance(spec, dict) and isinstance(spec.get("anyOf"), list):
         # A nullable tag (`anyOf: [{enum: [x]}, {type: null}]`) still fixes its one non-null value.
         members = [deref(m, doc) for m in spec["anyOf"] if m != {"type": "null"}]
@@ -140,6 +285,8 @@ def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         prop = node["discriminator"].get("propertyName")
         variants = node.get("oneOf") or node.get("anyOf") or []
         mapping = node["discriminator"].get("mapping") or {}
+        if not isinstance(prop, str) or not isinstance(variants, list) or not isinstance(mapping, dict):
+            continue  # the OpenAPI schema check reports the malformed discriminator
         for key, target in mapping.items():
             if not isinstance(target, str) or resolve_pointer(doc, target.removeprefix("#")) is _MISSING:
                 yield sources.problem(
@@ -154,12 +301,14 @@ def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         for i, variant in enumerate(variants):
             values = tag_values(variant, prop, doc)
             where = f"{at}/{'oneOf' if 'oneOf' in node else 'anyOf'}/{i}"
-            name = variant.get("$ref", "").removeprefix(SCHEMA_PREFIX) if isinstance(variant, dict) else ""
+            ref = variant.get("$ref") if isinstance(variant, dict) else None
+            name = ref.removeprefix(SCHEMA_PREFIX) if isinstance(ref, str) else ""
             if not values:
                 yield sources.problem(where, f"variant {name or i} has no fixed value for discriminator {prop!r}")
                 continue
             target = deref(variant, doc)
-            if isinstance(target, dict) and prop not in (target.get("required") or []):
+            required = target.get("required") if isinstance(target, dict) else None
+            if isinstance(required, list) and prop not in required:
                 yield sources.problem(
                     where,
                     f"variant {name or i} does not require discriminator {prop!r}; "
@@ -167,14 +316,17 @@ def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
                     level=Level.WARNING,
                 )
             for value in values:
-                if value in mapping and mapping[value] != variant.get("$ref"):
+                if isinstance(value, str) and value in mapping and mapping[value] != ref:
                     yield sources.problem(
                         where, f"discriminator value {value!r} of {name} is mapped to {mapping[value]!r}"
                     )
 
 
 def check_unused_schemas(doc: dict, sources: SourceMap) -> Iterator[Problem]:
-    schemas = (doc.get("components") or {}).get("schemas") or {}
+    components = doc.get("components")
+    schemas = components.get("schemas") if isinstance(components, dict) else None
+    if not isinstance(schemas, dict):
+        return
     used: set[str] = set()
     for at, node in walk(doc):
         if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith(SCHEMA_PREFIX):

@@ -7,7 +7,34 @@ class OpenResponsesModel(BaseModel):
     """A model that keeps fields it does not know, so vendor extensions round-trip unchanged.
 
     Open Responses lets providers add vendor-prefixed fields to core objects; clients must not
-    drop them. `populate_by_name` lets code use Python names where a JSON name is not one.
+    drop them. Fields whose JSON name is not a Python name (`acme:cache_hit`) get a Python name
+    and keep the JSON one as their alias: both validate, and dumps use the JSON name.
     """
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
+
+
+class UnknownType(OpenResponsesModel):
+    """A value whose `type` this version of the spec does not know; every field is kept.
+
+    Clients must ignore types they do not understand and send custom items back unchanged, so
+    these parse without error and dump back exactly as they came.
+    """
+
+    type: str
+
+
+class UnknownItem(UnknownType):
+    """An item of a type this spec does not define, such as another vendor's `zeta:thing`."""
+
+
+class UnknownContent(UnknownType):
+    """A content part of a type this spec does not define."""
+
+
+class UnknownTool(UnknownType):
+    """A tool of a type this spec does not define."""
+
+
+class UnknownEvent(UnknownType):
+    """A streaming event of a type this spec does not define."""

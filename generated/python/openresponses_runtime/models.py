@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
-from openresponses_runtime._base import OpenResponsesModel
 from pydantic import ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
+
+from openresponses_runtime._base import OpenResponsesModel, UnknownContent, UnknownEvent, UnknownItem, UnknownTool
 
 
 class InputTextContentParam(OpenResponsesModel):
@@ -370,71 +371,6 @@ class CompactionSummaryItemParam(OpenResponsesModel):
     """
 
 
-SystemMessageItemParamContent = TypeAliasType(
-    "SystemMessageItemParamContent", Annotated[InputTextContentParam, Field(discriminator="type")]
-)
-
-
-class SystemMessageItemParam(OpenResponsesModel):
-    id: str | None = None
-    """
-    Optional ID for this system message.
-    """
-    type: Literal["message"]
-    """
-    Discriminator for message items; set to `message`.
-    """
-    role: Literal["system"]
-    """
-    Fixed to `system`. Such a message sits inline in `input` and is separate from the top-level `instructions` request parameter.
-    """
-    content: list[SystemMessageItemParamContent] | Annotated[str, Field(max_length=10485760)]
-    """
-    System-level guidance for the model, as a string or a list of text parts.
-    """
-    status: str | None = None
-    """
-    Lifecycle state of the message if known; usually omitted on input.
-    """
-
-
-DeveloperMessageItemParamContent = TypeAliasType(
-    "DeveloperMessageItemParamContent", Annotated[InputTextContentParam, Field(discriminator="type")]
-)
-
-
-class DeveloperMessageItemParam(OpenResponsesModel):
-    id: str | None = None
-    """
-    Optional ID for this developer message.
-    """
-    type: Literal["message"]
-    """
-    Discriminator for message items; set to `message`.
-    """
-    role: Literal["developer"]
-    """
-    Fixed to `developer`. This role carries the application author's guidance and providers may weigh it differently from `system`.
-    """
-    content: list[DeveloperMessageItemParamContent] | Annotated[str, Field(max_length=10485760)]
-    """
-    Guidance from the application developer, as a string or a list of text parts.
-    """
-    status: str | None = None
-    """
-    Lifecycle state of the message if known; usually omitted on input.
-    """
-
-
-AssistantMessageItemParamContent = TypeAliasType(
-    "AssistantMessageItemParamContent",
-    Annotated[OutputTextContentParam | RefusalContentParam, Field(discriminator="type")],
-)
-"""
-One part of the model's reply, chosen by `type` (output text or refusal).
-"""
-
-
 class AssistantMessageItemParamPhase(StrEnum):
     """
     Whether this assistant turn was interim `commentary` (e.g. progress notes between tool calls) or the `final_answer`. Keep the value the server gave and resend it on replay, since models that rely on it may do worse without it.
@@ -442,33 +378,6 @@ class AssistantMessageItemParamPhase(StrEnum):
 
     commentary = "commentary"
     final_answer = "final_answer"
-
-
-class AssistantMessageItemParam(OpenResponsesModel):
-    id: str | None = None
-    """
-    ID of the assistant message when it is being replayed from a previous response; may be omitted for messages the client writes itself.
-    """
-    type: Literal["message"]
-    """
-    Discriminator for message items; set to `message`.
-    """
-    role: Literal["assistant"]
-    """
-    Fixed to `assistant`, marking text previously produced by the model.
-    """
-    content: list[AssistantMessageItemParamContent] | Annotated[str, Field(max_length=10485760)]
-    """
-    Earlier model output being fed back as context, either as a string or as a list of output-text and refusal parts.
-    """
-    phase: AssistantMessageItemParamPhase | None = None
-    """
-    Whether this assistant turn was interim `commentary` (e.g. progress notes between tool calls) or the `final_answer`. Keep the value the server gave and resend it on replay, since models that rely on it may do worse without it.
-    """
-    status: str | None = None
-    """
-    Lifecycle state copied from the original output item, if any.
-    """
 
 
 class FunctionCallItemStatus(StrEnum):
@@ -490,26 +399,6 @@ class MessageStatus(StrEnum):
     incomplete = "incomplete"
 
 
-MessageContent = TypeAliasType(
-    "MessageContent",
-    Annotated[
-        InputTextContent
-        | OutputTextContent
-        | TextContent
-        | SummaryTextContent
-        | ReasoningTextContent
-        | RefusalContent
-        | InputImageContent
-        | InputFileContent
-        | InputVideoContent,
-        Field(discriminator="type"),
-    ],
-)
-"""
-One part of the message, resolved by its `type` field.
-"""
-
-
 class MessagePhase(StrEnum):
     """
     Set only on `assistant` messages; tells interim `commentary` apart from the `final_answer`. Clients should keep it and send it back on replay.
@@ -517,37 +406,6 @@ class MessagePhase(StrEnum):
 
     commentary = "commentary"
     final_answer = "final_answer"
-
-
-class Message(OpenResponsesModel):
-    """
-    A conversation message from or to the model. The `role` tells user, assistant, system and developer messages apart, and `content` holds its ordered parts.
-    """
-
-    type: Literal["message"]
-    """
-    Discriminator for message items; always `message`.
-    """
-    id: str
-    """
-    Server-assigned identifier of this message, unique within the provider.
-    """
-    status: MessageStatus
-    """
-    Where the message is in its lifecycle; moves from `in_progress` to either `completed` or `incomplete`.
-    """
-    role: MessageRole
-    """
-    Who authored the message.
-    """
-    content: list[MessageContent]
-    """
-    Ordered parts making up the message; model output normally uses `output_text` or `refusal` parts.
-    """
-    phase: MessagePhase | None = None
-    """
-    Set only on `assistant` messages; tells interim `commentary` apart from the `final_answer`. Clients should keep it and send it back on replay.
-    """
 
 
 class FunctionCallStatus(StrEnum):
@@ -597,104 +455,6 @@ class FunctionCallOutputStatusEnum(StrEnum):
     incomplete = "incomplete"
 
 
-FunctionCallOutputOutput = TypeAliasType(
-    "FunctionCallOutputOutput",
-    Annotated[InputTextContent | InputImageContent | InputFileContent, Field(discriminator="type")],
-)
-"""
-One result part, picked by `type` (text, image or file).
-"""
-
-
-class FunctionCallOutput(OpenResponsesModel):
-    """
-    The result of a function call as recorded in the conversation, linked to its `function_call` by `call_id`.
-    """
-
-    type: Literal["function_call_output"]
-    """
-    Discriminator for function results; always `function_call_output`.
-    """
-    id: str
-    """
-    Server-assigned identifier of this result item.
-    """
-    call_id: str
-    """
-    The `call_id` of the `function_call` whose result this is.
-    """
-    output: str | list[FunctionCallOutputOutput]
-    status: FunctionCallOutputStatusEnum
-    """
-    Lifecycle state of the result item; normally `completed`.
-    """
-
-
-ReasoningBodyContent = TypeAliasType(
-    "ReasoningBodyContent",
-    Annotated[
-        InputTextContent
-        | OutputTextContent
-        | TextContent
-        | SummaryTextContent
-        | ReasoningTextContent
-        | RefusalContent
-        | InputImageContent
-        | InputFileContent,
-        Field(discriminator="type"),
-    ],
-)
-"""
-One part of the raw reasoning, resolved by its `type` field.
-"""
-
-
-ReasoningBodySummary = TypeAliasType(
-    "ReasoningBodySummary",
-    Annotated[
-        InputTextContent
-        | OutputTextContent
-        | TextContent
-        | SummaryTextContent
-        | ReasoningTextContent
-        | RefusalContent
-        | InputImageContent
-        | InputFileContent,
-        Field(discriminator="type"),
-    ],
-)
-"""
-One part of the reasoning summary, resolved by its `type` field.
-"""
-
-
-class ReasoningBody(OpenResponsesModel):
-    """
-    The model's reasoning for this turn, exposed as a summary, optional raw content and/or an encrypted blob, depending on what the provider allows.
-    """
-
-    type: Literal["reasoning"]
-    """
-    Discriminator for reasoning items; always `reasoning`.
-    """
-    id: str
-    """
-    Server-assigned identifier of this reasoning item.
-    """
-    content: list[ReasoningBodyContent] | None = None
-    """
-    Raw reasoning trace, if the provider chooses to expose it; often omitted.
-    """
-    summary: list[ReasoningBodySummary]
-    """
-    Condensed account of the reasoning suitable for showing to users; may be empty when no summary was requested or produced.
-    """
-    encrypted_content: str | None = None
-    """
-    Opaque, provider-encrypted reasoning state. Present only when requested; clients must pass it back unchanged in later `input` to carry reasoning across turns.
-    """
-
-
 class CompactionBody(OpenResponsesModel):
     """
     Output item that replaces a stretch of prior conversation with a compressed, encrypted summary, produced when the provider compacts context.
@@ -718,17 +478,6 @@ class CompactionBody(OpenResponsesModel):
     """
 
 
-ItemField = TypeAliasType(
-    "ItemField",
-    Annotated[
-        Message | FunctionCall | FunctionCallOutput | ReasoningBody | CompactionBody, Field(discriminator="type")
-    ],
-)
-"""
-Any item that can appear in a response's output or conversation history, selected by its `type` field.
-"""
-
-
 class EmptyModelParam(OpenResponsesModel):
     pass
 
@@ -739,9 +488,6 @@ class FunctionToolParam(OpenResponsesModel):
     parameters: EmptyModelParam | None = None
     strict: bool | None = None
     type: Literal["function"]
-
-
-ResponsesToolParam = TypeAliasType("ResponsesToolParam", Annotated[FunctionToolParam, Field(discriminator="type")])
 
 
 class SpecificFunctionParam(OpenResponsesModel):
@@ -779,27 +525,6 @@ class AllowedToolsParam(OpenResponsesModel):
     """
 
 
-def _tool_choice_param_tag(value: Any) -> str | None:
-    """Which member of `ToolChoiceParam` a value is."""
-    if isinstance(value, str):
-        return "str"
-    get = value.get if isinstance(value, dict) else lambda key, default=None: getattr(value, key, default)
-    tag = get("type")
-    return tag
-
-
-ToolChoiceParam = TypeAliasType(
-    "ToolChoiceParam",
-    Annotated[
-        Union[
-            Annotated[SpecificToolChoiceParam, Tag("function")],
-            Annotated[AllowedToolsParam, Tag("allowed_tools")],
-            Annotated[ToolChoiceValueEnum, Tag("str")],
-        ],
-        Discriminator(_tool_choice_param_tag),
-    ],
-)
-
 """
 Controls tool use for this request: a string mode (`none`, `auto` or `required`), an object `{"type": "function", "name": ...}` forcing one specific function, or an `allowed_tools` object restricting calls to a subset without changing the `tools` list. When omitted the server behaves as `auto`.
 """
@@ -830,12 +555,6 @@ class FunctionTool(OpenResponsesModel):
     """
     Whether argument generation is strictly constrained to `parameters`; `null` when the provider did not specify.
     """
-
-
-Tool = TypeAliasType("Tool", Annotated[FunctionTool, Field(discriminator="type")])
-"""
-A tool available to the model in this response, identified by its `type`. The core spec defines `function`; providers may add their own prefixed tool types.
-"""
 
 
 class FunctionToolChoice(OpenResponsesModel):
@@ -985,27 +704,6 @@ class JsonSchemaResponseFormatParam(OpenResponsesModel):
     """
 
 
-def _text_format_param_tag(value: Any) -> str | None:
-    """Which member of `TextFormatParam` a value is."""
-    get = value.get if isinstance(value, dict) else lambda key, default=None: getattr(value, key, default)
-    tag = get("type")
-    if tag is None:
-        return "json_schema"
-    return tag
-
-
-TextFormatParam = TypeAliasType(
-    "TextFormatParam",
-    Annotated[
-        Union[
-            Annotated[TextResponseFormat, Tag("text")],
-            Annotated[JsonSchemaResponseFormatParam, Tag("json_schema")],
-        ],
-        Discriminator(_text_format_param_tag),
-    ],
-)
-
-
 class IncompleteDetails(OpenResponsesModel):
     """
     Explains why a response stopped early; set only when `status` is `incomplete`.
@@ -1063,239 +761,6 @@ class Usage(OpenResponsesModel):
     output_tokens_details: OutputTokensDetails
     """
     Breakdown of `output_tokens`, currently the share used for reasoning.
-    """
-
-
-class CompactResource(OpenResponsesModel):
-    id: str
-    """
-    Server-assigned identifier of this compaction result.
-    """
-    object: Literal["response.compaction"]
-    """
-    Object kind marker; always `response.compaction`.
-    """
-    output: list[ItemField]
-    """
-    The shortened conversation as output items, typically recent messages plus an opaque `compaction` item holding encrypted state; pass these as `input` of the next request in place of the full history.
-    """
-    created_at: int
-    """
-    When the compaction was produced, as a Unix timestamp in seconds.
-    """
-    usage: Usage
-    """
-    Tokens consumed by the compaction request itself, with cached and reasoning token breakdowns.
-    """
-
-
-class ResponseOutputItemAddedStreamingEvent(OpenResponsesModel):
-    """
-    Opens a new output item. It is always the first event for an item, and every later event about that item refers back to it through `item_id` and `output_index`.
-    """
-
-    type: Literal["response.output_item.added"]
-    """
-    Event discriminator, fixed at `response.output_item.added`. Over SSE the `event:` line carries the same value.
-    """
-    sequence_number: int
-    """
-    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
-    """
-    output_index: int
-    """
-    Zero-based position the new item takes in the response's `output` array.
-    """
-    item: ItemField | None
-    """
-    The new item in its initial `in_progress` form, filled in as far as is known so far (for example `role` for a message, `name` for a function call); streamable content such as `content` or `arguments` starts empty.
-    """
-
-
-class ResponseOutputItemDoneStreamingEvent(OpenResponsesModel):
-    """
-    Closes an output item after all of its content and argument events. No further events refer to the item afterwards.
-    """
-
-    type: Literal["response.output_item.done"]
-    """
-    Event discriminator, fixed at `response.output_item.done`. Over SSE the `event:` line carries the same value.
-    """
-    sequence_number: int
-    """
-    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
-    """
-    output_index: int
-    """
-    Zero-based position of the finished item in the response's `output` array, the same value sent in `response.output_item.added`.
-    """
-    item: ItemField | None
-    """
-    The finished item with all accumulated content and a terminal `status` (`completed` or `incomplete`). Clients can use it to replace whatever they assembled from deltas.
-    """
-
-
-class ResponseReasoningSummaryPartAddedStreamingEvent(OpenResponsesModel):
-    """
-    Opens a new part in a reasoning item's `summary` array. Summary text deltas for this `summary_index` follow, and a matching `response.reasoning_summary_part.done` closes it.
-    """
-
-    type: Literal["response.reasoning_summary_part.added"]
-    """
-    Event discriminator, fixed at `response.reasoning_summary_part.added`. Over SSE the `event:` line carries the same value.
-    """
-    sequence_number: int
-    """
-    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
-    """
-    item_id: str
-    """
-    `id` of the reasoning item that gains the new summary part.
-    """
-    output_index: int
-    """
-    Zero-based position of the reasoning item in the response's `output` array.
-    """
-    summary_index: int
-    """
-    Zero-based position the new part takes in the reasoning item's `summary` array.
-    """
-    part: Annotated[
-        InputTextContent
-        | OutputTextContent
-        | TextContent
-        | SummaryTextContent
-        | ReasoningTextContent
-        | RefusalContent
-        | InputImageContent
-        | InputFileContent,
-        Field(discriminator="type"),
-    ]
-    """
-    The new summary part in its initial state, normally a `summary_text` part whose `text` is still empty. One of the content part shapes, selected by its `type` field.
-    """
-
-
-class ResponseReasoningSummaryPartDoneStreamingEvent(OpenResponsesModel):
-    """
-    Closes a reasoning summary part, after `response.reasoning_summary_text.done` for the same `summary_index`.
-    """
-
-    type: Literal["response.reasoning_summary_part.done"]
-    """
-    Event discriminator, fixed at `response.reasoning_summary_part.done`. Over SSE the `event:` line carries the same value.
-    """
-    sequence_number: int
-    """
-    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
-    """
-    item_id: str
-    """
-    `id` of the reasoning item that owns the finished summary part.
-    """
-    output_index: int
-    """
-    Zero-based position of the reasoning item in the response's `output` array.
-    """
-    summary_index: int
-    """
-    Zero-based position of the finished part in the reasoning item's `summary` array.
-    """
-    part: Annotated[
-        InputTextContent
-        | OutputTextContent
-        | TextContent
-        | SummaryTextContent
-        | ReasoningTextContent
-        | RefusalContent
-        | InputImageContent
-        | InputFileContent,
-        Field(discriminator="type"),
-    ]
-    """
-    The finished summary part holding its complete text. One of the content part shapes, selected by its `type` field.
-    """
-
-
-class ResponseContentPartAddedStreamingEvent(OpenResponsesModel):
-    """
-    Opens a new content part inside an output item, such as an `output_text` or `refusal` part of a message. Deltas for this `content_index` follow, ending with `response.content_part.done`.
-    """
-
-    type: Literal["response.content_part.added"]
-    """
-    Event discriminator, fixed at `response.content_part.added`. Over SSE the `event:` line carries the same value.
-    """
-    sequence_number: int
-    """
-    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
-    """
-    item_id: str
-    """
-    `id` of the output item that gains the new content part.
-    """
-    output_index: int
-    """
-    Zero-based position of the affected item in the response's `output` array.
-    """
-    content_index: int
-    """
-    Zero-based position the new part takes in the item's `content` array.
-    """
-    part: Annotated[
-        InputTextContent
-        | OutputTextContent
-        | TextContent
-        | SummaryTextContent
-        | ReasoningTextContent
-        | RefusalContent
-        | InputImageContent
-        | InputFileContent,
-        Field(discriminator="type"),
-    ]
-    """
-    The new content part in its initial state, typically with empty text and no annotations. One of the content part shapes, selected by its `type` field.
-    """
-
-
-class ResponseContentPartDoneStreamingEvent(OpenResponsesModel):
-    """
-    Closes a content part once its text has been fully streamed and its own `.done` event has been sent.
-    """
-
-    type: Literal["response.content_part.done"]
-    """
-    Event discriminator, fixed at `response.content_part.done`. Over SSE the `event:` line carries the same value.
-    """
-    sequence_number: int
-    """
-    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
-    """
-    item_id: str
-    """
-    `id` of the output item that owns the finished content part.
-    """
-    output_index: int
-    """
-    Zero-based position of the affected item in the response's `output` array.
-    """
-    content_index: int
-    """
-    Zero-based position of the finished part in the item's `content` array.
-    """
-    part: Annotated[
-        InputTextContent
-        | OutputTextContent
-        | TextContent
-        | SummaryTextContent
-        | ReasoningTextContent
-        | RefusalContent
-        | InputImageContent
-        | InputFileContent,
-        Field(discriminator="type"),
-    ]
-    """
-    The finished content part with its complete text and any annotations. One of the content part shapes, selected by its `type` field.
     """
 
 
@@ -1747,26 +1212,298 @@ class ErrorPayload(OpenResponsesModel):
     """
 
 
-def _response_resource_tool_choice_tag(value: Any) -> str | None:
-    """Which member of `ResponseResourceToolChoice` a value is."""
-    if isinstance(value, str):
-        return "str"
-    get = value.get if isinstance(value, dict) else lambda key, default=None: getattr(value, key, default)
-    tag = get("type")
-    return tag
+class AcmeWebSearchCall(OpenResponsesModel):
+    """
+    A search Acme ran for the model.
+    """
+
+    type: Literal["acme:web_search_call"]
+    id: str
+    """
+    Identifier of the search call.
+    """
+    status: MessageStatus
+    query: str
+    """
+    What was searched for.
+    """
+    results: list[str] | None = None
+    """
+    Addresses of the pages found.
+    """
 
 
-ResponseResourceToolChoice = TypeAliasType(
-    "ResponseResourceToolChoice",
-    Annotated[
-        Union[
-            Annotated[FunctionToolChoice, Tag("function")],
-            Annotated[AllowedToolChoice, Tag("allowed_tools")],
-            Annotated[ToolChoiceValueEnum, Tag("str")],
-        ],
-        Discriminator(_response_resource_tool_choice_tag),
-    ],
-)
+class AcmeSearchTool(OpenResponsesModel):
+    """
+    Enables Acme's search for this response.
+    """
+
+    type: Literal["acme:search"]
+    max_results: Annotated[int | None, Field(ge=1)] = 5
+    """
+    Upper bound on results per search.
+    """
+
+
+class AcmeSearchProgressEvent(OpenResponsesModel):
+    """
+    How far a running search has got.
+    """
+
+    type: Literal["acme:response.search.progress"]
+    sequence_number: int
+    """
+    Position of this event in the stream.
+    """
+    item_id: str
+    """
+    The search call this reports on.
+    """
+    output_index: int
+    """
+    Index of the search call in `output`.
+    """
+    pages_read: int
+    """
+    Pages read so far.
+    """
+
+
+class AcmeAudioClipContent(OpenResponsesModel):
+    """
+    A short audio clip inside an assistant message.
+    """
+
+    type: Literal["acme:audio_clip"]
+    audio_url: str
+    """
+    A `data:` or https URL of the clip.
+    """
+    transcript: str | None = None
+    """
+    Text of the clip
+    """
+
+
+class AnthropicMcpToolUse(OpenResponsesModel):
+    """
+    A call the provider made to a tool on a remote MCP server. Unlike a function call, the client does not run it; the matching result follows as an `anthropic:mcp_tool_result`.
+    """
+
+    type: Literal["anthropic:mcp_tool_use"]
+    id: str
+    """
+    Identifier of this call; the result refers to it in `tool_use_id`.
+    """
+    status: MessageStatus
+    name: str
+    """
+    Name of the MCP tool that was called.
+    """
+    server_name: str
+    """
+    Name of the MCP server, as given in the request's `anthropic:mcp_servers`.
+    """
+    input: dict[str, Any]
+    """
+    Arguments passed to the tool, as a JSON object.
+    """
+
+
+class AnthropicMcpToolResult(OpenResponsesModel):
+    """
+    What an MCP tool returned to the provider.
+    """
+
+    type: Literal["anthropic:mcp_tool_result"]
+    id: str
+    """
+    Identifier of this result item.
+    """
+    status: MessageStatus
+    tool_use_id: str
+    """
+    The `id` of the `anthropic:mcp_tool_use` item this answers.
+    """
+    is_error: bool | None = False
+    """
+    Whether the tool reported a failure; the content then explains it.
+    """
+    content: list[TextContent]
+    """
+    The tool's output as text parts.
+    """
+
+
+class AnthropicMcpToolConfiguration(OpenResponsesModel):
+    """
+    Which of the server's tools the model may use.
+    """
+
+    enabled: bool | None = True
+    """
+    Whether the server's tools are offered at all.
+    """
+    allowed_tools: list[str] | None = None
+    """
+    Only these tools, by name; `null` allows every tool the server lists.
+    """
+
+
+class OpenaiWebSearchCallStatus(StrEnum):
+    """
+    Progress of a web search call.
+    """
+
+    in_progress = "in_progress"
+    searching = "searching"
+    completed = "completed"
+    failed = "failed"
+
+
+class OpenaiWebSearchSource(OpenResponsesModel):
+    """
+    One page a search returned.
+    """
+
+    type: Literal["url"]
+    url: str
+    """
+    Address of the page.
+    """
+
+
+class OpenaiWebSearchActionOpenPage(OpenResponsesModel):
+    """
+    A page the model opened from the results.
+    """
+
+    type: Literal["open_page"]
+    url: str
+    """
+    Address of the opened page.
+    """
+
+
+class OpenaiWebSearchActionFind(OpenResponsesModel):
+    """
+    A search for a pattern within an opened page.
+    """
+
+    type: Literal["find"]
+    url: str
+    """
+    Page that was searched.
+    """
+    pattern: str
+    """
+    Text the model looked for.
+    """
+
+
+class OpenaiWebSearchToolSearchContextSize(StrEnum):
+    """
+    How much retrieved text goes into the model's context; more costs more tokens.
+    """
+
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+
+class OpenaiWebSearchUserLocation(OpenResponsesModel):
+    """
+    An approximate location given as free-text fields.
+    """
+
+    type: Literal["approximate"]
+    city: str | None = None
+    """
+    City name
+    """
+    region: str | None = None
+    """
+    Region or state.
+    """
+    country: str | None = None
+    """
+    Two-letter ISO country code.
+    """
+    timezone: str | None = None
+    """
+    IANA time zone
+    """
+
+
+class OpenaiWebSearchFilters(OpenResponsesModel):
+    """
+    Limits on which sites the search may return.
+    """
+
+    allowed_domains: list[str] | None = None
+    """
+    Only results from these domains (and their subdomains) are used.
+    """
+
+
+class OpenaiWebSearchCallInProgressEvent(OpenResponsesModel):
+    """
+    A web search call item has started.
+    """
+
+    type: Literal["openai:response.web_search_call.in_progress"]
+    sequence_number: int
+    """
+    Position of this event in the stream.
+    """
+    output_index: int
+    """
+    Index of the search call in `output`.
+    """
+    item_id: str
+    """
+    Identifier of the search call item.
+    """
+
+
+class OpenaiWebSearchCallSearchingEvent(OpenResponsesModel):
+    """
+    The search call is querying the search engine.
+    """
+
+    type: Literal["openai:response.web_search_call.searching"]
+    sequence_number: int
+    """
+    Position of this event in the stream.
+    """
+    output_index: int
+    """
+    Index of the search call in `output`.
+    """
+    item_id: str
+    """
+    Identifier of the search call item.
+    """
+
+
+class OpenaiWebSearchCallCompletedEvent(OpenResponsesModel):
+    """
+    The search call has finished; its results are in the model's context.
+    """
+
+    type: Literal["openai:response.web_search_call.completed"]
+    sequence_number: int
+    """
+    Position of this event in the stream.
+    """
+    output_index: int
+    """
+    Index of the search call in `output`.
+    """
+    item_id: str
+    """
+    Identifier of the search call item.
+    """
 
 
 class InputImageContentParamAutoParam(OpenResponsesModel):
@@ -1788,37 +1525,76 @@ class InputImageContentParamAutoParam(OpenResponsesModel):
     """
 
 
-UserMessageItemParamContent = TypeAliasType(
-    "UserMessageItemParamContent",
-    Annotated[
-        InputTextContentParam | InputImageContentParamAutoParam | InputFileContentParam, Field(discriminator="type")
-    ],
-)
-"""
-One user-supplied part, selected by its `type` (text, image or file).
-"""
-
-
-class UserMessageItemParam(OpenResponsesModel):
+class SystemMessageItemParam(OpenResponsesModel):
     id: str | None = None
     """
-    Optional ID for this user message, e.g. when replaying one the server returned.
+    Optional ID for this system message.
     """
     type: Literal["message"]
     """
     Discriminator for message items; set to `message`.
     """
-    role: Literal["user"]
+    role: Literal["system"]
     """
-    Identifies the author as the end user; fixed to `user`, which is what distinguishes this schema from the other message params.
+    Fixed to `system`. Such a message sits inline in `input` and is separate from the top-level `instructions` request parameter.
     """
-    content: list[UserMessageItemParamContent] | Annotated[str, Field(max_length=10485760)]
+    content: list[SystemMessageItemParamContentPart] | Annotated[str, Field(max_length=10485760)]
     """
-    What the user said, either as a plain string or as a list of typed parts that can mix text, images and files.
+    System-level guidance for the model, as a string or a list of text parts.
     """
     status: str | None = None
     """
-    Lifecycle state carried over when the message is replayed from earlier output; clients normally leave it unset.
+    Lifecycle state of the message if known; usually omitted on input.
+    """
+
+
+class DeveloperMessageItemParam(OpenResponsesModel):
+    id: str | None = None
+    """
+    Optional ID for this developer message.
+    """
+    type: Literal["message"]
+    """
+    Discriminator for message items; set to `message`.
+    """
+    role: Literal["developer"]
+    """
+    Fixed to `developer`. This role carries the application author's guidance and providers may weigh it differently from `system`.
+    """
+    content: list[SystemMessageItemParamContentPart] | Annotated[str, Field(max_length=10485760)]
+    """
+    Guidance from the application developer, as a string or a list of text parts.
+    """
+    status: str | None = None
+    """
+    Lifecycle state of the message if known; usually omitted on input.
+    """
+
+
+class AssistantMessageItemParam(OpenResponsesModel):
+    id: str | None = None
+    """
+    ID of the assistant message when it is being replayed from a previous response; may be omitted for messages the client writes itself.
+    """
+    type: Literal["message"]
+    """
+    Discriminator for message items; set to `message`.
+    """
+    role: Literal["assistant"]
+    """
+    Fixed to `assistant`, marking text previously produced by the model.
+    """
+    content: list[AssistantMessageItemParamContentPart] | Annotated[str, Field(max_length=10485760)]
+    """
+    Earlier model output being fed back as context, either as a string or as a list of output-text and refusal parts.
+    """
+    phase: AssistantMessageItemParamPhase | None = None
+    """
+    Whether this assistant turn was interim `commentary` (e.g. progress notes between tool calls) or the `final_answer`. Keep the value the server gave and resend it on replay, since models that rely on it may do worse without it.
+    """
+    status: str | None = None
+    """
+    Lifecycle state copied from the original output item, if any.
     """
 
 
@@ -1849,16 +1625,320 @@ class FunctionCallItemParam(OpenResponsesModel):
     """
 
 
-FunctionCallOutputItemParamOutput = TypeAliasType(
-    "FunctionCallOutputItemParamOutput",
-    Annotated[
-        InputTextContentParam | InputImageContentParamAutoParam | InputFileContentParam | InputVideoContent,
-        Field(discriminator="type"),
-    ],
-)
-"""
-One result part, picked by `type` (text, image, file or video).
-"""
+class Message(OpenResponsesModel):
+    """
+    A conversation message from or to the model. The `role` tells user, assistant, system and developer messages apart, and `content` holds its ordered parts.
+    """
+
+    type: Literal["message"]
+    """
+    Discriminator for message items; always `message`.
+    """
+    id: str
+    """
+    Server-assigned identifier of this message, unique within the provider.
+    """
+    status: MessageStatus
+    """
+    Where the message is in its lifecycle; moves from `in_progress` to either `completed` or `incomplete`.
+    """
+    role: MessageRole
+    """
+    Who authored the message.
+    """
+    content: list[MessageContentPart]
+    """
+    Ordered parts making up the message; model output normally uses `output_text` or `refusal` parts.
+    """
+    phase: MessagePhase | None = None
+    """
+    Set only on `assistant` messages; tells interim `commentary` apart from the `final_answer`. Clients should keep it and send it back on replay.
+    """
+
+
+class FunctionCallOutput(OpenResponsesModel):
+    """
+    The result of a function call as recorded in the conversation, linked to its `function_call` by `call_id`.
+    """
+
+    type: Literal["function_call_output"]
+    """
+    Discriminator for function results; always `function_call_output`.
+    """
+    id: str
+    """
+    Server-assigned identifier of this result item.
+    """
+    call_id: str
+    """
+    The `call_id` of the `function_call` whose result this is.
+    """
+    output: str | list[FunctionCallOutputOutputPart]
+    status: FunctionCallOutputStatusEnum
+    """
+    Lifecycle state of the result item; normally `completed`.
+    """
+
+
+class ReasoningBody(OpenResponsesModel):
+    """
+    The model's reasoning for this turn, exposed as a summary, optional raw content and/or an encrypted blob, depending on what the provider allows.
+    """
+
+    type: Literal["reasoning"]
+    """
+    Discriminator for reasoning items; always `reasoning`.
+    """
+    id: str
+    """
+    Server-assigned identifier of this reasoning item.
+    """
+    content: list[ReasoningBodyContentPart] | None = None
+    """
+    Raw reasoning trace, if the provider chooses to expose it; often omitted.
+    """
+    summary: list[ReasoningBodyContentPart]
+    """
+    Condensed account of the reasoning suitable for showing to users; may be empty when no summary was requested or produced.
+    """
+    encrypted_content: str | None = None
+    """
+    Opaque, provider-encrypted reasoning state. Present only when requested; clients must pass it back unchanged in later `input` to carry reasoning across turns.
+    """
+
+
+class TextParam(OpenResponsesModel):
+    format: TextFormatParam | None = None
+    """
+    Shape of the model's text output: `{"type": "text"}` for free-form text (the default) or a `json_schema` object to force output matching a JSON Schema. `null` behaves like plain text.
+    """
+    verbosity: VerbosityEnum | None = None
+    """
+    Hint for how long and detailed the final answer should be (`low`, `medium` or `high`); it steers length but is not a hard token limit.
+    """
+
+
+class ResponseReasoningSummaryPartAddedStreamingEvent(OpenResponsesModel):
+    """
+    Opens a new part in a reasoning item's `summary` array. Summary text deltas for this `summary_index` follow, and a matching `response.reasoning_summary_part.done` closes it.
+    """
+
+    type: Literal["response.reasoning_summary_part.added"]
+    """
+    Event discriminator, fixed at `response.reasoning_summary_part.added`. Over SSE the `event:` line carries the same value.
+    """
+    sequence_number: int
+    """
+    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
+    """
+    item_id: str
+    """
+    `id` of the reasoning item that gains the new summary part.
+    """
+    output_index: int
+    """
+    Zero-based position of the reasoning item in the response's `output` array.
+    """
+    summary_index: int
+    """
+    Zero-based position the new part takes in the reasoning item's `summary` array.
+    """
+    part: ReasoningBodyContentPart
+    """
+    The new summary part in its initial state, normally a `summary_text` part whose `text` is still empty. One of the content part shapes, selected by its `type` field.
+    """
+
+
+class ResponseReasoningSummaryPartDoneStreamingEvent(OpenResponsesModel):
+    """
+    Closes a reasoning summary part, after `response.reasoning_summary_text.done` for the same `summary_index`.
+    """
+
+    type: Literal["response.reasoning_summary_part.done"]
+    """
+    Event discriminator, fixed at `response.reasoning_summary_part.done`. Over SSE the `event:` line carries the same value.
+    """
+    sequence_number: int
+    """
+    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
+    """
+    item_id: str
+    """
+    `id` of the reasoning item that owns the finished summary part.
+    """
+    output_index: int
+    """
+    Zero-based position of the reasoning item in the response's `output` array.
+    """
+    summary_index: int
+    """
+    Zero-based position of the finished part in the reasoning item's `summary` array.
+    """
+    part: ReasoningBodyContentPart
+    """
+    The finished summary part holding its complete text. One of the content part shapes, selected by its `type` field.
+    """
+
+
+class ResponseContentPartAddedStreamingEvent(OpenResponsesModel):
+    """
+    Opens a new content part inside an output item, such as an `output_text` or `refusal` part of a message. Deltas for this `content_index` follow, ending with `response.content_part.done`.
+    """
+
+    type: Literal["response.content_part.added"]
+    """
+    Event discriminator, fixed at `response.content_part.added`. Over SSE the `event:` line carries the same value.
+    """
+    sequence_number: int
+    """
+    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
+    """
+    item_id: str
+    """
+    `id` of the output item that gains the new content part.
+    """
+    output_index: int
+    """
+    Zero-based position of the affected item in the response's `output` array.
+    """
+    content_index: int
+    """
+    Zero-based position the new part takes in the item's `content` array.
+    """
+    part: ReasoningBodyContentPart
+    """
+    The new content part in its initial state, typically with empty text and no annotations. One of the content part shapes, selected by its `type` field.
+    """
+
+
+class ResponseContentPartDoneStreamingEvent(OpenResponsesModel):
+    """
+    Closes a content part once its text has been fully streamed and its own `.done` event has been sent.
+    """
+
+    type: Literal["response.content_part.done"]
+    """
+    Event discriminator, fixed at `response.content_part.done`. Over SSE the `event:` line carries the same value.
+    """
+    sequence_number: int
+    """
+    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
+    """
+    item_id: str
+    """
+    `id` of the output item that owns the finished content part.
+    """
+    output_index: int
+    """
+    Zero-based position of the affected item in the response's `output` array.
+    """
+    content_index: int
+    """
+    Zero-based position of the finished part in the item's `content` array.
+    """
+    part: ReasoningBodyContentPart
+    """
+    The finished content part with its complete text and any annotations. One of the content part shapes, selected by its `type` field.
+    """
+
+
+class ErrorStreamingEvent(OpenResponsesModel):
+    """
+    Reports an error that occurred during streaming. If the response cannot continue, a `response.failed` event follows.
+    """
+
+    type: Literal["error"]
+    """
+    Event discriminator, fixed at `error`. Over SSE the `event:` line carries the same value.
+    """
+    sequence_number: int
+    """
+    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
+    """
+    error: ErrorPayload
+    """
+    Details of the problem: its `type`, a machine-readable `code`, the related request `param` if any, and a human-readable `message`.
+    """
+
+
+class AnthropicMcpServer(OpenResponsesModel):
+    """
+    A remote MCP server the provider may call during the response.
+    """
+
+    type: Literal["url"]
+    url: str
+    """
+    Address of the server's streamable HTTP or SSE endpoint.
+    """
+    name: str
+    """
+    Label used in `server_name` of the calls.
+    """
+    authorization_token: str | None = None
+    """
+    OAuth bearer token sent to the server, if it needs one.
+    """
+    tool_configuration: AnthropicMcpToolConfiguration | None = None
+
+
+class OpenaiWebSearchActionSearch(OpenResponsesModel):
+    """
+    A query sent to the search engine.
+    """
+
+    type: Literal["search"]
+    query: str
+    """
+    The query text the model chose.
+    """
+    sources: list[OpenaiWebSearchSource] | None = None
+    """
+    Pages the search returned, when the request asked to include them.
+    """
+
+
+class OpenaiWebSearchTool(OpenResponsesModel):
+    """
+    Lets the model search the web during the response; the provider runs the searches.
+    """
+
+    type: Literal["openai:web_search"]
+    """
+    Always `openai:web_search`.
+    """
+    search_context_size: OpenaiWebSearchToolSearchContextSize | None = "medium"
+    """
+    How much retrieved text goes into the model's context; more costs more tokens.
+    """
+    user_location: Annotated[OpenaiWebSearchUserLocation | None, Field(discriminator="type")] = None
+    """
+    Approximate place of the user, to make results local.
+    """
+    filters: OpenaiWebSearchFilters | None = None
+
+
+class UserMessageItemParam(OpenResponsesModel):
+    id: str | None = None
+    """
+    Optional ID for this user message, e.g. when replaying one the server returned.
+    """
+    type: Literal["message"]
+    """
+    Discriminator for message items; set to `message`.
+    """
+    role: Literal["user"]
+    """
+    Identifies the author as the end user; fixed to `user`, which is what distinguishes this schema from the other message params.
+    """
+    content: list[UserMessageItemParamContentPart] | Annotated[str, Field(max_length=10485760)]
+    """
+    What the user said, either as a plain string or as a list of typed parts that can mix text, images and files.
+    """
+    status: str | None = None
+    """
+    Lifecycle state carried over when the message is replayed from earlier output; clients normally leave it unset.
+    """
 
 
 class FunctionCallOutputItemParam(OpenResponsesModel):
@@ -1878,7 +1958,7 @@ class FunctionCallOutputItemParam(OpenResponsesModel):
     """
     Discriminator for function results; set to `function_call_output`.
     """
-    output: Annotated[str, Field(max_length=10485760)] | list[FunctionCallOutputItemParamOutput]
+    output: Annotated[str, Field(max_length=10485760)] | list[FunctionCallOutputItemParamOutputPart]
     """
     What the function returned, given either as text (often JSON) or as a list of content parts.
     """
@@ -1888,45 +1968,43 @@ class FunctionCallOutputItemParam(OpenResponsesModel):
     """
 
 
-def _item_param_tag(value: Any) -> str | None:
-    """Which member of `ItemParam` a value is."""
-    get = value.get if isinstance(value, dict) else lambda key, default=None: getattr(value, key, default)
-    tag = get("type")
-    if tag is None:
-        return "item_reference"
-    if tag in ("message",):
-        return f"{tag}:{get('role')}"
-    return tag
+"""
+A tool available to the model in this response, identified by its `type`. The core spec defines `function`; providers may add their own prefixed tool types.
+"""
 
 
-ItemParam = TypeAliasType(
-    "ItemParam",
+OpenaiWebSearchAction = TypeAliasType(
+    "OpenaiWebSearchAction",
     Annotated[
-        Union[
-            Annotated[ItemReferenceParam, Tag("item_reference")],
-            Annotated[ReasoningItemParam, Tag("reasoning")],
-            Annotated[CompactionSummaryItemParam, Tag("compaction")],
-            Annotated[UserMessageItemParam, Tag("message:user")],
-            Annotated[SystemMessageItemParam, Tag("message:system")],
-            Annotated[DeveloperMessageItemParam, Tag("message:developer")],
-            Annotated[AssistantMessageItemParam, Tag("message:assistant")],
-            Annotated[FunctionCallItemParam, Tag("function_call")],
-            Annotated[FunctionCallOutputItemParam, Tag("function_call_output")],
-        ],
-        Discriminator(_item_param_tag),
+        OpenaiWebSearchActionSearch | OpenaiWebSearchActionOpenPage | OpenaiWebSearchActionFind,
+        Field(discriminator="type"),
     ],
 )
+"""
+What the search did, told apart by `type`.
+"""
 
 
-class TextParam(OpenResponsesModel):
-    format: TextFormatParam | None = None
+class OpenaiWebSearchCall(OpenResponsesModel):
     """
-    Shape of the model's text output: `{"type": "text"}` for free-form text (the default) or a `json_schema` object to force output matching a JSON Schema. `null` behaves like plain text.
+    A web search the provider ran on the model's behalf. It is emitted in `output` like any other item and must be sent back unchanged when the conversation continues.
     """
-    verbosity: VerbosityEnum | None = None
+
+    type: Literal["openai:web_search_call"]
     """
-    Hint for how long and detailed the final answer should be (`low`, `medium` or `high`); it steers length but is not a hard token limit.
+    Always `openai:web_search_call`.
     """
+    id: str
+    """
+    Identifier of this search call, unique within the response.
+    """
+    status: OpenaiWebSearchCallStatus
+    action: OpenaiWebSearchAction
+
+
+"""
+Any item that can appear in a response's output or conversation history, selected by its `type` field.
+"""
 
 
 class CreateResponseBody(OpenResponsesModel):
@@ -2030,6 +2108,10 @@ class CreateResponseBody(OpenResponsesModel):
     top_logprobs: Annotated[int | None, Field(ge=0, le=20)] = None
     """
     How many of the most likely alternative tokens, from `0` to `20`, to return with their log probabilities at each output position. Only takes effect when `message.output_text.logprobs` is listed in `include`.
+    """
+    anthropic_mcp_servers: Annotated[list[AnthropicMcpServer] | None, Field(alias="anthropic:mcp_servers")] = None
+    """
+    MCP servers the provider may call on the model's behalf during this response.
     """
 
 
@@ -2159,6 +2241,10 @@ class ResponseResource(OpenResponsesModel):
     """
     The prompt cache key sent with the request, or `null`.
     """
+    acme_cache_hit: Annotated[bool | None, Field(alias="acme:cache_hit")] = None
+    """
+    Whether Acme served this response from its prompt cache.
+    """
 
 
 class CompactResponseMethodPublicBody(OpenResponsesModel):
@@ -2181,6 +2267,29 @@ class CompactResponseMethodPublicBody(OpenResponsesModel):
     prompt_cache_key: Annotated[str | None, Field(max_length=64)] = None
     """
     Optional key, up to 64 characters, grouping requests that share a prompt prefix to improve prompt cache reuse.
+    """
+
+
+class CompactResource(OpenResponsesModel):
+    id: str
+    """
+    Server-assigned identifier of this compaction result.
+    """
+    object: Literal["response.compaction"]
+    """
+    Object kind marker; always `response.compaction`.
+    """
+    output: list[ItemField]
+    """
+    The shortened conversation as output items, typically recent messages plus an opaque `compaction` item holding encrypted state; pass these as `input` of the next request in place of the full history.
+    """
+    created_at: int
+    """
+    When the compaction was produced, as a Unix timestamp in seconds.
+    """
+    usage: Usage
+    """
+    Tokens consumed by the compaction request itself, with cached and reasoning token breakdowns.
     """
 
 
@@ -2298,22 +2407,49 @@ class ResponseIncompleteStreamingEvent(OpenResponsesModel):
     """
 
 
-class ErrorStreamingEvent(OpenResponsesModel):
+class ResponseOutputItemAddedStreamingEvent(OpenResponsesModel):
     """
-    Reports an error that occurred during streaming. If the response cannot continue, a `response.failed` event follows.
+    Opens a new output item. It is always the first event for an item, and every later event about that item refers back to it through `item_id` and `output_index`.
     """
 
-    type: Literal["error"]
+    type: Literal["response.output_item.added"]
     """
-    Event discriminator, fixed at `error`. Over SSE the `event:` line carries the same value.
+    Event discriminator, fixed at `response.output_item.added`. Over SSE the `event:` line carries the same value.
     """
     sequence_number: int
     """
     Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
     """
-    error: ErrorPayload
+    output_index: int
     """
-    Details of the problem: its `type`, a machine-readable `code`, the related request `param` if any, and a human-readable `message`.
+    Zero-based position the new item takes in the response's `output` array.
+    """
+    item: ItemField | None
+    """
+    The new item in its initial `in_progress` form, filled in as far as is known so far (for example `role` for a message, `name` for a function call); streamable content such as `content` or `arguments` starts empty.
+    """
+
+
+class ResponseOutputItemDoneStreamingEvent(OpenResponsesModel):
+    """
+    Closes an output item after all of its content and argument events. No further events refer to the item afterwards.
+    """
+
+    type: Literal["response.output_item.done"]
+    """
+    Event discriminator, fixed at `response.output_item.done`. Over SSE the `event:` line carries the same value.
+    """
+    sequence_number: int
+    """
+    Ordinal of this event within the stream. Each event gets a strictly larger value than the one before it, so clients can put events in order and detect gaps.
+    """
+    output_index: int
+    """
+    Zero-based position of the finished item in the response's `output` array, the same value sent in `response.output_item.added`.
+    """
+    item: ItemField | None
+    """
+    The finished item with all accumulated content and a terminal `status` (`completed` or `incomplete`). Clients can use it to replace whatever they assembled from deltas.
     """
 
 
@@ -2340,46 +2476,489 @@ class WebSocketResponseCreateEvent(CreateResponseBody):
     """
 
 
-StreamingEvent = TypeAliasType(
-    "StreamingEvent",
-    Annotated[
-        ResponseCreatedStreamingEvent
-        | ResponseQueuedStreamingEvent
-        | ResponseInProgressStreamingEvent
-        | ResponseCompletedStreamingEvent
-        | ResponseFailedStreamingEvent
-        | ResponseIncompleteStreamingEvent
-        | ResponseOutputItemAddedStreamingEvent
-        | ResponseOutputItemDoneStreamingEvent
-        | ResponseReasoningSummaryPartAddedStreamingEvent
-        | ResponseReasoningSummaryPartDoneStreamingEvent
-        | ResponseContentPartAddedStreamingEvent
-        | ResponseContentPartDoneStreamingEvent
-        | ResponseOutputTextDeltaStreamingEvent
-        | ResponseOutputTextDoneStreamingEvent
-        | ResponseRefusalDeltaStreamingEvent
-        | ResponseRefusalDoneStreamingEvent
-        | ResponseReasoningDeltaStreamingEvent
-        | ResponseReasoningDoneStreamingEvent
-        | ResponseReasoningSummaryDeltaStreamingEvent
-        | ResponseReasoningSummaryDoneStreamingEvent
-        | ResponseOutputTextAnnotationAddedStreamingEvent
-        | ResponseFunctionCallArgumentsDeltaStreamingEvent
-        | ResponseFunctionCallArgumentsDoneStreamingEvent
-        | ErrorStreamingEvent,
-        Field(discriminator="type"),
-    ],
-)
 """
 Any event of a streamed response, told apart by `type`.
 """
 
+
+def _tool_choice_param_tag(value: Any) -> str | None:
+    """Which member of `ToolChoiceParam` a value is."""
+    if isinstance(value, str):
+        return "str"
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str):
+        return None
+    return tag
+
+
+ToolChoiceParam = TypeAliasType(
+    "ToolChoiceParam",
+    Annotated[
+        Annotated[SpecificToolChoiceParam, Tag("function")]
+        | Annotated[AllowedToolsParam, Tag("allowed_tools")]
+        | Annotated[ToolChoiceValueEnum, Tag("str")],
+        Discriminator(_tool_choice_param_tag),
+    ],
+)
+
+
+def _text_format_param_tag(value: Any) -> str | None:
+    """Which member of `TextFormatParam` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if tag is None:
+        return "json_schema"
+    if not isinstance(tag, str):
+        return None
+    return tag
+
+
+TextFormatParam = TypeAliasType(
+    "TextFormatParam",
+    Annotated[
+        Annotated[TextResponseFormat, Tag("text")] | Annotated[JsonSchemaResponseFormatParam, Tag("json_schema")],
+        Discriminator(_text_format_param_tag),
+    ],
+)
+
+
+_SYSTEM_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS = frozenset(["input_text"])
+
+
+def _system_message_item_param_content_part_tag(value: Any) -> str | None:
+    """Which member of `SystemMessageItemParamContentPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _SYSTEM_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+SystemMessageItemParamContentPart = TypeAliasType(
+    "SystemMessageItemParamContentPart",
+    Annotated[
+        Annotated[InputTextContentParam, Tag("input_text")] | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_system_message_item_param_content_part_tag),
+    ],
+)
+
+
+_ASSISTANT_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS = frozenset(["output_text", "refusal"])
+
+
+def _assistant_message_item_param_content_part_tag(value: Any) -> str | None:
+    """Which member of `AssistantMessageItemParamContentPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _ASSISTANT_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+AssistantMessageItemParamContentPart = TypeAliasType(
+    "AssistantMessageItemParamContentPart",
+    Annotated[
+        Annotated[OutputTextContentParam, Tag("output_text")]
+        | Annotated[RefusalContentParam, Tag("refusal")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_assistant_message_item_param_content_part_tag),
+    ],
+)
+
+
+_MESSAGE_CONTENT_PART_TAGS = frozenset(
+    [
+        "acme:audio_clip",
+        "input_file",
+        "input_image",
+        "input_text",
+        "input_video",
+        "output_text",
+        "reasoning_text",
+        "refusal",
+        "summary_text",
+        "text",
+    ]
+)
+
+
+def _message_content_part_tag(value: Any) -> str | None:
+    """Which member of `MessageContentPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _MESSAGE_CONTENT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+MessageContentPart = TypeAliasType(
+    "MessageContentPart",
+    Annotated[
+        Annotated[InputTextContent, Tag("input_text")]
+        | Annotated[OutputTextContent, Tag("output_text")]
+        | Annotated[TextContent, Tag("text")]
+        | Annotated[SummaryTextContent, Tag("summary_text")]
+        | Annotated[ReasoningTextContent, Tag("reasoning_text")]
+        | Annotated[RefusalContent, Tag("refusal")]
+        | Annotated[InputImageContent, Tag("input_image")]
+        | Annotated[InputFileContent, Tag("input_file")]
+        | Annotated[InputVideoContent, Tag("input_video")]
+        | Annotated[AcmeAudioClipContent, Tag("acme:audio_clip")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_message_content_part_tag),
+    ],
+)
+
+
+_FUNCTION_CALL_OUTPUT_OUTPUT_PART_TAGS = frozenset(["input_file", "input_image", "input_text"])
+
+
+def _function_call_output_output_part_tag(value: Any) -> str | None:
+    """Which member of `FunctionCallOutputOutputPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _FUNCTION_CALL_OUTPUT_OUTPUT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+FunctionCallOutputOutputPart = TypeAliasType(
+    "FunctionCallOutputOutputPart",
+    Annotated[
+        Annotated[InputTextContent, Tag("input_text")]
+        | Annotated[InputImageContent, Tag("input_image")]
+        | Annotated[InputFileContent, Tag("input_file")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_function_call_output_output_part_tag),
+    ],
+)
+
+
+_REASONING_BODY_CONTENT_PART_TAGS = frozenset(
+    ["input_file", "input_image", "input_text", "output_text", "reasoning_text", "refusal", "summary_text", "text"]
+)
+
+
+def _reasoning_body_content_part_tag(value: Any) -> str | None:
+    """Which member of `ReasoningBodyContentPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _REASONING_BODY_CONTENT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+ReasoningBodyContentPart = TypeAliasType(
+    "ReasoningBodyContentPart",
+    Annotated[
+        Annotated[InputTextContent, Tag("input_text")]
+        | Annotated[OutputTextContent, Tag("output_text")]
+        | Annotated[TextContent, Tag("text")]
+        | Annotated[SummaryTextContent, Tag("summary_text")]
+        | Annotated[ReasoningTextContent, Tag("reasoning_text")]
+        | Annotated[RefusalContent, Tag("refusal")]
+        | Annotated[InputImageContent, Tag("input_image")]
+        | Annotated[InputFileContent, Tag("input_file")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_reasoning_body_content_part_tag),
+    ],
+)
+
+
+def _response_resource_tool_choice_tag(value: Any) -> str | None:
+    """Which member of `ResponseResourceToolChoice` a value is."""
+    if isinstance(value, str):
+        return "str"
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str):
+        return None
+    return tag
+
+
+ResponseResourceToolChoice = TypeAliasType(
+    "ResponseResourceToolChoice",
+    Annotated[
+        Annotated[FunctionToolChoice, Tag("function")]
+        | Annotated[AllowedToolChoice, Tag("allowed_tools")]
+        | Annotated[ToolChoiceValueEnum, Tag("str")],
+        Discriminator(_response_resource_tool_choice_tag),
+    ],
+)
+
+
+_USER_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS = frozenset(["input_file", "input_image", "input_text"])
+
+
+def _user_message_item_param_content_part_tag(value: Any) -> str | None:
+    """Which member of `UserMessageItemParamContentPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _USER_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+UserMessageItemParamContentPart = TypeAliasType(
+    "UserMessageItemParamContentPart",
+    Annotated[
+        Annotated[InputTextContentParam, Tag("input_text")]
+        | Annotated[InputImageContentParamAutoParam, Tag("input_image")]
+        | Annotated[InputFileContentParam, Tag("input_file")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_user_message_item_param_content_part_tag),
+    ],
+)
+
+
+_FUNCTION_CALL_OUTPUT_ITEM_PARAM_OUTPUT_PART_TAGS = frozenset(
+    ["input_file", "input_image", "input_text", "input_video"]
+)
+
+
+def _function_call_output_item_param_output_part_tag(value: Any) -> str | None:
+    """Which member of `FunctionCallOutputItemParamOutputPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _FUNCTION_CALL_OUTPUT_ITEM_PARAM_OUTPUT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+FunctionCallOutputItemParamOutputPart = TypeAliasType(
+    "FunctionCallOutputItemParamOutputPart",
+    Annotated[
+        Annotated[InputTextContentParam, Tag("input_text")]
+        | Annotated[InputImageContentParamAutoParam, Tag("input_image")]
+        | Annotated[InputFileContentParam, Tag("input_file")]
+        | Annotated[InputVideoContent, Tag("input_video")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_function_call_output_item_param_output_part_tag),
+    ],
+)
+
+
+_RESPONSES_TOOL_PARAM_TAGS = frozenset(["acme:search", "function", "openai:web_search"])
+
+
+def _responses_tool_param_tag(value: Any) -> str | None:
+    """Which member of `ResponsesToolParam` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _RESPONSES_TOOL_PARAM_TAGS:
+        return "unknown"
+    return tag
+
+
+ResponsesToolParam = TypeAliasType(
+    "ResponsesToolParam",
+    Annotated[
+        Annotated[FunctionToolParam, Tag("function")]
+        | Annotated[AcmeSearchTool, Tag("acme:search")]
+        | Annotated[OpenaiWebSearchTool, Tag("openai:web_search")]
+        | Annotated[UnknownTool, Tag("unknown")],
+        Discriminator(_responses_tool_param_tag),
+    ],
+)
+
+
+_TOOL_TAGS = frozenset(["acme:search", "function", "openai:web_search"])
+
+
+def _tool_tag(value: Any) -> str | None:
+    """Which member of `Tool` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _TOOL_TAGS:
+        return "unknown"
+    return tag
+
+
+Tool = TypeAliasType(
+    "Tool",
+    Annotated[
+        Annotated[FunctionTool, Tag("function")]
+        | Annotated[AcmeSearchTool, Tag("acme:search")]
+        | Annotated[OpenaiWebSearchTool, Tag("openai:web_search")]
+        | Annotated[UnknownTool, Tag("unknown")],
+        Discriminator(_tool_tag),
+    ],
+)
+
+
+_ITEM_PARAM_TAGS = frozenset(
+    [
+        "acme:web_search_call",
+        "anthropic:mcp_tool_result",
+        "anthropic:mcp_tool_use",
+        "compaction",
+        "function_call",
+        "function_call_output",
+        "item_reference",
+        "message",
+        "openai:web_search_call",
+        "reasoning",
+    ]
+)
+
+
+def _item_param_tag(value: Any) -> str | None:
+    """Which member of `ItemParam` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if tag is None:
+        return "item_reference"
+    if not isinstance(tag, str) or tag not in _ITEM_PARAM_TAGS:
+        return "unknown"
+    if tag in ("message",):
+        second = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
+        return f"{tag}|{second}"
+    return tag
+
+
+ItemParam = TypeAliasType(
+    "ItemParam",
+    Annotated[
+        Annotated[ItemReferenceParam, Tag("item_reference")]
+        | Annotated[ReasoningItemParam, Tag("reasoning")]
+        | Annotated[CompactionSummaryItemParam, Tag("compaction")]
+        | Annotated[UserMessageItemParam, Tag("message|user")]
+        | Annotated[SystemMessageItemParam, Tag("message|system")]
+        | Annotated[DeveloperMessageItemParam, Tag("message|developer")]
+        | Annotated[AssistantMessageItemParam, Tag("message|assistant")]
+        | Annotated[FunctionCallItemParam, Tag("function_call")]
+        | Annotated[FunctionCallOutputItemParam, Tag("function_call_output")]
+        | Annotated[AcmeWebSearchCall, Tag("acme:web_search_call")]
+        | Annotated[AnthropicMcpToolUse, Tag("anthropic:mcp_tool_use")]
+        | Annotated[AnthropicMcpToolResult, Tag("anthropic:mcp_tool_result")]
+        | Annotated[OpenaiWebSearchCall, Tag("openai:web_search_call")]
+        | Annotated[UnknownItem, Tag("unknown")],
+        Discriminator(_item_param_tag),
+    ],
+)
+
+
+_ITEM_FIELD_TAGS = frozenset(
+    [
+        "acme:web_search_call",
+        "anthropic:mcp_tool_result",
+        "anthropic:mcp_tool_use",
+        "compaction",
+        "function_call",
+        "function_call_output",
+        "message",
+        "openai:web_search_call",
+        "reasoning",
+    ]
+)
+
+
+def _item_field_tag(value: Any) -> str | None:
+    """Which member of `ItemField` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _ITEM_FIELD_TAGS:
+        return "unknown"
+    return tag
+
+
+ItemField = TypeAliasType(
+    "ItemField",
+    Annotated[
+        Annotated[Message, Tag("message")]
+        | Annotated[FunctionCall, Tag("function_call")]
+        | Annotated[FunctionCallOutput, Tag("function_call_output")]
+        | Annotated[ReasoningBody, Tag("reasoning")]
+        | Annotated[CompactionBody, Tag("compaction")]
+        | Annotated[AcmeWebSearchCall, Tag("acme:web_search_call")]
+        | Annotated[AnthropicMcpToolUse, Tag("anthropic:mcp_tool_use")]
+        | Annotated[AnthropicMcpToolResult, Tag("anthropic:mcp_tool_result")]
+        | Annotated[OpenaiWebSearchCall, Tag("openai:web_search_call")]
+        | Annotated[UnknownItem, Tag("unknown")],
+        Discriminator(_item_field_tag),
+    ],
+)
+
+
+_STREAMING_EVENT_TAGS = frozenset(
+    [
+        "acme:response.search.progress",
+        "error",
+        "openai:response.web_search_call.completed",
+        "openai:response.web_search_call.in_progress",
+        "openai:response.web_search_call.searching",
+        "response.completed",
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.created",
+        "response.failed",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.in_progress",
+        "response.incomplete",
+        "response.output_item.added",
+        "response.output_item.done",
+        "response.output_text.annotation.added",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.queued",
+        "response.reasoning.delta",
+        "response.reasoning.done",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_part.done",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_summary_text.done",
+        "response.refusal.delta",
+        "response.refusal.done",
+    ]
+)
+
+
+def _streaming_event_tag(value: Any) -> str | None:
+    """Which member of `StreamingEvent` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _STREAMING_EVENT_TAGS:
+        return "unknown"
+    return tag
+
+
+StreamingEvent = TypeAliasType(
+    "StreamingEvent",
+    Annotated[
+        Annotated[ResponseCreatedStreamingEvent, Tag("response.created")]
+        | Annotated[ResponseQueuedStreamingEvent, Tag("response.queued")]
+        | Annotated[ResponseInProgressStreamingEvent, Tag("response.in_progress")]
+        | Annotated[ResponseCompletedStreamingEvent, Tag("response.completed")]
+        | Annotated[ResponseFailedStreamingEvent, Tag("response.failed")]
+        | Annotated[ResponseIncompleteStreamingEvent, Tag("response.incomplete")]
+        | Annotated[ResponseOutputItemAddedStreamingEvent, Tag("response.output_item.added")]
+        | Annotated[ResponseOutputItemDoneStreamingEvent, Tag("response.output_item.done")]
+        | Annotated[ResponseReasoningSummaryPartAddedStreamingEvent, Tag("response.reasoning_summary_part.added")]
+        | Annotated[ResponseReasoningSummaryPartDoneStreamingEvent, Tag("response.reasoning_summary_part.done")]
+        | Annotated[ResponseContentPartAddedStreamingEvent, Tag("response.content_part.added")]
+        | Annotated[ResponseContentPartDoneStreamingEvent, Tag("response.content_part.done")]
+        | Annotated[ResponseOutputTextDeltaStreamingEvent, Tag("response.output_text.delta")]
+        | Annotated[ResponseOutputTextDoneStreamingEvent, Tag("response.output_text.done")]
+        | Annotated[ResponseRefusalDeltaStreamingEvent, Tag("response.refusal.delta")]
+        | Annotated[ResponseRefusalDoneStreamingEvent, Tag("response.refusal.done")]
+        | Annotated[ResponseReasoningDeltaStreamingEvent, Tag("response.reasoning.delta")]
+        | Annotated[ResponseReasoningDoneStreamingEvent, Tag("response.reasoning.done")]
+        | Annotated[ResponseReasoningSummaryDeltaStreamingEvent, Tag("response.reasoning_summary_text.delta")]
+        | Annotated[ResponseReasoningSummaryDoneStreamingEvent, Tag("response.reasoning_summary_text.done")]
+        | Annotated[ResponseOutputTextAnnotationAddedStreamingEvent, Tag("response.output_text.annotation.added")]
+        | Annotated[ResponseFunctionCallArgumentsDeltaStreamingEvent, Tag("response.function_call_arguments.delta")]
+        | Annotated[ResponseFunctionCallArgumentsDoneStreamingEvent, Tag("response.function_call_arguments.done")]
+        | Annotated[ErrorStreamingEvent, Tag("error")]
+        | Annotated[AcmeSearchProgressEvent, Tag("acme:response.search.progress")]
+        | Annotated[OpenaiWebSearchCallInProgressEvent, Tag("openai:response.web_search_call.in_progress")]
+        | Annotated[OpenaiWebSearchCallSearchingEvent, Tag("openai:response.web_search_call.searching")]
+        | Annotated[OpenaiWebSearchCallCompletedEvent, Tag("openai:response.web_search_call.completed")]
+        | Annotated[UnknownEvent, Tag("unknown")],
+        Discriminator(_streaming_event_tag),
+    ],
+)
+
 __all__ = [
+    "AcmeAudioClipContent",
+    "AcmeSearchProgressEvent",
+    "AcmeSearchTool",
+    "AcmeWebSearchCall",
     "AllowedToolChoice",
     "AllowedToolsParam",
     "Annotation",
+    "AnthropicMcpServer",
+    "AnthropicMcpToolConfiguration",
+    "AnthropicMcpToolResult",
+    "AnthropicMcpToolUse",
     "AssistantMessageItemParam",
-    "AssistantMessageItemParamContent",
+    "AssistantMessageItemParamContentPart",
     "AssistantMessageItemParamPhase",
     "CompactResource",
     "CompactResponseMethodPublicBody",
@@ -2388,7 +2967,6 @@ __all__ = [
     "CreateResponseBody",
     "DetailEnum",
     "DeveloperMessageItemParam",
-    "DeveloperMessageItemParamContent",
     "EmptyModelParam",
     "Error",
     "ErrorPayload",
@@ -2398,8 +2976,8 @@ __all__ = [
     "FunctionCallItemStatus",
     "FunctionCallOutput",
     "FunctionCallOutputItemParam",
-    "FunctionCallOutputItemParamOutput",
-    "FunctionCallOutputOutput",
+    "FunctionCallOutputItemParamOutputPart",
+    "FunctionCallOutputOutputPart",
     "FunctionCallOutputStatusEnum",
     "FunctionCallStatus",
     "FunctionTool",
@@ -2424,18 +3002,31 @@ __all__ = [
     "JsonSchemaResponseFormatParam",
     "LogProb",
     "Message",
-    "MessageContent",
+    "MessageContentPart",
     "MessagePhase",
     "MessageRole",
     "MessageStatus",
     "MetadataParam",
+    "OpenaiWebSearchAction",
+    "OpenaiWebSearchActionFind",
+    "OpenaiWebSearchActionOpenPage",
+    "OpenaiWebSearchActionSearch",
+    "OpenaiWebSearchCall",
+    "OpenaiWebSearchCallCompletedEvent",
+    "OpenaiWebSearchCallInProgressEvent",
+    "OpenaiWebSearchCallSearchingEvent",
+    "OpenaiWebSearchCallStatus",
+    "OpenaiWebSearchFilters",
+    "OpenaiWebSearchSource",
+    "OpenaiWebSearchTool",
+    "OpenaiWebSearchToolSearchContextSize",
+    "OpenaiWebSearchUserLocation",
     "OutputTextContent",
     "OutputTextContentParam",
     "OutputTokensDetails",
     "Reasoning",
     "ReasoningBody",
-    "ReasoningBodyContent",
-    "ReasoningBodySummary",
+    "ReasoningBodyContentPart",
     "ReasoningEffortEnum",
     "ReasoningItemParam",
     "ReasoningParam",
@@ -2477,7 +3068,7 @@ __all__ = [
     "StreamingEvent",
     "SummaryTextContent",
     "SystemMessageItemParam",
-    "SystemMessageItemParamContent",
+    "SystemMessageItemParamContentPart",
     "TextContent",
     "TextField",
     "TextFormatParam",
@@ -2492,7 +3083,7 @@ __all__ = [
     "UrlCitationParam",
     "Usage",
     "UserMessageItemParam",
-    "UserMessageItemParamContent",
+    "UserMessageItemParamContentPart",
     "VerbosityEnum",
     "WebSocketErrorEvent",
     "WebSocketErrorEventError",

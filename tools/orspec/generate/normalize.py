@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from jsonpointer import escape, unescape
 
 from ..validate import SCHEMA_PREFIX, deref, tag_values
 
@@ -26,8 +29,14 @@ EVENT_UNION = "StreamingEvent"
 
 @dataclass
 class Variant:
-    schema: str  # component schema name, or "str" for a plain string member
-    tag: str  # the tag the callable discriminator returns for it
+    schema: str  # component schema name
+    tag: str  # its `type` value, or "str" for a plain string member
+    second: str | None = None  # its value of the union's second key, where `type` repeats
+
+    @property
+    def key(self) -> str:
+        """The tag the callable discriminator returns for this member."""
+        return self.tag if self.second is None else f"{self.tag}|{self.second}"
 
 
 @dataclass
@@ -36,6 +45,7 @@ class TaggedUnion:
     variants: list[Variant]
     second_key: str | None = None  # e.g. "role" for input messages
     default_tag: str | None = None  # the member whose `type` may be omitted (item references)
+    fallback: str | None = None  # the model for types the spec does not know, if the union is open
     description: str = ""
 
 
@@ -43,11 +53,13 @@ class TaggedUnion:
 class ModelInput:
     document: dict[str, Any]
     tagged_unions: dict[str, TaggedUnion] = field(default_factory=dict)
+    inline_names: dict[tuple[str, ...], str] = field(default_factory=dict)
 
 
 def normalize(bundled: dict[str, Any]) -> ModelInput:
     doc = copy.deepcopy(bundled)
     schemas: dict[str, Any] = doc.setdefault("components", {}).setdefault("schemas", {})
+    _rename_schemas(doc, schemas)
     for name in list(schemas):
         schemas[name] = _simplify(schemas[name])
     _name_event_union(doc, schemas)
@@ -55,6 +67,103 @@ def normalize(bundled: dict[str, Any]) -> ModelInput:
     for name in list(schemas):
         schemas[name] = _tag_unions(schemas[name], name, doc, result)
     return result
+
+
+# Names the generated module imports or defines itself; a schema may not take them as its class name.
+RESERVED_NAMES = {
+    "Annotated",
+    "Any",
+    "BaseModel",
+    "ConfigDict",
+    "Discriminator",
+    "Enum",
+    "Field",
+    "Literal",
+    "OpenResponsesModel",
+    "RootModel",
+    "StrEnum",
+    "Tag",
+    "TypeAliasType",
+    "Union",
+    "UnknownContent",
+    "UnknownEvent",
+    "UnknownItem",
+    "UnknownTool",
+    "UnknownType",
+}
+_CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+
+
+def class_name(name: str) -> str:
+    """The class name a person would give schema `name`: `x-rate` → `XRate`, `3d` → `Schema3d`."""
+    words = [w for w in re.split(r"[^0-9A-Za-z]+", name) if w]
+    out = "".join(w[:1].upper() + w[1:] for w in words) or "Schema"
+    if not out[0].isalpha():
+        out = "Schema" + out
+    return out
+
+
+def class_names(schema_names: Iterable[str]) -> dict[str, str]:
+    """The class name of every component schema in the generated models, by schema name.
+
+    Names that are already plain class names (`ResponseResource`) are kept; any other (`class`,
+    `x-rate`, `a.b`, `3d`, `Foo_Bar`, `Field`) gets one a person would choose, unique even
+    ignoring case. Other generators that name models (the server's routes, say) use this too.
+    """
+    names = list(schema_names)
+    out: dict[str, str] = {}
+    taken = {n for n in names if _CLASS_NAME.match(n) and n not in RESERVED_NAMES} | RESERVED_NAMES
+    folded = {t.lower() for t in taken}
+    for name in names:
+        if _CLASS_NAME.match(name) and name not in RESERVED_NAMES:
+            out[name] = name
+            continue
+        base = class_name(name)
+        if base in RESERVED_NAMES:
+            base += "Model"
+        new, n = base, 1
+        while new.lower() in folded:
+            n += 1
+            new = f"{base}{n}"
+        folded.add(new.lower())
+        out[name] = new
+    return out
+
+
+def _rename_schemas(doc: dict, schemas: dict) -> None:
+    """Rename every schema to its class name (see `class_names`), and point every `$ref` at it.
+
+    datamodel-code-generator would otherwise choose its own names (and read a dot as a module
+    path); choosing them here means orspec knows the class of every schema. The name only
+    chooses the class name; the wire format is unaffected.
+    """
+    renames = {old: new for old, new in class_names(schemas).items() if old != new}
+    if not renames:
+        return
+    for name in list(schemas):
+        schemas[renames.get(name, name)] = schemas.pop(name)  # keeps the spec's order
+    prefix = SCHEMA_PREFIX
+
+    def rename(ref: str) -> str:
+        if not ref.startswith(prefix):
+            return ref
+        name, sep, rest = ref[len(prefix) :].partition("/")
+        name = unescape(name)
+        return prefix + escape(renames[name]) + sep + rest if name in renames else ref
+
+    stack: list[Any] = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                node["$ref"] = rename(node["$ref"])
+            mapping = node.get("mapping") if isinstance(node.get("mapping"), dict) else {}
+            for key, value in mapping.items():
+                if isinstance(value, str):
+                    mapping[key] = rename(value)
+            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "example", "examples"))
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def _simplify(node: Any) -> Any:
@@ -65,12 +174,15 @@ def _simplify(node: Any) -> Any:
     if node.get("x-openresponses-disallowed") is True:
         # A field that must not be sent: only an absent (or null) value validates.
         return {"type": "null", **{k: v for k, v in node.items() if k in ANNOTATIONS}}
-    node = {k: (_simplify(v) if k not in ("enum", "default", "const", "example", "examples") else v) for k, v in node.items()}
+    node = {
+        k: (_simplify(v) if k not in ("enum", "default", "const", "example", "examples") else v)
+        for k, v in node.items()
+    }
     all_of = node.get("allOf")
     if isinstance(all_of, list) and len(all_of) >= 1:
         refs = [m for m in all_of if isinstance(m, dict) and "$ref" in m]
         extras = [m for m in all_of if m not in refs]
-        if len(refs) == 1 and all(set(m) <= ANNOTATIONS for m in extras):
+        if len(refs) == 1 and all(isinstance(m, dict) and set(m) <= ANNOTATIONS for m in extras):
             merged = {k: v for m in extras for k, v in m.items()}
             rest = {k: v for k, v in node.items() if k != "allOf"}
             node = {**refs[0], **merged, **rest}
@@ -99,14 +211,24 @@ def _simplify(node: Any) -> Any:
         if nullable and not non_null:
             rest = {k: v for k, v in node.items() if k != key}
             return {"type": "null", **rest}
-        if not nullable and len(members) == 1 and "discriminator" not in node:
+        if not nullable and len(members) == 1 and isinstance(members[0], dict) and "discriminator" not in node:
             rest = {k: v for k, v in node.items() if k != key}
             return {**members[0], **rest}
-        if nullable and len(non_null) == 1 and isinstance(non_null[0], dict) and set(non_null[0]) - ANNOTATIONS == {"oneOf"}:
+        if (
+            nullable
+            and len(non_null) == 1
+            and isinstance(non_null[0], dict)
+            and set(non_null[0]) - ANNOTATIONS == {"oneOf"}
+        ):
             inner = non_null[0]["oneOf"]
-            if len(inner) == 1:
+            if isinstance(inner, list) and len(inner) == 1:
                 node = {**node, key: [inner[0], {"type": "null"}]}
     return node
+
+
+def _required(schema: Any) -> list:
+    required = schema.get("required") if isinstance(schema, dict) else None
+    return required if isinstance(required, list) else []
 
 
 def _is_plain_primitive(schema: Any) -> bool:
@@ -142,31 +264,47 @@ def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str 
         return node
     node = {k: _tag_unions(v, owner, doc, result, f"{path}/{k}") for k, v in node.items()}
     members = node.get("oneOf") or node.get("anyOf")
-    if not isinstance(members, list) or len(members) < 2:
+    fallback = _open_kind(owner, path)
+    if not isinstance(members, list) or len(members) < (1 if fallback else 2):
         return node
     refs = [m for m in members if isinstance(m, dict) and "$ref" in m]
     if len(refs) < len([m for m in members if m != {"type": "null"}]):
         return node  # mixes inline schemas: not a polymorphic union of named types
-    tags = [tag_values(m, "type", doc) for m in refs]
+    # Only string tags can discriminate; anything else (in a spec built with --lenient) is left alone.
+    tags = [t if t and all(isinstance(v, str) for v in t) else None for t in (tag_values(m, "type", doc) for m in refs)]
     enums = [m for m, t in zip(refs, tags, strict=True) if not t and _is_string_enum(deref(m, doc))]
     objects = [(m, t) for m, t in zip(refs, tags, strict=True) if t]
     if len(objects) + len(enums) != len(refs) or not objects:
         return node
     flat = [t[0] for _, t in objects if len(t) == 1]
-    optional = [t[0] for m, t in objects if "type" not in (deref(m, doc).get("required") or [])]
-    if len(flat) == len(objects) and len(set(flat)) == len(flat) and not enums and not optional:
+    optional = [t[0] for m, t in objects if "type" not in _required(deref(m, doc))]
+    simple = len(flat) == len(objects) and len(set(flat)) == len(flat) and not enums and not optional
+    if simple and not fallback:
         node.setdefault("discriminator", {"propertyName": "type"})
         return node
     union = _tagged_union(objects, enums, doc)
     if union is None:
         return node
+    union.fallback = fallback
     if len(optional) == 1:
         union.default_tag = optional[0]
     if path:  # an inline union: hoist it under a name derived from its owner and field
-        name = owner + "".join(p[:1].upper() + p[1:] for p in _field_words(path))
-        union.name = name
-        result.tagged_unions[name] = union
-        doc["components"]["schemas"][name] = {k: v for k, v in node.items() if k != "discriminator"}
+        key = tuple(v.schema for v in union.variants)
+        suffix = "Part" if fallback == "UnknownContent" else ""
+        name = result.inline_names.get(key)
+        if name is None:
+            base = owner + "".join(p[:1].upper() + p[1:] for p in _field_words(path)) + suffix
+            name, n = base, 1
+            while name in doc["components"]["schemas"] or name in RESERVED_NAMES:  # never replace a schema
+                n += 1
+                name = f"{base}{n}"
+        if name not in result.tagged_unions:
+            union.name = name
+            result.inline_names[key] = name
+            result.tagged_unions[name] = union
+            doc["components"]["schemas"][name] = {
+                k: v for k, v in node.items() if k not in ANNOTATIONS | {"discriminator"}
+            }
         return {"$ref": SCHEMA_PREFIX + name, **{k: v for k, v in node.items() if k in ANNOTATIONS}}
     union.name = owner
     result.tagged_unions[owner] = union
@@ -174,9 +312,29 @@ def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str 
     return node
 
 
+# Unions that must accept types this spec does not know, and the model that keeps such values.
+OPEN_UNIONS = {
+    "ItemField": "UnknownItem",
+    "ItemParam": "UnknownItem",
+    "Tool": "UnknownTool",
+    "ResponsesToolParam": "UnknownTool",
+    EVENT_UNION: "UnknownEvent",
+}
+CONTENT_FIELDS = {"content", "part", "summary", "output"}
+
+
+def _open_kind(owner: str, path: str) -> str | None:
+    if not path:
+        return OPEN_UNIONS.get(owner)
+    words = [p for p in path.split("/") if p and p not in ("items", "oneOf", "anyOf") and not p.isdigit()]
+    if len(words) == 2 and words[0] == "properties" and words[1] in CONTENT_FIELDS:
+        return "UnknownContent"
+    return None
+
+
 def _field_words(path: str) -> list[str]:
     parts = [p for p in path.split("/") if p and p not in ("properties", "items", "oneOf", "anyOf") and not p.isdigit()]
-    return [w for p in parts for w in re.split(r"[_\-]", p) if w]
+    return [w for p in parts for w in re.split(r"[^0-9A-Za-z]+", p) if w]
 
 
 def _is_string_enum(schema: Any) -> bool:
@@ -200,10 +358,10 @@ def _tagged_union(objects: list, enums: list, doc: dict) -> TaggedUnion | None:
             roles = tag_values({"$ref": SCHEMA_PREFIX + name}, second_key, doc)
             if not roles or len(roles) != 1:
                 return None
-            variants.append(Variant(name, f"{tag}:{roles[0]}"))
+            variants.append(Variant(name, tag, roles[0]))
     for ref in enums:
         variants.append(Variant(ref["$ref"].removeprefix(SCHEMA_PREFIX), "str"))
-    tags = [v.tag for v in variants]
+    tags = [v.key for v in variants]
     if len(set(tags)) != len(tags):
         return None
     return TaggedUnion("", variants, second_key)

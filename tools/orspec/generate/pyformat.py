@@ -2,19 +2,50 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 RUFF_CONFIG = [
-    "--config", "line-length = 120",
-    "--config", "target-version = 'py311'",
+    "--config",
+    "line-length = 120",
+    "--config",
+    "target-version = 'py311'",
+    "--config",
+    "lint.isort.known-first-party = ['openresponses_runtime']",
 ]
+
+
+def docstring_text(text: str) -> str:
+    """`text` made safe to place inside a triple-quoted docstring, reading the same once parsed.
+
+    Backslashes are doubled (so `\\d` stays `\\d` and a trailing backslash cannot escape the
+    closing quotes), quotes that could close the docstring are escaped, and control characters
+    that Python source cannot hold are written as escapes.
+    """
+    # With every backslash doubled, escaping each quote that another quote or the end follows
+    # leaves no run of three quotes and no quote just before the closing ones.
+    out = re.sub(r'"(?="|$)', r'\\"', text.replace("\\", "\\\\"))
+    return "".join(ch if ch in "\n\t" or (ord(ch) >= 32 and ord(ch) != 127) else f"\\x{ord(ch):02x}" for ch in out)
 
 
 def format_python(code: str, *, filename: str = "generated.py") -> str:
     """Sort imports, drop unused ones, then format; raises ValueError if ruff rejects the code."""
-    fixed = _ruff(["check", "--fix", "--select", "I,F401", "--exit-zero", "--quiet", *RUFF_CONFIG,
-                   "--stdin-filename", filename, "-"], code)
+    fixed = _ruff(
+        [
+            "check",
+            "--fix",
+            "--select",
+            "I,F401",
+            "--exit-zero",
+            "--quiet",
+            *RUFF_CONFIG,
+            "--stdin-filename",
+            filename,
+            "-",
+        ],
+        code,
+    )
     return _ruff(["format", *RUFF_CONFIG, "--stdin-filename", filename, "-"], fixed)
 
 

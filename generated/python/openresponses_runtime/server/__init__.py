@@ -1,0 +1,82 @@
+"""An Open Responses server for any provider: `create_app(provider, store=..., api_keys=...)`.
+
+A provider is an object with `async def respond(request: ProviderRequest)` yielding steps
+(`TextDelta`, `FunctionCallStart`, ...); the server validates requests against the generated
+models, resolves `previous_response_id`, enforces `tool_choice`, turns the steps into a
+spec-exact event stream (or one JSON response) and stores the result.
+
+This subpackage is hand-written, except `routes`, which is generated from the spec's paths.
+"""
+
+from .app import create_app, error_response, response_skeleton
+from .demo import DemoProvider
+from .emitter import Emitter, StreamViolation, ToolPolicy, sse_frame
+from .errors import (
+    InvalidRequest,
+    ModelError,
+    NotFound,
+    OpenResponsesError,
+    ServerError,
+    TooManyRequests,
+    Unauthorized,
+)
+from .routes import ROUTES, Operation
+from .steps import (
+    ArgumentsDelta,
+    FunctionCallEnd,
+    FunctionCallStart,
+    Incomplete,
+    MessageEnd,
+    MessageStart,
+    Provider,
+    ProviderError,
+    ProviderRequest,
+    ReasoningSummary,
+    Refusal,
+    Step,
+    TextDelta,
+    UsageReport,
+    VendorItem,
+)
+from .store import MemoryStore, PostgresStore, ResponseStore, SQLiteStore, StoredResponse, open_store
+
+__all__ = [
+    "ROUTES",
+    "ArgumentsDelta",
+    "DemoProvider",
+    "Emitter",
+    "FunctionCallEnd",
+    "FunctionCallStart",
+    "Incomplete",
+    "InvalidRequest",
+    "MemoryStore",
+    "MessageEnd",
+    "MessageStart",
+    "ModelError",
+    "NotFound",
+    "OpenResponsesError",
+    "Operation",
+    "PostgresStore",
+    "Provider",
+    "ProviderError",
+    "ProviderRequest",
+    "ReasoningSummary",
+    "Refusal",
+    "ResponseStore",
+    "SQLiteStore",
+    "ServerError",
+    "Step",
+    "StoredResponse",
+    "StreamViolation",
+    "TextDelta",
+    "TooManyRequests",
+    "ToolPolicy",
+    "Unauthorized",
+    "UsageReport",
+    "VendorItem",
+    "create_app",
+    "error_response",
+    "open_store",
+    "response_skeleton",
+    "sse_frame",
+]

@@ -1,0 +1,546 @@
+"""`create_app`: a Starlette app serving the spec's operations for one provider.
+
+Every route comes from the generated `routes.ROUTES`; this module binds a handler to each
+operation id it knows. Every failure, including ones the framework detects (unknown route,
+wrong method), is answered with the spec's error object and a fitting status:
+
+| problem | status | `error.type` / `code` |
+|---|---|---|
+| body is not valid JSON, or not an object | 400 | `invalid_request` / `invalid_json` |
+| body fails the request schema | 400 | `invalid_request` / `invalid_value` (+ `param`, e.g. `input[0].content`) |
+| `Content-Type` is not `application/json` | 415 | `invalid_request` / `unsupported_media_type` |
+| body larger than `max_body_bytes` | 413 | `invalid_request` / `request_too_large` |
+| missing or wrong bearer token | 401 | `invalid_request` / `invalid_api_key` |
+| unknown `previous_response_id` | 404 | `not_found` / `previous_response_not_found` |
+| unknown route / wrong method | 404 / 405 | `not_found` / `invalid_request` |
+| provider raises `TooManyRequests` | 429 | `too_many_requests` |
+| `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
+| anything else | 500 | `server_error` |
+
+The spec also lists `application/x-www-form-urlencoded` for the request body, but its prose says
+clients MUST send JSON, and a nested body has no faithful form encoding; such requests get 415.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route, WebSocketRoute
+
+from .. import models
+from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id, sse_frame
+from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
+from .routes import ROUTES
+from .steps import Incomplete, Provider, ProviderError, ProviderRequest
+from .store import ResponseStore, StoredResponse, context, open_store
+from .websocket import websocket_endpoint
+
+__all__ = ["create_app", "error_response", "json_path", "response_skeleton"]
+
+log = logging.getLogger("openresponses_runtime.server")
+
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+class JSONResponse(Response):
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return dumps(content)
+
+
+def error_response(error: OpenResponsesError) -> Response:
+    """The spec's error object with the error's status."""
+    headers = dict(error.headers)
+    if error.status == 401:
+        headers.setdefault("WWW-Authenticate", "Bearer")
+    return JSONResponse(error.body(), status_code=error.status, headers=headers)
+
+
+# -- request parsing ---------------------------------------------------------------------------
+
+
+def json_path(loc: Iterable[Any], data: Any, *, missing: bool = False) -> str | None:
+    """A pydantic error location as a JSON path into `data` (`input[0].content`).
+
+    Pydantic puts union tags (`message|user`, `list[...]`, `str`) between the real keys; only
+    steps that exist in the data are kept, plus the final key of a missing field.
+    """
+    path = ""
+    current = data
+    loc = list(loc)
+    for i, key in enumerate(loc):
+        if isinstance(current, dict) and isinstance(key, str) and key in current:
+            path += f".{key}" if path else key
+            current = current[key]
+        elif isinstance(current, list) and isinstance(key, int) and 0 <= key < len(current):
+            path += f"[{key}]"
+            current = current[key]
+        elif missing and i == len(loc) - 1 and isinstance(key, str):
+            path += f".{key}" if path else key
+    return path or None
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise InvalidRequest(
+            f"The request body is larger than the {limit} bytes this server accepts.",
+            code="request_too_large",
+            status=413,
+        )
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise InvalidRequest(
+                f"The request body is larger than the {limit} bytes this server accepts.",
+                code="request_too_large",
+                status=413,
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _check_content_type(value: str | None) -> None:
+    media = (value or "").split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        raise InvalidRequest(
+            f"Content-Type must be application/json, not {value or 'missing'!r}.",
+            code="unsupported_media_type",
+            status=415,
+        )
+
+
+def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
+    """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
+    _default_message_type(data.get("input"))
+    try:
+        body = model.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_context=False, include_input=False)
+        # The most specific error first: the one reaching deepest into the data.
+        best = max(errors, key=lambda e: len(json_path(e["loc"], data, missing=e["type"] == "missing") or ""))
+        param = json_path(best["loc"], data, missing=best["type"] == "missing")
+        raise InvalidRequest(
+            f"Invalid value for '{param or 'body'}': {best['msg']}.", code="invalid_value", param=param
+        ) from None
+    return data, body
+
+
+def _default_message_type(items: Any) -> None:
+    """`{"role": ..., "content": ...}` without `type` is a message (what OpenAI clients send)."""
+    if isinstance(items, list):
+        for item in items:
+            if isinstance(item, dict) and "type" not in item and "role" in item:
+                item["type"] = "message"
+
+
+def _bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+# -- the response object ---------------------------------------------------------------------
+
+
+def _echo_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    if tool.get("type") == "function":
+        return {
+            "type": "function",
+            "name": tool.get("name"),
+            "description": tool.get("description"),
+            "parameters": tool.get("parameters"),
+            "strict": tool.get("strict"),
+        }
+    return dict(tool)
+
+
+def _echo_tool_choice(choice: Any) -> Any:
+    if choice is None:
+        return "auto"
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        return {"type": "function", "name": choice.get("name")}
+    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
+        return {
+            "type": "allowed_tools",
+            "tools": [{"type": "function", "name": t.get("name")} for t in choice.get("tools") or ()],
+            "mode": choice.get("mode") or "auto",
+        }
+    return choice
+
+
+def _echo_format(fmt: Any) -> dict[str, Any]:
+    if not isinstance(fmt, dict) or fmt.get("type") in (None, "text"):
+        return {"type": "text"}
+    if fmt.get("type") == "json_schema":
+        return {
+            "type": "json_schema",
+            "name": fmt.get("name") or "response",
+            "description": fmt.get("description"),
+            # The spec types the echoed `schema` as null only (as upstream does), so it is not repeated.
+            "schema": None,
+            "strict": bool(fmt.get("strict")),
+        }
+    return dict(fmt)
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+def response_skeleton(data: dict[str, Any], response_id: str, model: str) -> dict[str, Any]:
+    """A complete `ResponseResource` in status `in_progress`, echoing the request's settings."""
+    text = data.get("text") if isinstance(data.get("text"), dict) else {}
+    reasoning = data.get("reasoning") if isinstance(data.get("reasoning"), dict) else None
+    tier = data.get("service_tier")
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": int(time.time()),
+        "completed_at": None,
+        "status": "in_progress",
+        "incomplete_details": None,
+        "model": model,
+        "previous_response_id": data.get("previous_response_id"),
+        "instructions": data.get("instructions"),
+        "output": [],
+        "error": None,
+        "tools": [_echo_tool(t) for t in data.get("tools") or () if isinstance(t, dict)],
+        "tool_choice": _echo_tool_choice(data.get("tool_choice")),
+        "truncation": _or(data.get("truncation"), "disabled"),
+        "parallel_tool_calls": _or(data.get("parallel_tool_calls"), True),
+        "text": {"format": _echo_format(text.get("format")), "verbosity": _or(text.get("verbosity"), "medium")},
+        "top_p": float(_or(data.get("top_p"), 1.0)),
+        "presence_penalty": float(_or(data.get("presence_penalty"), 0.0)),
+        "frequency_penalty": float(_or(data.get("frequency_penalty"), 0.0)),
+        "top_logprobs": _or(data.get("top_logprobs"), 0),
+        "temperature": float(_or(data.get("temperature"), 1.0)),
+        "reasoning": None
+        if reasoning is None
+        else {"effort": reasoning.get("effort"), "summary": reasoning.get("summary")},
+        "usage": None,
+        "max_output_tokens": data.get("max_output_tokens"),
+        "max_tool_calls": data.get("max_tool_calls"),
+        "store": _or(data.get("store"), True),
+        "background": _or(data.get("background"), False),
+        "service_tier": "default" if tier in (None, "auto") else tier,
+        "metadata": _or(data.get("metadata"), {}),
+        "safety_identifier": data.get("safety_identifier"),
+        "prompt_cache_key": data.get("prompt_cache_key"),
+    }
+
+
+def input_items(value: Any) -> list[dict[str, Any]]:
+    """A request's `input` as items: a string becomes one user message."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": value}]}]
+    return [dict(item) for item in value if isinstance(item, dict)]
+
+
+def _check_tool_choice(data: dict[str, Any]) -> None:
+    names = {t.get("name") for t in data.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"}
+    choice = data.get("tool_choice")
+    if not isinstance(choice, dict):
+        return
+    if choice.get("type") == "function" and choice.get("name") not in names:
+        raise InvalidRequest(
+            f"tool_choice names the function {choice.get('name')!r}, which is not in tools.",
+            code="unknown_tool",
+            param="tool_choice.name",
+        )
+    if choice.get("type") == "allowed_tools":
+        for i, tool in enumerate(choice.get("tools") or ()):
+            if isinstance(tool, dict) and tool.get("name") not in names:
+                raise InvalidRequest(
+                    f"allowed_tools names the function {tool.get('name')!r}, which is not in tools.",
+                    code="unknown_tool",
+                    param=f"tool_choice.tools[{i}].name",
+                )
+
+
+# -- the app -----------------------------------------------------------------------------------
+
+
+class _Server:
+    def __init__(
+        self,
+        provider: Provider,
+        store: ResponseStore,
+        api_keys: frozenset[str],
+        *,
+        debug: bool,
+        max_body_bytes: int,
+        default_model: str,
+    ):
+        self.provider = provider
+        self.store = store
+        self.api_keys = api_keys
+        self.debug = debug
+        self.max_body_bytes = max_body_bytes
+        self.default_model = default_model
+        self.active = 0  # streams being produced right now
+
+    def authorize(self, token: str | None) -> None:
+        if token is None:
+            raise Unauthorized("Missing bearer token: send `Authorization: Bearer <key>`.", code="missing_api_key")
+        if not any(hmac.compare_digest(token.encode(), key.encode()) for key in self.api_keys):
+            raise Unauthorized("Incorrect API key provided.")
+
+    async def read(self, request: Request, model: type) -> tuple[dict[str, Any], Any]:
+        self.authorize(_bearer(request))
+        _check_content_type(request.headers.get("content-type"))
+        raw = await _read_body(request, self.max_body_bytes)
+        return parse_body(raw, model)
+
+    async def prepare(
+        self, data: dict[str, Any], body: Any, store: ResponseStore | None = None
+    ) -> tuple[dict[str, Any], ProviderRequest, list[dict], ToolPolicy]:
+        """The response skeleton, the provider request and this turn's own input items."""
+        _check_tool_choice(data)
+        own_input = input_items(data.get("input"))
+        previous = data.get("previous_response_id")
+        history = await context(store or self.store, previous) if previous else []
+        response_id = new_id("resp")
+        model = data.get("model") or self.default_model
+        response = response_skeleton(data, response_id, model)
+        policy = ToolPolicy.from_request(response["tools"], data.get("tool_choice"))
+        request = ProviderRequest(
+            response_id=response_id,
+            model=model,
+            input=history + own_input,
+            instructions=data.get("instructions"),
+            tools=response["tools"],
+            tool_choice=policy.mode,
+            allowed_tools=policy.allowed,
+            max_output_tokens=data.get("max_output_tokens"),
+            reasoning=response["reasoning"],
+            body=body,
+            metadata=response["metadata"],
+        )
+        return response, request, own_input, policy
+
+    async def save(self, response: dict[str, Any], own_input: list[dict], store: ResponseStore | None = None) -> None:
+        """Keep the finished response in `store` (default: the server's store, unless `store: false`)."""
+        if store is None and response.get("store") is False:
+            return
+        record = StoredResponse(
+            response["id"], response.get("previous_response_id"), own_input, list(response["output"]), response
+        )
+        await (store or self.store).put(record)
+
+    async def run(
+        self,
+        emitter: Emitter,
+        steps: AsyncIterator[Any],
+        first: Any,
+        own_input: list[dict],
+        store: ResponseStore | None = None,
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """Every event of the response, in batches (one per provider step), then saves it."""
+        yield emitter.start()
+        try:
+            try:
+                step = first
+                while step is not None:
+                    batch = emitter.step(step)
+                    if batch:
+                        yield batch
+                    if isinstance(step, Incomplete):
+                        break
+                    step = await anext(steps, None)
+                final = emitter.finish()
+            except StreamViolation:
+                raise
+            except OpenResponsesError as exc:
+                final = emitter.fail(exc)
+            except ProviderError as exc:
+                log.error("provider error: %s", exc)
+                final = emitter.fail(ServerError(f"The provider failed: {exc}", code="provider_error"))
+            except Exception as exc:
+                log.exception("provider failed")
+                final = emitter.fail(ServerError(f"The provider failed: {type(exc).__name__}"))
+        finally:
+            with anyio.CancelScope(shield=True):
+                await steps.aclose()
+        await self.save(emitter.response, own_input, store)
+        yield final
+
+    async def create_response(self, request: Request, model: type = models.CreateResponseBody) -> Response:
+        data, body = await self.read(request, model)
+        response, provider_request, own_input, policy = await self.prepare(data, body)
+        emitter = Emitter(response, policy, check=self.debug)
+        steps, first = await self.first_step(provider_request)
+        events = self.run(emitter, steps, first, own_input)
+        if data.get("stream"):
+            return StreamingResponse(self.sse(events, emitter), media_type="text/event-stream", headers=_SSE_HEADERS)
+        try:
+            async for _ in events:
+                pass
+        finally:
+            await events.aclose()
+        if self.debug:
+            emitter.verify()
+        if emitter.error is not None:
+            return error_response(emitter.error)
+        return JSONResponse(response)
+
+    async def first_step(self, request: ProviderRequest) -> tuple[AsyncIterator[Any], Any]:
+        """The provider's steps and the first of them, pulled before any byte is sent so that
+        early errors (a 429, say) keep their own status."""
+        steps = aiter(self.provider.respond(request))
+        try:
+            first = await anext(steps, None)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await steps.aclose()
+            raise
+        return steps, first
+
+    async def sse(self, events: AsyncIterator[list[dict[str, Any]]], emitter: Emitter) -> AsyncIterator[bytes]:
+        self.active += 1
+        try:
+            async for batch in events:
+                yield b"".join([sse_frame(event) for event in batch])
+            yield DONE_FRAME
+            if self.debug:
+                emitter.verify()
+        finally:
+            self.active -= 1
+            await events.aclose()
+
+    async def compact(self, request: Request, model: type = models.CompactResponseMethodPublicBody) -> Response:
+        data, _ = await self.read(request, model)
+        previous = data.get("previous_response_id")
+        items = (await context(self.store, previous) if previous else []) + input_items(data.get("input"))
+        model = data.get("model") or self.default_model
+        compact = getattr(self.provider, "compact", None)
+        if compact is not None:
+            output = await compact(items, model=model, instructions=data.get("instructions"))
+        else:
+            output = default_compaction(items)
+        return JSONResponse(
+            {
+                "id": new_id("cmp"),
+                "object": "response.compaction",
+                "output": output,
+                "created_at": int(time.time()),
+                "usage": {
+                    "input_tokens": 0,
+                    "output_tokens": 0,
+                    "total_tokens": 0,
+                    "input_tokens_details": {"cached_tokens": 0},
+                    "output_tokens_details": {"reasoning_tokens": 0},
+                },
+            }
+        )
+
+
+def default_compaction(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One opaque `compaction` item holding the conversation (base64 JSON; not encryption)."""
+    blob = base64.b64encode(dumps(items)).decode()
+    return [{"type": "compaction", "id": new_id("cmp"), "encrypted_content": blob}]
+
+
+def create_app(
+    provider: Provider,
+    *,
+    store: ResponseStore | str | None = None,
+    api_keys: Iterable[str] | str | None = None,
+    debug: bool = False,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    default_model: str = "default",
+    max_connection_seconds: float = 3600,
+) -> Starlette:
+    """A Starlette app serving the spec's operations with `provider` behind them.
+
+    `store`: a `ResponseStore`, or a URL for `open_store` (default `$ORSPEC_STORE`, else a SQLite
+    file in the working directory). `api_keys`: the bearer tokens accepted (default
+    `$ORSPEC_API_KEY`); there is no open mode, so without any key this raises `ValueError`.
+    `debug`: run the stream checker on every response the server emits and fail loudly.
+    `max_connection_seconds`: how long a WebSocket connection may last (the spec's 60 minutes).
+    """
+    if api_keys is None:
+        api_keys = os.environ.get("ORSPEC_API_KEY")
+    keys = frozenset([api_keys] if isinstance(api_keys, str) else (api_keys or ()))
+    keys = frozenset(k for k in keys if k)
+    if not keys:
+        raise ValueError("create_app needs at least one API key (api_keys=... or $ORSPEC_API_KEY); it never runs open")
+    if store is None or isinstance(store, str | os.PathLike):
+        store = open_store(store)
+    server = _Server(provider, store, keys, debug=debug, max_body_bytes=max_body_bytes, default_model=default_model)
+    handlers = {"createResponse": server.create_response, "compactResponse": server.compact}
+    routes: list[Any] = []
+    for op in ROUTES:
+        handler = handlers.get(op.operation_id)
+        if handler is not None:
+            routes.append(
+                Route(op.path, _guarded(handler, op.request_model), methods=[op.method], name=op.operation_id)
+            )
+        if op.websocket and op.websocket_model is not None and handler is not None:
+            endpoint = websocket_endpoint(server, op.websocket_model, max_connection_seconds)
+            routes.append(WebSocketRoute(op.path, endpoint, name=f"{op.operation_id}_websocket"))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 404:
+            error: OpenResponsesError = NotFound(
+                f"No such route: {request.method} {request.url.path}", code="route_not_found"
+            )
+        elif exc.status_code == 405:
+            error = InvalidRequest(
+                f"Method {request.method} is not allowed on {request.url.path}.",
+                code="method_not_allowed",
+                status=405,
+                headers=dict(exc.headers or {}),
+            )
+        else:
+            error = InvalidRequest(str(exc.detail), status=exc.status_code, headers=dict(exc.headers or {}))
+        return error_response(error)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error", exc_info=exc)
+        return error_response(ServerError("The server had an error while processing your request."))
+
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app.state.openresponses = server
+    return app
+
+
+def _guarded(handler: Any, model: type | None) -> Any:
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await (handler(request) if model is None else handler(request, model))
+        except OpenResponsesError as exc:
+            return error_response(exc)
+        except StreamViolation:
+            raise
+        except Exception:
+            log.exception("handler failed")
+            return error_response(ServerError("The server had an error while processing your request."))
+
+    return endpoint

@@ -1,0 +1,144 @@
+"""A small deterministic model for demos, tests and benchmarks: it echoes.
+
+- It answers the last user message with `You said: <text>` in word-sized chunks (and says how
+  many images came with it).
+- When the message names a function tool the request offers (and `tool_choice` allows), it calls
+  that function with JSON arguments built from the tool's parameter schema; under `required`
+  (or a forced function) it calls the first allowed tool anyway.
+- After a `function_call_output` it reports what the function returned.
+- With `reasoning` requested it first emits a reasoning summary.
+- It stops `incomplete` when the answer would exceed `max_output_tokens` (one chunk, one token).
+- A message containing "refuse" gets a refusal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from .app import default_compaction
+from .steps import (
+    ArgumentsDelta,
+    FunctionCallEnd,
+    FunctionCallStart,
+    Incomplete,
+    MessageEnd,
+    MessageStart,
+    ProviderRequest,
+    ReasoningSummary,
+    Refusal,
+    Step,
+    TextDelta,
+    UsageReport,
+)
+
+__all__ = ["DemoProvider", "chunks"]
+
+_CHUNK = re.compile(r"\S+\s*|\s+")
+
+
+def chunks(text: str) -> list[str]:
+    """`text` cut into word-sized pieces that join back to exactly `text`."""
+    return _CHUNK.findall(text) or [text]
+
+
+def _text_of(content: Any) -> tuple[str, int]:
+    if isinstance(content, str):
+        return content, 0
+    texts, images = [], 0
+    for part in content or ():
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") in ("input_text", "output_text", "text"):
+            texts.append(str(part.get("text", "")))
+        elif part.get("type") == "input_image":
+            images += 1
+    return " ".join(texts), images
+
+
+def _example(schema: Any, name: str) -> Any:
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if isinstance(schema, dict) and schema.get("enum"):
+        return schema["enum"][0]
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {key: _example(value, key) for key, value in props.items()}
+    if kind == "array":
+        return [_example(schema.get("items") or {}, name)]
+    return {"integer": 1, "number": 1.5, "boolean": True, "null": None}.get(kind, f"example {name}")
+
+
+def _count(items: list[dict[str, Any]]) -> int:
+    return max(1, len(json.dumps(items)) // 4)
+
+
+class DemoProvider:
+    """An echo model. `delay`: seconds to sleep between chunks, for realistic streams."""
+
+    def __init__(self, *, delay: float = 0.0):
+        self.delay = delay
+
+    async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        last = request.input[-1] if request.input else {}
+        user_text, images = "", 0
+        for item in reversed(request.input):
+            if item.get("type", "message") == "message" and item.get("role") == "user":
+                user_text, images = _text_of(item.get("content"))
+                break
+        budget = request.max_output_tokens
+        used = 0
+        input_tokens = _count(request.input)
+
+        if request.reasoning is not None:
+            summary = f"The user wrote {len(user_text.split())} words; the demo model echoes them."
+            yield ReasoningSummary(summary)
+            used += len(chunks(summary))
+
+        if last.get("type") == "function_call_output":
+            output = last.get("output")
+            answer = f"The function returned: {output if isinstance(output, str) else json.dumps(output)}"
+        else:
+            tool = self._pick_tool(request, user_text)
+            if tool is not None:
+                arguments = json.dumps(_example(tool.get("parameters") or {"type": "object"}, tool["name"]))
+                yield FunctionCallStart(tool["name"])
+                for piece in chunks(arguments):
+                    yield ArgumentsDelta(piece)
+                yield FunctionCallEnd()
+                yield UsageReport(input_tokens, used + len(chunks(arguments)))
+                return
+            if "refuse" in user_text.lower():
+                yield Refusal("I can't help with that.")
+                yield UsageReport(input_tokens, used + 5)
+                return
+            seen = f" and {images} image{'s' if images != 1 else ''}" if images else ""
+            answer = f"You said{seen}: {user_text}" if user_text else "Hello! Send me some text and I will echo it."
+
+        yield MessageStart(phase="final_answer")
+        for piece in chunks(answer):
+            if budget is not None and used >= budget:
+                yield UsageReport(input_tokens, used)
+                yield Incomplete("max_output_tokens")
+                return
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            yield TextDelta(piece)
+            used += 1
+        yield MessageEnd()
+        yield UsageReport(input_tokens, used)
+
+    @staticmethod
+    def _pick_tool(request: ProviderRequest, text: str) -> dict[str, Any] | None:
+        tools = [t for name, t in request.function_tools.items() if name in request.allowed_tools]
+        for tool in tools:
+            if re.search(rf"\b{re.escape(tool['name'])}\b", text):
+                return tool
+        if request.tool_choice == "required" and tools:
+            return tools[0]
+        return None
+
+    async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
+        return default_compaction(items)

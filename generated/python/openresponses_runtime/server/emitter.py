@@ -1,0 +1,429 @@
+"""Turn provider steps into spec-exact streaming events, and events into SSE bytes.
+
+The emitter owns everything a provider must not get wrong: `sequence_number`s, output and
+content indexes, item ids (`msg_`, `fc_`, `rs_`), the bracket events around every item and
+part, `.done` events carrying the full text, the lifecycle (`response.created`,
+`response.in_progress`, then exactly one of `response.completed`, `response.incomplete`,
+`response.failed`) and `tool_choice` enforcement. With `check=True` every event also goes
+through the `StreamChecker`, and a violation raises `StreamViolation` at once.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import Any
+
+from ..streaming import StreamChecker, Violation
+from .errors import ModelError, OpenResponsesError
+from .steps import (
+    ArgumentsDelta,
+    FunctionCallEnd,
+    FunctionCallStart,
+    Incomplete,
+    MessageEnd,
+    MessageStart,
+    ProviderError,
+    ReasoningSummary,
+    Refusal,
+    Step,
+    TextDelta,
+    UsageReport,
+    VendorItem,
+)
+
+try:  # orjson is optional; it only makes encoding faster
+    from orjson import dumps as _orjson_dumps
+except ImportError:  # pragma: no cover
+    _orjson_dumps = None
+
+__all__ = ["DONE_FRAME", "Emitter", "StreamViolation", "ToolPolicy", "dumps", "new_id", "sse_frame"]
+
+DONE_FRAME = b"data: [DONE]\n\n"
+
+
+def new_id(prefix: str) -> str:
+    """A fresh opaque id such as `msg_3f2a...`."""
+    return f"{prefix}_{secrets.token_hex(16)}"
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON on one line (JSON strings never hold a raw newline)."""
+    if _orjson_dumps is not None:
+        return _orjson_dumps(value)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def sse_frame(event: dict[str, Any]) -> bytes:
+    """One SSE message: `event: <type>` equal to the JSON `type`, one `data:` line, no `id:`."""
+    return b"event: " + event["type"].encode() + b"\ndata: " + dumps(event) + b"\n\n"
+
+
+class StreamViolation(AssertionError):
+    """The emitter produced a stream the checker rejects: a bug in the server or the emitter."""
+
+    def __init__(self, violations: list[Violation]):
+        super().__init__("; ".join(map(str, violations)))
+        self.violations = violations
+
+
+class ToolPolicy:
+    """Which function calls `tool_choice` lets through, and whether one is required."""
+
+    __slots__ = ("allowed", "required")
+
+    def __init__(self, allowed: frozenset[str], required: bool):
+        self.allowed = allowed
+        self.required = required
+
+    @classmethod
+    def from_request(cls, tools: list[dict[str, Any]], tool_choice: Any) -> ToolPolicy:
+        names = frozenset(t["name"] for t in tools if t.get("type") == "function" and isinstance(t.get("name"), str))
+        if tool_choice is None or tool_choice == "auto":
+            return cls(names, False)
+        if tool_choice == "none":
+            return cls(frozenset(), False)
+        if tool_choice == "required":
+            return cls(names, True)
+        if isinstance(tool_choice, dict) and tool_choice.get("type") == "function":
+            return cls(names & {tool_choice.get("name")}, True)
+        if isinstance(tool_choice, dict) and tool_choice.get("type") == "allowed_tools":
+            listed = {t.get("name") for t in tool_choice.get("tools") or () if isinstance(t, dict)}
+            mode = tool_choice.get("mode") or "auto"
+            if mode == "none":
+                return cls(frozenset(), False)
+            return cls(names & listed, mode == "required")
+        return cls(names, False)
+
+    @property
+    def mode(self) -> str:
+        return "required" if self.required else ("auto" if self.allowed else "none")
+
+
+class _Open:
+    """The item being streamed: its output index, dict and open part."""
+
+    __slots__ = ("index", "item", "part_index", "part_field", "chunks", "kind")
+
+    def __init__(self, index: int, item: dict[str, Any]):
+        self.index = index
+        self.item = item
+        self.kind = item["type"]
+        self.part_index: int | None = None
+        self.part_field: str | None = None  # "text" or "refusal"
+        self.chunks: list[str] = []
+
+
+class Emitter:
+    """Builds the events of one response from its skeleton and the provider's steps.
+
+    `response` is a complete `ResponseResource` dict in status `in_progress` (see
+    `app.response_skeleton`). Each method returns the events it produced, as dicts; `frames`
+    turns them into SSE bytes.
+    """
+
+    def __init__(self, response: dict[str, Any], policy: ToolPolicy | None = None, *, check: bool = False):
+        self.response = response
+        self.policy = policy or ToolPolicy(frozenset(), False)
+        self.output: list[dict[str, Any]] = response["output"]
+        self.checker = StreamChecker() if check else None
+        self.seq = 0
+        self.open: _Open | None = None
+        self.suppressing = False
+        self.calls = 0
+        self.suppressed: list[str] = []
+        self.finished = False
+        self.usage: UsageReport | None = None
+        self.incomplete: str | None = None
+        self.error: OpenResponsesError | None = None
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _emit(self, out: list[dict[str, Any]], event: dict[str, Any]) -> None:
+        event["sequence_number"] = self.seq
+        self.seq += 1
+        if self.checker is not None:
+            before = len(self.checker.violations)
+            self.checker.feed_event(event, event["type"])
+            if len(self.checker.violations) > before:
+                raise StreamViolation(self.checker.violations[before:])
+        out.append(event)
+
+    def _snapshot(self) -> dict[str, Any]:
+        return {**self.response, "output": [_copy(item) for item in self.output]}
+
+    def start(self) -> list[dict[str, Any]]:
+        """`response.created` then `response.in_progress`."""
+        out: list[dict[str, Any]] = []
+        self._emit(out, {"type": "response.created", "response": self._snapshot()})
+        self._emit(out, {"type": "response.in_progress", "response": self._snapshot()})
+        return out
+
+    def step(self, step: Step) -> list[dict[str, Any]]:
+        """The events for one provider step (none for a suppressed tool call)."""
+        if self.finished or self.incomplete is not None:
+            raise ProviderError(f"{type(step).__name__} after the response ended")
+        out: list[dict[str, Any]] = []
+        if self.suppressing and not isinstance(step, ArgumentsDelta | FunctionCallEnd):
+            self.suppressing = False
+        if isinstance(step, TextDelta):
+            self._text(out, step.text, "text")
+        elif isinstance(step, ArgumentsDelta):
+            if self.suppressing:
+                return out
+            item = self._need("function_call", step)
+            item.chunks.append(step.delta)
+            self._emit(
+                out,
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "item_id": item.item["id"],
+                    "output_index": item.index,
+                    "delta": step.delta,
+                },
+            )
+        elif isinstance(step, FunctionCallStart):
+            self._close(out)
+            if step.name not in self.policy.allowed:
+                self.suppressing = True
+                self.suppressed.append(step.name)
+                return out
+            self.calls += 1
+            self._open_item(
+                out,
+                {
+                    "id": new_id("fc"),
+                    "type": "function_call",
+                    "status": "in_progress",
+                    "call_id": step.call_id or new_id("call"),
+                    "name": step.name,
+                    "arguments": "",
+                },
+            )
+        elif isinstance(step, FunctionCallEnd):
+            if self.suppressing:
+                self.suppressing = False
+                return out
+            self._need("function_call", step)
+            self._close(out)
+        elif isinstance(step, MessageStart):
+            self._close(out)
+            item = {"id": new_id("msg"), "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+            if step.phase is not None:
+                item["phase"] = step.phase
+            self._open_item(out, item)
+        elif isinstance(step, MessageEnd):
+            self._need("message", step)
+            self._close(out)
+        elif isinstance(step, Refusal):
+            self._text(out, step.text, "refusal")
+            self._close_part(out)
+        elif isinstance(step, ReasoningSummary):
+            self._reasoning(out, step)
+        elif isinstance(step, VendorItem):
+            self._vendor(out, step)
+        elif isinstance(step, UsageReport):
+            self.usage = step
+        elif isinstance(step, Incomplete):
+            self.incomplete = step.reason
+        else:
+            raise ProviderError(f"not a step: {step!r}")
+        return out
+
+    def finish(self) -> list[dict[str, Any]]:
+        """Close what is open and end the response: completed, incomplete, or failed (tool_choice)."""
+        out: list[dict[str, Any]] = []
+        if self.policy.required and self.calls == 0 and self.incomplete is None:
+            suppressed = f" (suppressed calls to: {', '.join(self.suppressed)})" if self.suppressed else ""
+            return self.fail(
+                ModelError(
+                    f"tool_choice requires a call to one of {sorted(self.policy.allowed)} but the model made none"
+                    + suppressed,
+                    code="tool_choice_violation",
+                    param="tool_choice",
+                )
+            )
+        self._close(out, "incomplete" if self.incomplete is not None else "completed")
+        self.finished = True
+        status = "incomplete" if self.incomplete is not None else "completed"
+        self.response["status"] = status
+        self.response["completed_at"] = int(time.time())
+        if self.incomplete is not None:
+            self.response["incomplete_details"] = {"reason": self.incomplete}
+        self.response["usage"] = self._usage()
+        self._emit(out, {"type": f"response.{status}", "response": self._snapshot()})
+        return out
+
+    def fail(self, error: OpenResponsesError) -> list[dict[str, Any]]:
+        """An `error` event, then `response.failed` carrying the error."""
+        out: list[dict[str, Any]] = []
+        if self.finished:
+            return out
+        self.finished = True
+        self.error = error
+        self._emit(out, {"type": "error", "error": error.payload()})
+        self.response["status"] = "failed"
+        self.response["completed_at"] = int(time.time())
+        self.response["error"] = {"code": error.code or error.type, "message": error.message}
+        self.response["usage"] = self._usage()
+        self._emit(out, {"type": "response.failed", "response": self._snapshot()})
+        return out
+
+    def verify(self) -> None:
+        """With `check=True`: the end of the stream (`[DONE]` sent) must leave no violation."""
+        if self.checker is not None:
+            self.checker.feed(None, "[DONE]")
+            violations = self.checker.finish()
+            if violations:
+                raise StreamViolation(violations)
+
+    # -- items -------------------------------------------------------------------------------
+
+    def _need(self, kind: str, step: Step) -> _Open:
+        if self.open is None or self.open.kind != kind:
+            what = self.open.kind if self.open else "nothing"
+            raise ProviderError(f"{type(step).__name__} needs an open {kind}, but {what} is open")
+        return self.open
+
+    def _open_item(self, out: list[dict[str, Any]], item: dict[str, Any]) -> _Open:
+        index = len(self.output)
+        self.output.append(item)
+        self.open = _Open(index, item)
+        self._emit(out, {"type": "response.output_item.added", "output_index": index, "item": _copy(item)})
+        return self.open
+
+    def _text(self, out: list[dict[str, Any]], text: str, field: str) -> None:
+        if self.open is None or self.open.kind != "message":
+            self._close(out)
+            self._open_item(
+                out,
+                {"id": new_id("msg"), "type": "message", "status": "in_progress", "role": "assistant", "content": []},
+            )
+        item = self.open
+        assert item is not None
+        if item.part_field != field:
+            self._close_part(out)
+            part = (
+                {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+                if field == "text"
+                else {"type": "refusal", "refusal": ""}
+            )
+            item.part_index = len(item.item["content"])
+            item.part_field = field
+            item.item["content"].append(part)
+            self._emit(
+                out,
+                {
+                    "type": "response.content_part.added",
+                    "item_id": item.item["id"],
+                    "output_index": item.index,
+                    "content_index": item.part_index,
+                    "part": dict(part),
+                },
+            )
+        item.chunks.append(text)
+        event = {
+            "type": "response.output_text.delta" if field == "text" else "response.refusal.delta",
+            "item_id": item.item["id"],
+            "output_index": item.index,
+            "content_index": item.part_index,
+            "delta": text,
+        }
+        if field == "text":
+            event["logprobs"] = []
+        self._emit(out, event)
+
+    def _close_part(self, out: list[dict[str, Any]]) -> None:
+        item = self.open
+        if item is None or item.part_field is None:
+            return
+        field = item.part_field
+        text = "".join(item.chunks)
+        item.chunks = []
+        part = item.item["content"][item.part_index]
+        part[field] = text
+        ids = {"item_id": item.item["id"], "output_index": item.index, "content_index": item.part_index}
+        if field == "text":
+            self._emit(out, {"type": "response.output_text.done", **ids, "text": text, "logprobs": []})
+        else:
+            self._emit(out, {"type": "response.refusal.done", **ids, "refusal": text})
+        self._emit(out, {"type": "response.content_part.done", **ids, "part": _copy(part)})
+        item.part_field = None
+        item.part_index = None
+
+    def _close(self, out: list[dict[str, Any]], status: str = "completed") -> None:
+        item = self.open
+        if item is None:
+            return
+        if item.kind == "message":
+            self._close_part(out)
+        elif item.kind == "function_call":
+            arguments = "".join(item.chunks)
+            item.item["arguments"] = arguments
+            self._emit(
+                out,
+                {
+                    "type": "response.function_call_arguments.done",
+                    "item_id": item.item["id"],
+                    "output_index": item.index,
+                    "arguments": arguments,
+                },
+            )
+        item.item["status"] = status
+        self._emit(out, {"type": "response.output_item.done", "output_index": item.index, "item": _copy(item.item)})
+        self.open = None
+
+    def _reasoning(self, out: list[dict[str, Any]], step: ReasoningSummary) -> None:
+        self._close(out)
+        item: dict[str, Any] = {"id": new_id("rs"), "type": "reasoning", "status": "in_progress", "summary": []}
+        if step.encrypted_content is not None:
+            item["encrypted_content"] = step.encrypted_content
+        index = len(self.output)
+        self.output.append(item)
+        self._emit(out, {"type": "response.output_item.added", "output_index": index, "item": _copy(item)})
+        ids = {"item_id": item["id"], "output_index": index, "summary_index": 0}
+        self._emit(
+            out, {"type": "response.reasoning_summary_part.added", **ids, "part": {"type": "summary_text", "text": ""}}
+        )
+        self._emit(out, {"type": "response.reasoning_summary_text.delta", **ids, "delta": step.text})
+        self._emit(out, {"type": "response.reasoning_summary_text.done", **ids, "text": step.text})
+        part = {"type": "summary_text", "text": step.text}
+        self._emit(out, {"type": "response.reasoning_summary_part.done", **ids, "part": dict(part)})
+        item["summary"].append(part)
+        item["status"] = "completed"
+        self._emit(out, {"type": "response.output_item.done", "output_index": index, "item": _copy(item)})
+
+    def _vendor(self, out: list[dict[str, Any]], step: VendorItem) -> None:
+        item = dict(step.item)
+        kind = item.get("type")
+        if not isinstance(kind, str) or ":" not in kind:
+            raise ProviderError(f"a vendor item's type must be vendor-prefixed (`acme:thing`), not {kind!r}")
+        self._close(out)
+        item.setdefault("id", new_id(kind.split(":", 1)[0]))
+        final_status = item.get("status") or "completed"
+        item["status"] = "in_progress"
+        index = len(self.output)
+        self.output.append(item)
+        self._emit(out, {"type": "response.output_item.added", "output_index": index, "item": _copy(item)})
+        item["status"] = final_status
+        self._emit(out, {"type": "response.output_item.done", "output_index": index, "item": _copy(item)})
+
+    def _usage(self) -> dict[str, Any]:
+        u = self.usage or UsageReport(0, 0)
+        return {
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "total_tokens": u.input_tokens + u.output_tokens,
+            "input_tokens_details": {"cached_tokens": u.cached_tokens},
+            "output_tokens_details": {"reasoning_tokens": u.reasoning_tokens},
+        }
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of JSON data (events must not change when the emitter updates its state)."""
+    if type(value) is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copy(v) for v in value]
+    return value

@@ -1,0 +1,124 @@
+"""WebSocket mode on `/v1/responses`: turns started by `response.create` messages.
+
+- Authentication is the same bearer token, sent on the upgrade request; a bad or missing one is
+  refused with the HTTP 401 error object before the connection opens.
+- Each client message is a `response.create` (a create-response body plus `type`, without
+  `stream`, `stream_options` or `background`). The server answers with the same events it
+  would stream over SSE, one per message, and nothing like `[DONE]`.
+- A message that cannot be handled gets a `WebSocketErrorEvent`: `{"type": "error", "status":
+  <HTTP status>, "error": {type, code, message, param}}`; the connection stays open.
+- Turns run one after another. `previous_response_id` may name any response this connection has
+  produced, including `store: false` ones, which live only in a connection-local cache, and
+  otherwise any stored response. An unknown one gives `previous_response_not_found` (404).
+- A turn that continues from a response and then fails evicts that response from the
+  connection-local cache, so a stale context is never continued twice.
+- A connection lasts at most `max_connection_seconds` (the spec's 60 minutes).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from .emitter import Emitter, dumps
+from .errors import InvalidRequest, OpenResponsesError
+from .store import MemoryStore, ResponseStore, StoredResponse
+
+__all__ = ["websocket_endpoint"]
+
+
+class _ConnectionStore:
+    """The connection's own responses first (all of them), then the server's store."""
+
+    def __init__(self, shared: ResponseStore):
+        self.local = MemoryStore()
+        self.shared = shared
+
+    async def get(self, response_id: str) -> StoredResponse | None:
+        return await self.local.get(response_id) or await self.shared.get(response_id)
+
+    async def put(self, record: StoredResponse) -> None:
+        await self.local.put(record)
+        if record.response.get("store") is not False:
+            await self.shared.put(record)
+
+    def evict(self, response_id: str) -> None:
+        self.local._records.pop(response_id, None)
+
+
+def _envelope(error: OpenResponsesError) -> str:
+    return dumps({"type": "error", "status": error.status, "error": error.payload()}).decode()
+
+
+def _peek_type(raw: bytes) -> Any:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data.get("type") if isinstance(data, dict) else None
+
+
+def websocket_endpoint(server: Any, model: type, max_connection_seconds: float = 3600):
+    """The WebSocket handler for `server` (the app's `_Server`), validating turns with `model`."""
+    from .app import _bearer, error_response, parse_body
+
+    async def endpoint(websocket: WebSocket) -> None:
+        try:
+            server.authorize(_bearer(websocket))
+        except OpenResponsesError as exc:
+            await websocket.send_denial_response(error_response(exc))
+            return
+        await websocket.accept()
+        store = _ConnectionStore(server.store)
+        deadline = time.monotonic() + max_connection_seconds
+        try:
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    return
+                if time.monotonic() > deadline:
+                    await websocket.close(code=1000, reason="connection time limit reached")
+                    return
+                raw = message.get("text")
+                if raw is None:
+                    raw = message.get("bytes") or b""
+                await _turn(websocket, raw.encode() if isinstance(raw, str) else raw, store)
+        except WebSocketDisconnect:
+            return
+
+    async def _turn(websocket: WebSocket, raw: bytes, store: _ConnectionStore) -> None:
+        previous = None
+        try:
+            kind = _peek_type(raw)
+            if kind is not None and kind != "response.create":
+                raise InvalidRequest(
+                    f"Unknown client message type {kind!r}; send `response.create`.",
+                    code="unknown_message_type",
+                    param="type",
+                )
+            data, body = parse_body(raw, model)
+            previous = data.get("previous_response_id")
+            response, request, own_input, policy = await server.prepare(data, body, store)
+            steps, first = await server.first_step(request)
+        except OpenResponsesError as exc:
+            if previous and exc.status != 404:
+                store.evict(previous)
+            await websocket.send_text(_envelope(exc))
+            return
+        emitter = Emitter(response, policy, check=server.debug)
+        events = server.run(emitter, steps, first, own_input, store)
+        try:
+            async for batch in events:
+                for event in batch:
+                    await websocket.send_text(dumps(event).decode())
+        finally:
+            await events.aclose()
+        if server.debug:
+            emitter.verify()
+        if emitter.error is not None and previous:
+            store.evict(previous)
+
+    return endpoint
