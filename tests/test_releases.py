@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from orspec.bundle import bundle
 from orspec.diff import diff_documents
 
