@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bundle import Bundle, bundle
+from .cache import Stamp, digest, stage_key
 from .extensions import Fragment, extend
 from .generate.docs import generate_docs
 from .generate.models import generate_models
@@ -14,12 +17,11 @@ from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
 from .generate.server import generate_server
 from .problems import Level, Problem, SpecError, errors
+from .project import TEMPLATES
 from .releases import Release, added_in, load_releases, release_outputs
 from .statemachines import StateMachines, check_state_machines
 from .validate import validate
 from .write import Outputs
-
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 
 @dataclass
@@ -37,12 +39,19 @@ class Spec:
         return self.bundle.document
 
 
-def load_spec(path: Path, *, lenient: bool = False) -> Spec:
-    """Bundle and validate. Raises SpecError unless the spec is valid (or `lenient`)."""
+def load_spec(path: Path, *, lenient: bool = False, known_problems: list[Problem] | None = None) -> Spec:
+    """Bundle and validate. Raises SpecError unless the spec is valid (or `lenient`).
+
+    `known_problems` are the findings of an earlier run on byte-identical inputs; passing them
+    skips validation, the slowest part of loading.
+    """
     spec = Spec(bundle(path))
     spec.fragments, fragment_problems = extend(spec.bundle)
     spec.state_machines, machine_problems = check_state_machines(spec.bundle)
     spec.releases, release_problems = load_releases(spec.bundle.root)
+    if known_problems is not None:
+        spec.problems = list(known_problems)
+        return spec
     spec.problems = fragment_problems + validate(spec.bundle) + machine_problems + release_problems
     if lenient:
         spec.problems = [Problem(p.file, p.line, p.pointer, p.message, Level.WARNING) for p in spec.problems]
@@ -55,16 +64,81 @@ def bundled_json(document: dict) -> bytes:
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()
 
 
+@dataclass(frozen=True)
+class Stage:
+    """One generator: the inputs it reads (fingerprint names, see cache.py) and how it runs."""
+
+    name: str
+    inputs: tuple[str, ...]
+    run: Callable[[Spec, Path], Outputs]
+
+
+def _docs(spec: Spec, templates: Path) -> Outputs:
+    titles = {f.doc.path.stem: f.title for f in spec.fragments}
+    document = added_in(spec.releases, spec.document)
+    return generate_docs(document, templates, spec.bundle.sources, spec.bundle.root_file, titles, spec.state_machines)
+
+
+STAGES = (
+    Stage("bundle", ("spec", "tool"), lambda spec, _: {"openapi.json": bundled_json(spec.document)}),
+    Stage(
+        "package",
+        ("spec", "tool", "templates/package", "templates/runtime"),
+        lambda spec, t: generate_package(spec.document, t),
+    ),
+    Stage(
+        "models",
+        ("spec", "tool"),
+        lambda spec, _: {f"{PACKAGE}/models.py": generate_models(spec.document, spec.bundle.sources).encode()},
+    ),
+    Stage(
+        "registry",
+        ("spec", "tool", "templates/registry"),
+        lambda spec, t: generate_registry(spec.document, spec.state_machines, t),
+    ),
+    Stage("server", ("spec", "tool", "templates/server"), lambda spec, t: generate_server(spec.document, t)),
+    Stage("docs", ("spec", "tool", "templates/docs"), _docs),
+    Stage("releases", ("spec", "tool"), lambda spec, _: release_outputs(spec.releases)),
+)
+
+
 def build_outputs(spec: Spec, templates: Path = TEMPLATES) -> Outputs:
     """Every generated file, by path relative to the output directory."""
-    outputs: Outputs = {"openapi.json": bundled_json(spec.document)}
-    outputs.update(generate_package(spec.document, templates))
-    outputs[f"{PACKAGE}/models.py"] = generate_models(spec.document, spec.bundle.sources).encode()
-    outputs.update(generate_registry(spec.document, spec.state_machines, templates))
-    outputs.update(generate_server(spec.document, templates))
-    titles = {f.doc.path.stem: f.title for f in spec.fragments}
-    outputs.update(
-        generate_docs(added_in(spec.releases, spec.document), templates, spec.bundle.sources, spec.bundle.root_file, titles, spec.state_machines)
-    )
-    outputs.update(release_outputs(spec.releases))
-    return dict(sorted(outputs.items()))
+    return run_stages(spec, templates)[0]
+
+
+def run_stages(
+    spec: Spec,
+    templates: Path = TEMPLATES,
+    *,
+    inputs: dict[str, str] | None = None,
+    previous: Stamp | None = None,
+    out: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[Outputs, dict[str, dict], list[str]]:
+    """Run every stage, reusing from `out` what `previous` says is unchanged.
+
+    Returns the outputs, a record per stage for the next stamp, and the names of the stages run.
+    """
+    outputs: Outputs = {}
+    records: dict[str, dict] = {}
+    ran: list[str] = []
+    for stage in STAGES:
+        key = stage_key(inputs, stage.inputs) if inputs is not None else ""
+        reused = previous.reusable(stage.name, key, out) if previous and out and inputs is not None else None
+        if reused is None:
+            started = time.perf_counter()
+            if progress:
+                progress(f"{stage.name} ...")
+            produced = stage.run(spec, templates)
+            if progress:
+                progress(f"{stage.name} {time.perf_counter() - started:.1f}s")
+            ran.append(stage.name)
+        else:
+            produced = reused
+        clash = set(produced) & set(outputs)
+        if clash:
+            raise ValueError(f"stage {stage.name} writes {sorted(clash)[0]}, which another stage wrote")
+        outputs.update(produced)
+        records[stage.name] = {"key": key, "files": {p: digest(d) for p, d in sorted(produced.items())}}
+    return dict(sorted(outputs.items())), records, ran

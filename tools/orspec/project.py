@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 MARKER = Path("spec") / "openapi.yaml"
+# Jinja templates and hand-written runtime modules, beside the toolchain in this checkout.
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 
 def find_root(start: Path | None = None) -> Path | None:

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 Outputs = dict[str, bytes]  # relative POSIX path -> content
+STAMP = ".orspec-build.json"  # the incremental-build stamp (see cache.py); not an output
 
 
 def read_tree(root: Path) -> Outputs:
@@ -16,7 +17,7 @@ def read_tree(root: Path) -> Outputs:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
+        if p.is_file() and "__pycache__" not in p.parts and p.name != STAMP
     }
 
 

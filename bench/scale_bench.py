@@ -1,0 +1,134 @@
+"""Scale: `orspec build --lenient` against plain `datamodel-codegen` on OpenAI's full API spec.
+
+Both run as fresh processes on the same file, alternating, and the table reports wall time and
+peak memory (max RSS of the process) side by side, with ratios to the peer, for subsets of about
+100 and 400 schemas and for the whole spec (1,422). orspec does more than the peer here (it also
+validates the spec and writes the registry, server and docs), so the ratio is an upper bound on
+its model-generation overhead.
+
+    python bench/scale_bench.py [--spec ../shared/upstream/openai/openapi.json] [--sizes 100,400,0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SPEC = ROOT.parent / "shared" / "upstream" / "openai" / "openapi.json"
+PREFIX = "#/components/schemas/"
+
+
+def subset(document: dict, size: int) -> dict:
+    """The first schemas in document order, each with everything it references, until `size`."""
+    schemas = document["components"]["schemas"]
+    chosen: dict[str, None] = {}
+
+    def refs(node):
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith(PREFIX):
+                yield ref[len(PREFIX) :]
+            for value in node.values():
+                yield from refs(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from refs(value)
+
+    for name in schemas:
+        if len(chosen) >= size:
+            break
+        todo = [name]
+        while todo:
+            current = todo.pop()
+            if current in chosen or current not in schemas:
+                continue
+            chosen[current] = None
+            todo.extend(refs(schemas[current]))
+    return {
+        "openapi": document["openapi"],
+        "info": document["info"],
+        "paths": {},
+        "components": {"schemas": {name: schemas[name] for name in chosen}},
+    }
+
+
+def measure(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS in MiB of one process run to completion."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
+    parser.add_argument("--sizes", default="100,400,0", help="schema counts; 0 means the whole spec")
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    document = json.loads(args.spec.read_text())
+    work = Path(tempfile.mkdtemp(prefix="orspec-scale-"))
+    rows = []
+    try:
+        for size in (int(s) for s in args.sizes.split(",")):
+            spec = args.spec if size == 0 else work / f"subset-{size}.json"
+            if size:
+                spec.write_text(json.dumps(subset(document, size)))
+            count = len(json.loads(spec.read_text())["components"]["schemas"])
+            best = {"orspec": (1e9, 0.0), "peer": (1e9, 0.0)}
+            for i in range(args.repeat):
+                runs = {
+                    "orspec": [
+                        sys.executable,
+                        "-m",
+                        "orspec",
+                        "build",
+                        "--spec",
+                        str(spec),
+                        "--lenient",
+                        "--out",
+                        str(work / f"out-{size}-{i}"),
+                    ],
+                    "peer": [
+                        sys.executable,
+                        "-m",
+                        "datamodel_code_generator",
+                        "--input",
+                        str(spec),
+                        "--input-file-type",
+                        "openapi",
+                        "--output-model-type",
+                        "pydantic_v2.BaseModel",
+                        "--output",
+                        str(work / f"peer-{size}-{i}.py"),
+                    ],
+                }
+                for name, cmd in runs.items():
+                    seconds, mib = measure(cmd)
+                    best[name] = (min(best[name][0], seconds), max(best[name][1], mib))
+            rows.append((count, best["peer"], best["orspec"]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"spec: {args.spec}  (best of {args.repeat}; fresh process each; peak = max RSS)")
+    print(
+        f"{'schemas':>8} {'peer s':>8} {'orspec s':>9} {'time ratio':>11} {'peer MiB':>9} {'orspec MiB':>11} {'mem ratio':>10}"
+    )
+    for count, (ps, pm), (os_, om) in rows:
+        print(f"{count:>8} {ps:>8.1f} {os_:>9.1f} {os_ / ps:>11.2f} {pm:>9.0f} {om:>11.0f} {om / pm:>10.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""Incremental builds: a no-op build does nothing, and a change re-runs only the stages that read it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from orspec.write import read_tree
+
+from .conftest import ROOT, run_orspec
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """A copy of the toolchain, templates and spec, so templates can change without touching ours."""
+    for part in ("tools", "templates", "spec"):
+        shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def build(project: Path, *args: str):
+    env = {"PYTHONPATH": str(project / "tools") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    result = run_orspec("build", "--out", str(project / "out"), *args, cwd=project, env=env)
+    assert result.returncode in (0, 1), result.stderr
+    return result
+
+
+def test_no_op_build_reuses_everything(project):
+    cold = build(project)
+    assert cold.returncode == 0 and "ran bundle, package, models, registry, server, docs, releases" in cold.stdout
+    first = read_tree(project / "out")
+    assert first == read_tree(ROOT / "generated")  # the copy builds what we committed
+    assert (project / "out" / ".orspec-build.json").is_file()
+    again = build(project)
+    assert "no input changed since the last build" in again.stdout
+    assert "warning:" in again.stderr  # the spec's warnings are still reported
+    assert read_tree(project / "out") == first
+    check = build(project, "--check")
+    assert check.returncode == 0 and "up to date" in check.stdout
+
+
+def test_docs_template_change_rerenders_only_the_docs(project):
+    build(project)
+    before = read_tree(project / "out")
+    template = project / "templates" / "docs" / "http-api.md.jinja"
+    template.write_text(template.read_text() + "\nServed by orspec.\n")
+    result = build(project)
+    assert "ran docs)" in result.stdout
+    after = read_tree(project / "out")
+    changed = {path for path in set(before) | set(after) if before.get(path) != after.get(path)}
+    assert changed == {"docs/http-api.md"}
+
+
+def test_spec_change_reruns_every_stage(project):
+    build(project)
+    items = project / "spec" / "components" / "items.yaml"
+    items.write_text(items.read_text().replace("Server-assigned", "Server assigned", 1))
+    assert "ran bundle, package, models, registry, server, docs, releases" in build(project).stdout
+
+
+def test_hand_edited_output_is_rebuilt(project):
+    build(project)
+    models = project / "out" / "python" / "openresponses_runtime" / "models.py"
+    original = models.read_bytes()
+    models.write_text("# edited by hand\n")
+    result = build(project)
+    assert "no input changed" not in result.stdout
+    assert models.read_bytes() == original
+
+
+def test_progress_is_shown_on_a_terminal(project):
+    """Stage progress goes to stderr when it is a terminal, and nowhere otherwise."""
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(project / "tools")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "orspec", "build", "--out", str(project / "out")],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        timeout=300,
+        check=False,
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert proc.returncode == 0
+    text = seen.decode(errors="replace")
+    for stage in ("bundle", "models", "docs"):
+        assert f"{stage} ..." in text and re.search(rf"{stage} \d+\.\ds", text), text
+    piped = build(project)  # stderr is a pipe here: warnings only, no progress
+    assert "models ..." not in piped.stderr
