@@ -21,6 +21,7 @@ from . import __version__
 from .write import STAMP
 
 TOOLS = Path(__file__).resolve().parent
+MAX_HASHED_BYTES = 64 * 1024 * 1024
 # Libraries whose version can change what the build writes.
 GENERATOR_LIBRARIES = ("datamodel-code-generator", "pydantic", "ruff", "jinja2", "openapi-spec-validator")
 
@@ -30,7 +31,13 @@ def _hash_files(paths: list[Path], root: Path) -> str:
     for path in sorted(paths):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         try:
-            digest.update(path.read_bytes())
+            info = path.stat()
+            if not path.is_file():  # a FIFO or device would block; the build itself reports it
+                digest.update(b"\0not a regular file")
+            elif info.st_size > MAX_HASHED_BYTES:  # over the loader's limit: the build refuses it anyway
+                digest.update(f"\0{info.st_size}:{info.st_mtime_ns}".encode())
+            else:
+                digest.update(path.read_bytes())
         except OSError:
             digest.update(b"\0missing")
         digest.update(b"\0")
@@ -40,7 +47,7 @@ def _hash_files(paths: list[Path], root: Path) -> str:
 def _tree(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
-    return [p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    return [p for p in folder.rglob("*") if not p.is_dir() and "__pycache__" not in p.parts]
 
 
 def fingerprint(spec: Path, templates: Path, *, lenient: bool, loaded: tuple[str, ...] = ()) -> dict[str, str]:

@@ -707,7 +707,7 @@ class _Differ:
     # paths
 
     def compare_paths(self) -> None:
-        old_paths, new_paths = self.old.get("paths") or {}, self.new.get("paths") or {}
+        old_paths, new_paths = (d.get("paths") if isinstance(d.get("paths"), dict) else {} for d in (self.old, self.new))
         for path in sorted({*old_paths, *new_paths}):
             pointer = f"/paths/{escape(path)}"
             if path not in new_paths:
@@ -910,7 +910,7 @@ def _refs(node: Any) -> Iterator[str]:
 def _directions(doc: dict) -> dict[str, set[str]]:
     """For each component schema: whether it travels in requests, responses, or both."""
     seeds: dict[str, list[Any]] = {REQUEST: [], RESPONSE: []}
-    for item in (doc.get("paths") or {}).values():
+    for item in (doc.get("paths") if isinstance(doc.get("paths"), dict) else {}).values():
         item = _deref_component(item, doc)
         if not isinstance(item, dict):
             continue

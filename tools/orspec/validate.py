@@ -5,6 +5,7 @@ Every check returns problems as values; nothing is raised, so one run reports ev
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import reprlib
@@ -65,9 +66,10 @@ def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         yield sources.problem("/openapi", f"unsupported OpenAPI version {version!r}; expected 3.1.x or 3.0.x")
         return
     try:
-        structural = list(validator.schema_validator.iter_errors(doc))
+        structural = list(_structural_validator(version).iter_errors(doc))
         for error in structural:
-            pointer = "".join(f"/{escape(str(p))}" for p in error.path)
+            error = _closest(error)
+            pointer = "".join(f"/{escape(str(p))}" for p in error.absolute_path)
             yield sources.problem(pointer, _message(error))
         yield from check_schema_objects(doc, sources, version.startswith("3.1"))
         if structural:
@@ -154,14 +156,37 @@ def check_schema_objects(doc: dict, sources: SourceMap, v31: bool) -> Iterator[P
     meta = _meta_validator(v31)
     for root, schema in schema_roots(doc):
         for error in meta.iter_errors(schema):
-            pointer = root + "".join(f"/{escape(str(p))}" for p in error.path)
-            if error.validator == "format" and error.path and error.path[-1] == "pattern":
+            error = _closest(error)
+            pointer = root + "".join(f"/{escape(str(p))}" for p in error.absolute_path)
+            if error.validator == "format" and error.absolute_path and error.absolute_path[-1] == "pattern":
                 continue  # check_schema_values says why the pattern does not compile
             message = _message(error)
-            if error.path and error.path[-1] == "type" and error.validator == "anyOf":
+            if error.absolute_path and error.absolute_path[-1] == "type" and error.validator == "anyOf":
                 message = f"{error.instance!r} is not a type; use one of {', '.join(JSON_TYPES)}"
             yield sources.problem(pointer, message)
         yield from check_schema_values(root, schema, sources)
+
+
+@functools.cache
+def _structural_validator(version: str) -> Any:
+    """The OpenAPI document schema, checked by python-jsonschema whatever backend
+    openapi-spec-validator would pick (jsonschema-rs words and locates its errors differently)."""
+    from jsonschema.validators import validator_for
+    from openapi_spec_validator.schemas import schema_v30, schema_v31
+
+    schema = dict(schema_v31 if version.startswith("3.1") else schema_v30)
+    return validator_for(schema)(schema)
+
+
+def _closest(error: Any) -> Any:
+    """For "valid under none of oneOf/anyOf" (a 3.0 schema is a Schema or a Reference, say), the
+    member error that says what is actually wrong, located at its own path."""
+    from jsonschema.exceptions import best_match
+
+    while error.validator in ("oneOf", "anyOf") and error.context and not (error.path and error.path[-1] == "type"):
+        deepest = max(len(e.absolute_path) for e in error.context)  # the branch that got furthest
+        error = best_match(e for e in error.context if len(e.absolute_path) == deepest)
+    return error
 
 
 def _meta_validator(v31: bool) -> Any:

@@ -416,7 +416,8 @@ class _Reader:
         props = schema.get("properties")
         if not isinstance(props, dict):
             return []
-        required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
+        listed = schema.get("required") if isinstance(schema.get("required"), list) else []
+        required = {name for name in listed if isinstance(name, str)}
         out = []
         for name, prop in props.items():
             prop = prop if isinstance(prop, dict) else {}
