@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from jsonpointer import escape, unescape
+from jsonpointer import escape
 
 from .load import MAX_DEPTH, MAX_NODES, Document, display_path, load_file, too_deep
+from .pointers import MISSING, resolve_pointer
 from .problems import Problem, SpecError
 
 ROOT_NAMES = ("openapi.yaml", "openapi.yml", "openapi.json")
@@ -161,16 +162,10 @@ class _Bundler:
         return target, pointer
 
     def lookup(self, doc: Document, pointer: str, ref: str, at: str) -> Any:
-        node: Any = doc.data
-        for token in pointer.split("/")[1:] if pointer else []:
-            key = unescape(token)
-            if isinstance(node, dict) and key in node:
-                node = node[key]
-            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-                node = node[int(key)]
-            else:
-                self.problems.append(self.sources.problem(at, f"$ref {ref!r} does not resolve"))
-                return None
+        node = resolve_pointer(doc.data, pointer)
+        if node is MISSING:
+            self.problems.append(self.sources.problem(at, f"$ref {ref!r} does not resolve"))
+            return None
         return node
 
     def resolve(self, node: Any, doc: Document, src: str, at: str, stack: tuple[tuple[Path, str], ...]) -> Any:

@@ -30,8 +30,9 @@ from jsonpointer import escape
 
 from .bundle import Bundle
 from .load import Document, display_path, load_file
+from .pointers import resolve_pointer
 from .problems import Problem, SpecError
-from .validate import SCHEMA_PREFIX, resolve_pointer, walk
+from .validate import SCHEMA_PREFIX, walk
 
 BLOCK = "x-openresponses-extension"
 EXTENDS = "x-openresponses-extends"

@@ -17,6 +17,7 @@ from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValida
 from openapi_spec_validator.validation.exceptions import ParameterDuplicateError, UnresolvableParameterError
 
 from .bundle import Bundle, SourceMap
+from .pointers import MISSING, resolve_pointer
 from .problems import Level, Problem
 
 SCHEMA_PREFIX = "#/components/schemas/"
@@ -231,26 +232,8 @@ def check_refs(doc: dict, sources: SourceMap) -> Iterator[Problem]:
     for at, node in walk(doc):
         if isinstance(node, dict) and isinstance(node.get("$ref"), str):
             ref = node["$ref"]
-            if ref.startswith("#") and resolve_pointer(doc, ref[1:]) is _MISSING:
+            if ref.startswith("#") and resolve_pointer(doc, ref[1:]) is MISSING:
                 yield sources.problem(at, f"$ref {ref!r} does not resolve")
-
-
-_MISSING = object()
-
-
-def resolve_pointer(doc: Any, pointer: str) -> Any:
-    from jsonpointer import unescape
-
-    node = doc
-    for token in pointer.split("/")[1:] if pointer else []:
-        key = unescape(token)
-        if isinstance(node, dict) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            node = node[int(key)]
-        else:
-            return _MISSING
-    return node
 
 
 def check_operation_ids(doc: dict, sources: SourceMap) -> Iterator[Problem]:
@@ -296,8 +279,8 @@ def deref(schema: Any, doc: dict) -> Any:
     seen = set()
     while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"] not in seen:
         seen.add(schema["$ref"])
-        target = resolve_pointer(doc, schema["$ref"][1:]) if schema["$ref"].startswith("#") else _MISSING
-        if target is _MISSING:
+        target = resolve_pointer(doc, schema["$ref"][1:]) if schema["$ref"].startswith("#") else MISSING
+        if target is MISSING:
             return None
         schema = target
     return schema
@@ -313,7 +296,7 @@ def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         if not isinstance(prop, str) or not isinstance(variants, list) or not isinstance(mapping, dict):
             continue  # the OpenAPI schema check reports the malformed discriminator
         for key, target in mapping.items():
-            if not isinstance(target, str) or resolve_pointer(doc, target.removeprefix("#")) is _MISSING:
+            if not isinstance(target, str) or resolve_pointer(doc, target.removeprefix("#")) is MISSING:
                 yield sources.problem(
                     f"{at}/discriminator/mapping/{escape(key)}",
                     f"discriminator mapping {key!r} points at missing schema {target!r}",
