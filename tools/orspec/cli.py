@@ -82,6 +82,14 @@ def _parser() -> argparse.ArgumentParser:
     from .serve import add_parser as add_serve_parser  # `orspec serve`
 
     add_serve_parser(sub)
+
+    from .compliance.cli import add_parser as add_compliance_parser  # `orspec compliance`
+
+    add_compliance_parser(sub)
+
+    from .scaffold import add_parser as add_scaffold_parser  # `orspec scaffold provider`
+
+    add_scaffold_parser(sub)
     return parser
 
 
@@ -122,13 +130,31 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from .pipeline import build_outputs, load_spec
-    from .write import stale_files, write_tree
+    from .cache import Stamp, fingerprint
+    from .problems import Level
+    from .project import TEMPLATES
 
     spec_path, out = _spec_path(args), _out_path(args)
-    spec = load_spec(spec_path, lenient=args.lenient)
+    previous = Stamp.read(out)
+    inputs = fingerprint(spec_path, TEMPLATES, lenient=args.lenient, loaded=tuple(previous.loaded) if previous else ())
+    known = (
+        [Problem(f, line, ptr, msg, Level(level)) for f, line, ptr, msg, level in previous.problems] if previous else []
+    )
+    if previous and previous.inputs == inputs and previous.matches_disk(out):
+        # Same inputs, same toolchain, outputs untouched: a build would write the same bytes.
+        _print_problems(known)
+        print(f"up to date: {len(previous.files())} files in {out} (no input changed since the last build)")
+        return 0
+
+    from .pipeline import load_spec, run_stages
+    from .write import stale_files, write_tree
+
+    same_spec = previous is not None and all(previous.inputs.get(k) == inputs.get(k) for k in ("spec", "tool", "flags"))
+    spec = load_spec(spec_path, lenient=args.lenient, known_problems=known if same_spec else None)
     _print_problems(spec.problems)
-    outputs = build_outputs(spec)
+    outputs, records, ran = run_stages(
+        spec, TEMPLATES, inputs=inputs, previous=previous, out=out, progress=_progress_printer()
+    )
     if args.check:
         stale = stale_files(out, outputs)
         for path in stale:
@@ -139,8 +165,23 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(f"up to date: {len(outputs)} files in {out}")
         return 0
     changed = write_tree(out, outputs)
-    print(f"built {len(outputs)} files into {out} ({len(changed)} changed)")
+    problems = [[p.file, p.line, p.pointer, p.message, p.level.value] for p in spec.problems]
+    loaded = sorted(str(path) for path in spec.bundle.files)
+    Stamp(inputs, records, problems, loaded).write(out)
+    print(f"built {len(outputs)} files into {out} ({len(changed)} changed; ran {', '.join(ran) or 'no stage'})")
     return 0
+
+
+def _progress_printer():
+    """Stage-by-stage progress on an interactive terminal; silence when piped or in CI."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(message: str) -> None:
+        end = "\r" if message.endswith("...") else "\n"
+        print(f"\033[2K  {message}", end=end, file=sys.stderr, flush=True)
+
+    return show
 
 
 def cmd_extensions(args: argparse.Namespace) -> int:
@@ -162,7 +203,9 @@ def cmd_release(args: argparse.Namespace) -> int:
         raise UsageError("releases belong to a spec directory; pass --spec DIR")
     load_spec(spec_path)  # only a valid spec is released
     release = make_release(spec_path, bundle(spec_path).document, args.date)
-    print(f"released {args.date} into {release.folder}; review {release.folder / 'CHANGELOG.md'}, then run `orspec build`")
+    print(
+        f"released {args.date} into {release.folder}; review {release.folder / 'CHANGELOG.md'}, then run `orspec build`"
+    )
     return 0
 
 

@@ -2,9 +2,10 @@
 
 - It answers the last user message with `You said: <text>` in word-sized chunks (and says how
   many images came with it).
-- When the message names a function tool the request offers (and `tool_choice` allows), it calls
-  that function with JSON arguments built from the tool's parameter schema; under `required`
-  (or a forced function) it calls the first allowed tool anyway.
+- When the message names function tools the request offers (and `tool_choice` allows), it calls
+  each of them (only the first with `parallel_tool_calls: false`) with JSON arguments built from
+  the tool's parameter schema; under `required` (or a forced function) it calls the first allowed
+  tool anyway.
 - After a `function_call_output` it reports what the function returned.
 - With `reasoning` requested it first emits a reasoning summary.
 - It stops `incomplete` when the answer would exceed `max_output_tokens` (one chunk, one token).
@@ -101,14 +102,16 @@ class DemoProvider:
             output = last.get("output")
             answer = f"The function returned: {output if isinstance(output, str) else json.dumps(output)}"
         else:
-            tool = self._pick_tool(request, user_text)
-            if tool is not None:
-                arguments = json.dumps(_example(tool.get("parameters") or {"type": "object"}, tool["name"]))
-                yield FunctionCallStart(tool["name"])
-                for piece in chunks(arguments):
-                    yield ArgumentsDelta(piece)
-                yield FunctionCallEnd()
-                yield UsageReport(input_tokens, used + len(chunks(arguments)))
+            tools = self._pick_tools(request, user_text)
+            if tools:
+                for tool in tools:
+                    arguments = json.dumps(_example(tool.get("parameters") or {"type": "object"}, tool["name"]))
+                    yield FunctionCallStart(tool["name"])
+                    for piece in chunks(arguments):
+                        yield ArgumentsDelta(piece)
+                    yield FunctionCallEnd()
+                    used += len(chunks(arguments))
+                yield UsageReport(input_tokens, used)
                 return
             if "refuse" in user_text.lower():
                 yield Refusal("I can't help with that.")
@@ -131,14 +134,13 @@ class DemoProvider:
         yield UsageReport(input_tokens, used)
 
     @staticmethod
-    def _pick_tool(request: ProviderRequest, text: str) -> dict[str, Any] | None:
+    def _pick_tools(request: ProviderRequest, text: str) -> list[dict[str, Any]]:
         tools = [t for name, t in request.function_tools.items() if name in request.allowed_tools]
-        for tool in tools:
-            if re.search(rf"\b{re.escape(tool['name'])}\b", text):
-                return tool
-        if request.tool_choice == "required" and tools:
-            return tools[0]
-        return None
+        named = [tool for tool in tools if re.search(rf"\b{re.escape(tool['name'])}\b", text)]
+        if not named and request.tool_choice == "required" and tools:
+            named = tools[:1]
+        parallel = getattr(request.body, "parallel_tool_calls", None) is not False
+        return named if parallel else named[:1]
 
     async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
         return default_compaction(items)

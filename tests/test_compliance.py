@@ -1,0 +1,185 @@
+"""`orspec compliance`: green against `orspec serve`, red with the right reasons against broken servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from openresponses_runtime.server import DemoProvider, MemoryStore, create_app
+from orspec.compliance import CASES, run, select
+
+from .server_helpers import API_KEY, free_port, live_server
+
+ORSPEC = [sys.executable, "-m", "orspec"]
+
+
+def test_cases_are_documented_as_data():
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids))
+    for c in CASES:
+        assert c.title and c.sends and c.checks and c.must, c.id
+    expected = {
+        "basic-text", "streaming", "system-prompt", "developer-role", "tool-call", "tool-round-trip",
+        "parallel-tool-calls", "image-input", "multi-turn", "previous-response", "tool-choice-none",
+        "tool-choice-required", "tool-choice-function", "allowed-tools", "max-output-tokens",
+        "error-invalid-request", "error-auth", "error-not-found", "compaction", "ws-single-turn",
+        "ws-sequential", "ws-continuation", "ws-store-false", "ws-missing-previous", "ws-evict-after-failure",
+    }  # fmt: skip
+    assert expected <= set(ids)
+    assert [c.id for c in select(["ws-*"])] == [i for i in ids if i.startswith("ws-")]
+    with pytest.raises(ValueError, match="no compliance test matches"):
+        select(["nope"])
+
+
+@pytest.fixture(scope="module")
+def served():
+    """`orspec serve` on loopback with a fixed key."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [*ORSPEC, "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:", "--delay", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            httpx.get(base + "/responses", timeout=1)
+            break
+        except httpx.TransportError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError(f"orspec serve did not start: {proc.stderr.read().decode()}") from None
+            time.sleep(0.1)
+    try:
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_orspec_serve_passes_everything(served):
+    done = subprocess.run(
+        [*ORSPEC, "compliance", "--base-url", served, "--api-key", API_KEY, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    report = json.loads(done.stdout)
+    failures = [r for r in report["results"] if r["status"] != "pass"]
+    assert done.returncode == 0 and not failures, failures
+    assert report["passed"] == len(CASES) and report["failed"] == 0
+    assert all(r["must"] and r["sends"] and r["checks"] for r in report["results"])
+
+
+def test_text_output_and_exit_codes(served):
+    env = os.environ | {"ORSPEC_API_KEY": API_KEY}
+    done = subprocess.run(
+        [*ORSPEC, "compliance", "--base-url", served, "--filter", "basic-text,error-*", "--wait", "5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [f"PASS {c.id}" for c in select(["basic-text", "error-*"])]
+    wrong = subprocess.run(
+        [*ORSPEC, "compliance", "--base-url", served, "--api-key", "sk-wrong", "--filter", "basic-text"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert wrong.returncode == 1
+    assert wrong.stdout.startswith("FAIL basic-text: POST /responses answered 401")
+    listed = subprocess.run([*ORSPEC, "compliance", "--list"], capture_output=True, text=True)
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == len(CASES)
+    assert "error-auth: Bad or missing credentials are a 401" in listed.stdout
+    unknown = subprocess.run(
+        [*ORSPEC, "compliance", "--base-url", served, "--api-key", API_KEY, "--filter", "nope"],
+        capture_output=True,
+        text=True,
+    )
+    assert unknown.returncode == 2 and "no compliance test matches 'nope'" in unknown.stderr
+
+
+# -- deliberately broken servers ------------------------------------------------------------------
+
+
+def accepts_any_key(app):
+    """Bad auth handling: every request is let in, whatever its key (or none)."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] in ("http", "websocket"):
+            headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
+            scope = dict(scope, headers=[*headers, (b"authorization", f"Bearer {API_KEY}".encode())])
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+def bad_streams(app):
+    """Bad streaming: every sequence_number is 0 and the `data: [DONE]` frame is dropped."""
+
+    async def wrapped(scope, receive, send):
+        async def mangle(message):
+            if message["type"] == "http.response.body" and message.get("body"):
+                body = message["body"].replace(b"data: [DONE]\n\n", b"")
+                lines = []
+                for line in body.split(b"\n"):
+                    if line.startswith(b"data: {"):
+                        event = json.loads(line[6:])
+                        event["sequence_number"] = 0
+                        line = b"data: " + json.dumps(event).encode()
+                    lines.append(line)
+                message = dict(message, body=b"\n".join(lines))
+            await send(message)
+
+        await app(scope, receive, mangle if scope["type"] == "http" else send)
+
+    return wrapped
+
+
+def demo_app():
+    return create_app(DemoProvider(), store=MemoryStore(), api_keys=API_KEY)
+
+
+def test_fails_a_server_that_accepts_any_key():
+    with live_server(accepts_any_key(demo_app())) as base:
+        auth, ws_auth = run(base, API_KEY, filters=["error-auth", "ws-auth"])
+        assert not auth.ok and auth.reason.startswith("expected HTTP 401, got 200")
+        assert not ws_auth.ok and ws_auth.reason == "a WebSocket with a wrong key was accepted"
+        assert all(r.ok for r in run(base, API_KEY, filters=["basic-text", "streaming"]))
+
+
+def test_fails_a_server_with_broken_streams():
+    with live_server(bad_streams(demo_app())) as base:
+        results = {r.case.id: r for r in run(base, API_KEY, filters=["streaming", "max-output-tokens", "basic-text"])}
+    assert results["basic-text"].ok  # JSON responses are untouched
+    reason = results["streaming"].reason
+    assert not results["streaming"].ok and reason.startswith("stream violations:")
+    assert "[sequence]" in reason or "sequence_number 0 does not increase" in reason, reason
+    assert not results["max-output-tokens"].ok
+    report = run(base_url := "http://127.0.0.1:9/v1", API_KEY, filters=["basic-text"], timeout=2)
+    assert not report[0].ok and "HTTP failure" in report[0].reason, base_url
+
+
+def test_reports_missing_done_marker():
+    def only_drop_done(app):
+        async def wrapped(scope, receive, send):
+            async def mangle(message):
+                if message["type"] == "http.response.body" and message.get("body"):
+                    message = dict(message, body=message["body"].replace(b"data: [DONE]\n\n", b""))
+                await send(message)
+
+            await app(scope, receive, mangle if scope["type"] == "http" else send)
+
+        return wrapped
+
+    with live_server(only_drop_done(demo_app())) as base:
+        (result,) = run(base, API_KEY, filters=["streaming"])
+    assert not result.ok and "[DONE]" in result.reason, result.reason

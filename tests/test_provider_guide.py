@@ -1,0 +1,48 @@
+"""docs/guides/provider.md: its ```sh blocks, run in order in one shell, work.
+
+Substitutions keep the run fast and offline: `/path/to/orspec` is this checkout; creating the
+project's venv (`python3 -m venv .venv && .venv/bin/pip install ...`) becomes `export PYTHONPATH=$PWD/src`,
+so `.venv/bin/` is this interpreter's environment; port 8000 is a free port.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from .server_helpers import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+GUIDE = ROOT / "docs" / "guides" / "provider.md"
+INSTALL = 'python3 -m venv .venv && .venv/bin/pip install -q -e "$ORSPEC" -e ".[test]"'
+
+
+def sh_blocks(text: str) -> list[str]:
+    return re.findall(r"^```sh\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def test_guide_commands_run(tmp_path):
+    blocks = sh_blocks(GUIDE.read_text())
+    assert len(blocks) >= 5
+    script = "\n".join(blocks)
+    assert script.count(INSTALL) == 2
+    bindir = Path(sys.executable).parent
+    script = (
+        script.replace("/path/to/orspec", str(ROOT))
+        .replace('. "$ORSPEC/.venv/bin/activate"', f'export PATH="{bindir}:$PATH"')
+        .replace(INSTALL, 'export PYTHONPATH="$PWD/src"')
+        .replace(".venv/bin/", f"{bindir}/")
+        .replace("8000", str(free_port()))
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ORSPEC_API_KEY")}
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.count(" passed") == 2 and "FAIL" not in done.stdout
+    assert "PASS ws-evict-after-failure" in done.stdout
+    assert (tmp_path / "zeta-llm/src/zeta_llm/provider.py").is_file()
+    assert (tmp_path / "zeta-gateway/tests/fake_upstream.py").is_file()

@@ -1,0 +1,123 @@
+"""`orspec scaffold provider`: names, refusal without --force, and both templates passing their own tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from orspec.scaffold import ScaffoldError, names_for, scaffold
+
+ROOT = Path(__file__).resolve().parents[1]
+ORSPEC = [sys.executable, "-m", "orspec"]
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
+
+
+def run_project_tests(project: Path) -> subprocess.CompletedProcess:
+    """The project's README test command, with this interpreter's environment standing in for its venv."""
+    readme = (project / "README.md").read_text()
+    assert ".venv/bin/python -m pytest -q" in readme and f"pip install -q -e {ROOT}" in readme
+    env = os.environ | {"PYTHONPATH": str(project / "src")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_names_are_sanitised():
+    names = names_for("  Acme LLM!! ", "Acme Corp")
+    assert (names.dist, names.package, names.class_name) == ("acme-llm", "acme_llm", "AcmeLlmProvider")
+    assert (names.vendor, names.vendor_pascal) == ("acme-corp", "AcmeCorp")
+    assert names_for("42-models").package == "42_models_provider"
+    assert names_for("42-models").class_name == "P42ModelsProvider"
+    assert names_for("class").package == "class_provider"
+    assert names_for("json").package == "json_provider"  # never shadow the standard library
+    assert names_for("my-provider").class_name == "MyProvider"
+    with pytest.raises(ScaffoldError):
+        names_for("!!!")
+    with pytest.raises(ScaffoldError, match="slug"):
+        names_for("x", "9lives")
+
+
+@pytest.mark.parametrize("template", ["demo", "chat-completions"])
+def test_scaffolded_project_passes_its_own_tests(tmp_path, template):
+    out = tmp_path / "proj"
+    done = subprocess.run(
+        [*ORSPEC, "scaffold", "provider", "Acme LLM", "--out", str(out), "--template", template],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "AcmeLlmProvider" in done.stdout
+    assert (out / "src/acme_llm/provider.py").is_file() and os.access(out / ".ci/run", os.X_OK)
+    result = run_project_tests(out)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout and "failed" not in result.stdout
+
+
+def test_vendor_fragment_validates(tmp_path):
+    out = tmp_path / "proj"
+    scaffold("acme-llm", out, vendor="zeta")
+    fragment = out / "extensions" / "zeta.yaml"
+    spec = tmp_path / "spec"
+    shutil.copytree(ROOT / "spec", spec, ignore=shutil.ignore_patterns("releases"))
+    shutil.copy(fragment, spec / "extensions" / "zeta.yaml")
+    done = subprocess.run([*ORSPEC, "validate", "--spec", str(spec)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "from 4 vendor fragments" in done.stdout
+
+
+def test_refuses_a_non_empty_directory_and_never_deletes(tmp_path):
+    out = tmp_path / "proj"
+    assert (
+        subprocess.run([*ORSPEC, "scaffold", "provider", "p", "--out", str(out)], capture_output=True).returncode == 0
+    )
+    (out / "NOTES.md").write_text("mine")
+    provider = out / "src/p/provider.py"
+    provider.write_text("# my edits\n")
+    before = snapshot(out)
+    again = subprocess.run([*ORSPEC, "scaffold", "provider", "p", "--out", str(out)], capture_output=True, text=True)
+    assert again.returncode == 1
+    assert "is not empty; nothing was changed" in again.stderr and "--force" in again.stderr
+    assert snapshot(out) == before
+    forced = subprocess.run(
+        [*ORSPEC, "scaffold", "provider", "p", "--out", str(out), "--force"], capture_output=True, text=True
+    )
+    assert forced.returncode == 0, forced.stderr
+    assert (out / "NOTES.md").read_text() == "mine"  # not ours: left alone
+    assert provider.read_text() != "# my edits\n"  # ours: rewritten
+    assert set(before) <= set(snapshot(out))
+
+
+def test_a_file_in_the_way_is_refused(tmp_path):
+    target = tmp_path / "file"
+    target.write_text("x")
+    with pytest.raises(ScaffoldError, match="not a directory"):
+        scaffold("p", target)
+    assert target.read_text() == "x"
+
+
+@pytest.mark.skipif(
+    not os.environ.get("ORSPEC_TEST_FRESH_VENV"),
+    reason="set ORSPEC_TEST_FRESH_VENV=1 to install a scaffolded project into a fresh venv (about a minute)",
+)
+def test_scaffolded_project_installs_in_a_fresh_venv(tmp_path):
+    out = tmp_path / "fresh"
+    scaffold("fresh-gateway", out, template="chat-completions")
+    done = subprocess.run(["bash", ".ci/run"], cwd=out, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert " passed" in done.stdout

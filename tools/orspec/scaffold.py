@@ -1,0 +1,204 @@
+"""`orspec scaffold provider NAME --out DIR`: a standalone provider project that passes compliance as generated.
+
+The project is rendered from `templates/scaffold/` (see its README): `common/` for every project,
+then the chosen template (`demo` or `chat-completions`), then `vendor/` with `--vendor`. Names are
+sanitised once, here: the distribution name (`acme-llm`), the import package (`acme_llm`), the
+provider class (`AcmeLlmProvider`) and the vendor slug and prefix (`acme`, `Acme`).
+
+It never deletes anything: a directory that exists and is not empty is refused unless `--force`
+is given, and then only the project's own files are written (or overwritten).
+"""
+
+from __future__ import annotations
+
+import argparse
+import keyword
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from .extensions import pascal
+
+__all__ = ["SCAFFOLD", "TEMPLATES", "ScaffoldError", "Names", "names_for", "render", "scaffold"]
+
+SCAFFOLD = Path(__file__).resolve().parents[2] / "templates" / "scaffold"
+TEMPLATES = ("demo", "chat-completions")
+_VENDOR = re.compile(r"^[a-z][a-z0-9_-]*$")
+_DESCRIPTIONS = {
+    "demo": "An Open Responses provider.",
+    "chat-completions": "An Open Responses gateway in front of an OpenAI-compatible Chat Completions API.",
+}
+
+
+class ScaffoldError(Exception):
+    """The arguments cannot make a project (a bad name, a non-empty directory without --force)."""
+
+
+@dataclass(frozen=True)
+class Names:
+    name: str  # as given, for prose
+    dist: str  # the distribution and console-script name: lowercase, dashes
+    package: str  # the import package
+    class_name: str  # the provider class
+    vendor: str | None = None
+    vendor_pascal: str | None = None
+
+
+def names_for(name: str, vendor: str | None = None) -> Names:
+    """The sanitised names for project `name` (and `vendor`); `ScaffoldError` when nothing usable is left."""
+    dist = re.sub(r"[^a-z0-9]+", "-", name.strip().lower()).strip("-")
+    if not dist:
+        raise ScaffoldError(f"{name!r} has no letters or digits to make a project name from")
+    package = dist.replace("-", "_")
+    if package[0].isdigit() or keyword.iskeyword(package) or package in sys.stdlib_module_names:
+        package = f"{package}_provider"
+    words = [w for w in dist.split("-") if w]
+    class_name = "".join(w[:1].upper() + w[1:] for w in words)
+    if class_name[0].isdigit():
+        class_name = "P" + class_name
+    if not class_name.endswith("Provider"):
+        class_name += "Provider"
+    slug = prefix = None
+    if vendor is not None:
+        slug = re.sub(r"[^a-z0-9_-]+", "-", vendor.strip().lower()).strip("-_")
+        if not _VENDOR.match(slug):
+            raise ScaffoldError(
+                f"vendor {vendor!r} does not give a slug matching ^[a-z][a-z0-9_-]*$ (try letters first)"
+            )
+        prefix = pascal(slug)
+    return Names(name.strip(), dist, package, class_name, slug, prefix)
+
+
+def orspec_source() -> str:
+    """What the project's README installs orspec from: this checkout when there is one, else the index."""
+    root = SCAFFOLD.parents[1]
+    if (root / "pyproject.toml").is_file() and (root / "tools" / "orspec").is_dir():
+        return shlex.quote(str(root))
+    return "orspec"
+
+
+def render(names: Names, template: str = "demo", *, source: str | None = None) -> dict[str, tuple[bytes, int]]:
+    """Every file of the project: relative path -> (content, mode)."""
+    if template not in TEMPLATES:
+        raise ScaffoldError(f"unknown template {template!r}; choose one of {', '.join(TEMPLATES)}")
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(SCAFFOLD)),
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
+    context = {
+        "name": names.name,
+        "dist": names.dist,
+        "package": names.package,
+        "class_name": names.class_name,
+        "vendor": names.vendor,
+        "vendor_pascal": names.vendor_pascal,
+        "template": template,
+        "description": _DESCRIPTIONS[template],
+        "orspec_source": source or orspec_source(),
+    }
+    folders = ["common", template] + (["vendor"] if names.vendor else [])
+    files: dict[str, tuple[bytes, int]] = {}
+    for folder in folders:
+        base = SCAFFOLD / folder
+        for path in sorted(p for p in base.rglob("*") if p.is_file()):
+            relative = path.relative_to(base).as_posix()
+            if "__pycache__" in relative:
+                continue
+            target = relative.replace("__package__", names.package).replace("__vendor__", names.vendor or "")
+            if target.endswith(".jinja"):
+                target = target[: -len(".jinja")]
+                text = env.get_template(f"{folder}/{relative}").render(context)
+                if target.endswith(".py") and text.strip():
+                    text = _ruff_format(text, target)
+                content = text.encode()
+            else:
+                content = path.read_bytes()
+            mode = 0o755 if target.startswith(".ci/") else 0o644
+            files[target] = (content, mode)
+    return files
+
+
+def scaffold(
+    name: str,
+    out: Path,
+    *,
+    template: str = "demo",
+    vendor: str | None = None,
+    force: bool = False,
+    source: str | None = None,
+) -> list[str]:
+    """Write the project into `out`; the relative paths written. Refuses a non-empty `out` without `force`."""
+    names = names_for(name, vendor)
+    files = render(names, template, source=source)
+    if out.exists() and not out.is_dir():
+        raise ScaffoldError(f"{out} exists and is not a directory; nothing was changed")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise ScaffoldError(
+            f"{out} is not empty; nothing was changed. Pass --force to write the project's files into it "
+            "(files of the same name are overwritten, nothing is deleted)."
+        )
+    for relative in files:
+        target = out / relative
+        if target.is_dir():
+            raise ScaffoldError(f"{target} is a directory where the project needs a file")
+    for relative, (content, mode) in files.items():
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        target.chmod(mode)
+    return sorted(files)
+
+
+def _ruff_format(code: str, filename: str) -> str:
+    """`code` formatted as the project's own `ruff format` would (line length 120)."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "format",
+            "--isolated",
+            "--line-length",
+            "120",
+            "--stdin-filename",
+            filename,
+            "-",
+        ],
+        input=code.encode(),
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise ScaffoldError(f"ruff could not format {filename}: {proc.stderr.decode(errors='replace').strip()}")
+    return proc.stdout.decode()
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("scaffold", help="create a new provider project")
+    p.add_argument("kind", choices=("provider",), help="what to create (provider)")
+    p.add_argument("name", help="the project name, e.g. acme-llm")
+    p.add_argument("--out", type=Path, required=True, help="the directory to create (must be empty unless --force)")
+    p.add_argument("--vendor", help="also write a starter extension fragment for this vendor slug")
+    p.add_argument("--template", choices=TEMPLATES, default="demo", help="demo (default) or chat-completions")
+    p.add_argument("--force", action="store_true", help="write into a non-empty directory (overwrites, never deletes)")
+    p.set_defaults(run=cmd_scaffold)
+
+
+def cmd_scaffold(args: argparse.Namespace) -> int:
+    try:
+        written = scaffold(args.name, args.out, template=args.template, vendor=args.vendor, force=args.force)
+    except ScaffoldError as exc:
+        print(f"orspec: {exc}", file=sys.stderr)
+        return 1
+    names = names_for(args.name, args.vendor)
+    print(f"created {names.dist} ({args.template}) in {args.out}: {len(written)} files")
+    print(f"  implement {names.class_name} in src/{names.package}/provider.py; then, in {args.out}:")
+    print("  see README.md for the two commands (run the server; run the tests)")
+    return 0
