@@ -105,3 +105,17 @@ def test_progress_is_shown_on_a_terminal(project):
         assert f"{stage} ..." in text and re.search(rf"{stage} \d+\.\ds", text), text
     piped = build(project)  # stderr is a pipe here: warnings only, no progress
     assert "models ..." not in piped.stderr
+
+
+def test_the_cli_starts_without_heavy_imports():
+    """The no-op build path must not pay for pydantic, the validator or the generators."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from orspec import cli; cli._parser(); "
+        "heavy = [m for m in ('pydantic', 'openapi_spec_validator', 'datamodel_code_generator', 'jinja2', "
+        "'openresponses_runtime', 'httpx') if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -20,10 +20,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import jinja2
-
-from .extensions import pascal
-
 __all__ = ["SCAFFOLD", "TEMPLATES", "ScaffoldError", "Names", "names_for", "render", "scaffold"]
 
 SCAFFOLD = Path(__file__).resolve().parents[2] / "templates" / "scaffold"
@@ -70,6 +66,8 @@ def names_for(name: str, vendor: str | None = None) -> Names:
             raise ScaffoldError(
                 f"vendor {vendor!r} does not give a slug matching ^[a-z][a-z0-9_-]*$ (try letters first)"
             )
+        from .extensions import pascal  # imported here: it pulls in the validator
+
         prefix = pascal(slug)
     return Names(name.strip(), dist, package, class_name, slug, prefix)
 
@@ -86,6 +84,8 @@ def render(names: Names, template: str = "demo", *, source: str | None = None) -
     """Every file of the project: relative path -> (content, mode)."""
     if template not in TEMPLATES:
         raise ScaffoldError(f"unknown template {template!r}; choose one of {', '.join(TEMPLATES)}")
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(SCAFFOLD)),
         keep_trailing_newline=True,
