@@ -40,9 +40,21 @@ def main() -> int:
         env = {**os.environ, "PYTHONPATH": str(work / "tools")}
         orspec = [sys.executable, "-m", "orspec", "build", "--spec", str(work / "spec")]
         subprocess.run([*orspec, "--out", str(work / "ref")], check=True, capture_output=True, env=env)
-        peer = [sys.executable, "-m", "datamodel_code_generator", "--input", str(work / "ref" / "openapi.json"),
-                "--input-file-type", "openapi", "--output-model-type", "pydantic_v2.BaseModel",
-                "--formatters", "ruff-format", "--disable-timestamp", "--output"]
+        peer = [
+            sys.executable,
+            "-m",
+            "datamodel_code_generator",
+            "--input",
+            str(work / "ref" / "openapi.json"),
+            "--input-file-type",
+            "openapi",
+            "--output-model-type",
+            "pydantic_v2.BaseModel",
+            "--formatters",
+            "ruff-format",
+            "--disable-timestamp",
+            "--output",
+        ]
         template = work / "templates" / "docs" / "http-api.md.jinja"
         original = template.read_text()
         cold, plain, noop, docs = [], [], [], []

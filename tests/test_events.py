@@ -292,3 +292,101 @@ def test_spec_strings_are_escaped_in_generated_code():
     code = generate_registry(document, None, TEMPLATES)["python/openresponses_runtime/events.py"].decode()
     compile(code, "events.py", "exec")
     assert "'evil\\'\"\\\\\\n:type'" in code or '"evil\'\\"\\\\\\n:type"' in code
+
+
+# -- the fast parsing path -----------------------------------------------------------------------
+# `parse_event` validates through the adapter's core validator, called directly; it must agree
+# with `EVENT_ADAPTER` (the union as pydantic builds it) on every input, typed or rejected.
+
+DELTA = {
+    "type": "response.output_text.delta",
+    "sequence_number": 4,
+    "item_id": "msg_1",
+    "output_index": 0,
+    "content_index": 0,
+    "delta": "hi",
+}
+
+
+def _same_as_adapter(data):
+    """`parse_event` and the plain adapter give equal results, or both refuse the data."""
+    try:
+        expected = ev.EVENT_ADAPTER.validate_json(data) if not isinstance(data, dict) else None
+    except ValidationError:
+        expected = None
+    try:
+        got = ev.parse_event(data)
+    except ValidationError:
+        assert expected is None or isinstance(expected, ev.GenericEvent)
+        return None
+    if expected is not None:
+        assert type(got) is type(expected)
+        assert got.model_dump() == expected.model_dump()
+    return got
+
+
+def test_parse_event_agrees_with_the_adapter_on_a_whole_stream():
+    for message in ev.iter_sse(bench_stream(50)):
+        if not message.is_done:
+            assert _same_as_adapter(message.data) is not None
+            assert _same_as_adapter(message.data.encode()) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{ "type" : "response.output_text.delta", "sequence_number":4,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"hi"}',
+        '{"sequence_number":4,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"hi","type":"response.output_text.delta"}',
+        '{"type":"response.output_text\\u002edelta","sequence_number":4,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"hi"}',
+        '\n {"type":\t"response.output_text.delta","sequence_number":4,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"hi"} \n',
+    ],
+    ids=["spaces", "type-last", "escaped-type", "whitespace"],
+)
+def test_type_is_read_as_json_not_as_text(text):
+    for data in (text, text.encode(), bytearray(text.encode())):
+        parsed = ev.parse_event(data)
+        assert isinstance(parsed, models.ResponseOutputTextDeltaStreamingEvent)
+        assert parsed.model_dump(exclude_unset=True) == DELTA
+
+
+def test_the_last_of_duplicate_type_keys_decides():
+    # JSON parsers keep the last duplicate; so must the dispatch on `type`.
+    text = json.dumps(DELTA).replace('{"type"', '{"type": "response.created", "type"', 1)
+    assert isinstance(ev.parse_event(text), models.ResponseOutputTextDeltaStreamingEvent)
+    text = json.dumps(DELTA)[:-1] + ', "type": "acme:other"}'
+    parsed = ev.parse_event(text)
+    assert isinstance(parsed, ev.GenericEvent) and parsed.type == "acme:other" and parsed.delta == "hi"
+
+
+def test_a_known_type_in_a_string_elsewhere_does_not_decide():
+    data = {"type": "acme:wrapper", "note": '"type":"response.output_text.delta"', "delta": "x"}
+    parsed = ev.parse_event(json.dumps(data))
+    assert isinstance(parsed, ev.GenericEvent) and parsed.model_dump(exclude_unset=True) == data
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"{", b"[DONE]", b"null", b'"response.created"', b'{"type": 5}', b'{"type": null}', b'{"type":"x"', b"\xff"],
+)
+def test_rejected_data_raises_like_the_adapter(data):
+    with pytest.raises(ValidationError):
+        ev.parse_event(data)
+    with pytest.raises(ValidationError):
+        ev.EVENT_ADAPTER.validate_json(data)
+
+
+def test_unknown_type_keeps_every_field_from_any_source():
+    data = {"type": "future.event", "sequence_number": 7, "x": {"y": [1.5, None]}, "z": "é"}
+    text = json.dumps(data)
+    for source in (text, text.encode(), bytearray(text.encode()), data):
+        parsed = ev.parse_event(source)
+        assert isinstance(parsed, ev.GenericEvent) and parsed.model_dump() == data
+
+
+def test_schema_errors_are_the_adapters():
+    bad = json.dumps({**DELTA, "delta": 5, "output_index": "zero"})
+    with pytest.raises(ValidationError) as fast:
+        ev.parse_event(bad)
+    with pytest.raises(ValidationError) as plain:
+        ev.EVENT_ADAPTER.validate_json(bad)
+    assert fast.value.errors(include_url=False) == plain.value.errors(include_url=False)

@@ -502,3 +502,137 @@ def test_checker_on_a_runtime_built_without_state_machines(tmp_path, shared):
         "[]",
         "['delta-equals-done', 'done-marker', 'item-equals-built', 'one-terminal']",
     ]
+
+
+# -- the fast path -------------------------------------------------------------------------------
+# `feed` validates JSON text (str or bytes) straight into its model and, for events whose rules
+# read only scalars, reads the rules' fields from the model. Data of any other type (a bytearray)
+# takes the general path: orjson first, then validation. Both must report exactly the same.
+
+
+def both_paths(sse: bytes) -> list[Violation]:
+    fast, general = StreamChecker(), StreamChecker()
+    for message in iter_sse(sse):
+        fast.feed(message.event, message.data.encode())
+        general.feed(message.event, bytearray(message.data.encode()))
+    assert fast.finish() == general.finish()
+    assert (fast.events, fast.known, fast.counts) == (general.events, general.known, general.counts)
+    text = StreamChecker()
+    for message in iter_sse(sse):
+        text.feed(message.event, message.data)
+    assert text.finish() == fast.violations
+    return fast.violations
+
+
+@pytest.mark.parametrize("name", sorted(CORRUPTIONS))
+def test_fast_path_reports_what_the_general_path_does(name):
+    corrupt, rule = CORRUPTIONS[name]
+    assert rule in rules(both_paths(to_sse(corrupt(copy.deepcopy(full().events)))))
+
+
+def test_fast_path_on_valid_and_odd_streams():
+    assert both_paths(full().sse()) == []
+    assert both_paths(bench_stream(30)) == []
+    events = full().events
+    events.insert(3, {"type": "acme:unknown", "sequence_number": 2, "x": float("nan")})  # json.dumps writes NaN
+    assert "sse-json" in rules(both_paths(to_sse(events)))
+
+
+def delta_text(stream: Stream, n: int = 0) -> tuple[int, str]:
+    i = find(stream.events, "response.output_text.delta", n)
+    return i, json.dumps(stream.events[i])
+
+
+LOGPROB = '{"token": "lo", "logprob": %s, "bytes": [], "top_logprobs": []}'
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda t: t.replace('"logprobs": []', f'"logprobs": [{LOGPROB % "NaN"}]'), id="nan-in-a-float"),
+        pytest.param(lambda t: t.replace('"logprobs": []', f'"logprobs": [{LOGPROB % "1e999"}]'), id="beyond-double"),
+        pytest.param(lambda t: t.replace('"delta": "lo"', '"delta": "lo", "acme:x": Infinity'), id="infinity-extra"),
+        pytest.param(lambda t: t.replace('"delta": "lo"', '"delta": "lo", "acme:x": -Infinity'), id="minus-infinity"),
+        pytest.param(lambda t: t.replace('"delta": "lo"', '"delta": NaN'), id="nan-in-a-string-field"),
+        # pydantic keeps the last of duplicate keys, so these NaNs never reach the model
+        pytest.param(lambda t: t.replace('"delta": "lo"', '"delta": NaN, "delta": "lo"'), id="nan-overridden"),
+        pytest.param(
+            lambda t: t.replace('"logprobs": []', f'"logprobs": [{LOGPROB % "NaN"}], "logprobs": []'),
+            id="nan-in-an-overridden-float",
+        ),
+        pytest.param(lambda t: t + " x", id="trailing-garbage"),
+        pytest.param(lambda t: t[:-1], id="truncated"),
+    ],
+)
+def test_fast_path_leaves_json_judgement_to_orjson(change):
+    stream = full()
+    i, text = delta_text(stream, 1)
+    assert '"delta": "lo"' in text and '"logprobs": []' in text
+    lines = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in stream.events]
+    lines[i] = f"event: response.output_text.delta\ndata: {change(text)}\n\n"
+    violations = both_paths(("".join(lines) + "data: [DONE]\n\n").encode())
+    assert "sse-json" in rules(violations), violations
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('"delta": "lo"', '"delta": "NaN Infinity"'),  # the words inside a string are fine
+        ('"delta": "lo"', '"delta": "l\\u006f"'),  # escapes
+        ('{"type": "response.output_text.delta"', '{ "type" :"response.output_text\\u002edelta" '),
+        ('"delta": "lo"', '"delta": "x", "delta": "lo"'),  # duplicate keys: the last one counts, as in orjson
+        ('"delta": "lo"', '"delta": "lo", "acme:extra": {"a": [1, 2.5]}'),
+    ],
+)
+def test_fast_path_reads_json_as_json(old, new):
+    stream = full()
+    i, text = delta_text(stream, 1)
+    lines = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in stream.events]
+    lines[i] = f"event: response.output_text.delta\ndata: {text.replace(old, new)}\n\n"
+    sse = ("".join(lines) + "data: [DONE]\n\n").encode()
+    violations = both_paths(sse)
+    assert rules(violations) == ({"delta-equals-done"} if "NaN Infinity" in new else set())
+
+
+def test_fast_path_known_gap_a_number_beyond_double_in_an_overridden_key():
+    # The one difference left: orjson refuses numbers beyond double range (JSON's grammar allows
+    # them; `json.loads` reads them as inf) even in a value a later duplicate key overrides, where
+    # the fast path cannot see it. Only the general path (orjson) calls that `sse-json`.
+    stream = full()
+    i, text = delta_text(stream, 1)
+    text = text.replace('"logprobs": []', f'"logprobs": [{LOGPROB % "1e999"}], "logprobs": []')
+    fast, general = StreamChecker(), StreamChecker()
+    fast.feed(None, text.encode())
+    general.feed(None, bytearray(text.encode()))
+    assert "sse-json" not in rules(fast.violations)
+    assert "sse-json" in rules(general.violations)
+
+
+def test_feed_returns_the_typed_event():
+    from openresponses_runtime.events import EVENT_TYPES, GenericEvent
+
+    checker = StreamChecker()
+    for event in full().events:
+        for data in (json.dumps(event), json.dumps(event).encode()):
+            typed = StreamChecker().feed(event["type"], data)
+            assert type(typed) is EVENT_TYPES[event["type"]].model
+        typed = checker.feed(event["type"], json.dumps(event).encode())
+        assert typed.model_dump(mode="json", exclude_unset=True) == event
+    assert checker.feed(None, b"[DONE]") is None
+    assert checker.finish() == []
+    unknown = StreamChecker().feed(None, '{"type": "acme:x", "n": 1}')
+    assert isinstance(unknown, GenericEvent) and unknown.n == 1
+    broken = StreamChecker()
+    assert broken.feed(None, '{"type": "response.output_text.delta", "delta": 5}') is None
+    assert "schema" in rules(broken.violations)
+    assert StreamChecker().feed(None, b"{not json") is None
+    assert StreamChecker(schema=False).feed(None, json.dumps(full().events[0])) is None
+
+
+def test_counts():
+    checker = StreamChecker()
+    checker.check_sse(to_sse([*full().events, {"type": "acme:x"}]) + b"data: {oops\n\ndata: []\n\n")
+    assert checker.counts["response.output_text.delta"] == 3
+    assert checker.counts["acme:x"] == 1
+    assert checker.known == len(full().events)
+    assert checker.events == len(full().events) + 3

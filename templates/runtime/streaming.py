@@ -3,7 +3,8 @@
 `StreamChecker` is fed one SSE message at a time (`feed(event_name, data)`) or a whole capture
 (`check_sse(data)`) and collects every violation it finds, each with the id of the rule it breaks
 (see `openresponses_runtime.events.RULES`), rather than stopping at the first. Unknown event types
-are ignored, as clients must ignore them.
+are ignored, as clients must ignore them. With schema checks on (the default), `feed` also returns
+each event as its typed model, as `events.parse_event` would, validating it once for both uses.
 
 `ResponseAccumulator` builds the final `ResponseResource` from the events of a stream.
 
@@ -12,8 +13,10 @@ This module is hand-written and shipped verbatim inside the generated runtime pa
 
 from __future__ import annotations
 
+import enum
 import json
-from collections import Counter
+import typing
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,13 +24,20 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from . import models
-from .events import DONE, EVENT_ADAPTER, EVENT_TYPES, TERMINAL_EVENT_TYPES, iter_sse
+from .events import (
+    DONE,
+    EVENT_TYPES,
+    TERMINAL_EVENT_TYPES,
+    GenericEvent,
+    iter_sse,
+    validate_event_json,
+    validate_event_python,
+)
 
 try:  # orjson is optional; it only makes the checker faster
-    from orjson import JSONDecodeError as _OrjsonError
-    from orjson import loads as _orjson_loads
+    from orjson import loads as _json_loads  # its JSONDecodeError is a ValueError, like json's
 except ImportError:  # pragma: no cover
-    _orjson_loads = None
+    from json import loads as _json_loads
 
 __all__ = ["ResponseAccumulator", "StreamChecker", "Violation", "check_sse"]
 
@@ -52,9 +62,35 @@ _DONE_FIELD |= {info.accumulates.done: info.accumulates.done_field for info in E
 _RESPONSE_STATES: dict[str, tuple[str, ...]] = {
     kind: info.requires["response"] for kind, info in EVENT_TYPES.items() if "response" in info.requires
 } or {kind: (_IN_PROGRESS,) for kind in EVENT_TYPES if kind != "error" and kind not in _STATUS_OF}
+# The events the ordering checks cannot fault while the response is in progress (most of a stream).
+_STEADY = frozenset(kind for kind in EVENT_TYPES if _IN_PROGRESS in _RESPONSE_STATES.get(kind, (_IN_PROGRESS,)))
 _PART_TEXT_EVENTS = frozenset(
     {"response.output_text.delta", "response.refusal.delta", "response.reasoning.delta", *_DONE_FIELD}
 )
+
+
+def _may_hold_float(annotation: Any) -> bool:
+    """Whether a field of this type can hold a float, or any JSON value (where NaN could hide)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return False
+    if origin is not None:  # unions, optionals, lists, Annotated: whatever they are made of
+        return any(_may_hold_float(arg) for arg in typing.get_args(annotation) if arg is not Ellipsis)
+    if annotation in (str, int, bool, type(None)):
+        return False
+    return not (isinstance(annotation, type) and issubclass(annotation, enum.Enum))
+
+
+# The event types whose rules read only top-level scalars (ids, indexes, text), never the nested
+# `response`, `item` or `part`, and whose fields carry their JSON names: for these a validated
+# model's `__dict__` serves as the event dict, so their JSON is parsed once, by pydantic. Each
+# maps to its fields that may hold a float (see `StreamChecker.feed`).
+_FLAT: dict[str, tuple[str, ...]] = {
+    kind: tuple(name for name, field in fields.items() if _may_hold_float(field.annotation))
+    for kind, info in EVENT_TYPES.items()
+    if not {"response", "item", "part"} & set(fields := info.model.model_fields)
+    and all(field.alias in (None, name) for name, field in fields.items())
+}
 _TEXT_FIELD = {  # content part type -> the field its text is streamed into
     "output_text": "text",
     "refusal": "refusal",
@@ -62,15 +98,6 @@ _TEXT_FIELD = {  # content part type -> the field its text is streamed into
     "summary_text": "text",
     "text": "text",
 }
-
-
-def _loads(data: str | bytes) -> Any:
-    if _orjson_loads is not None:
-        try:
-            return _orjson_loads(data)
-        except _OrjsonError as exc:
-            raise ValueError(str(exc)) from None
-    return json.loads(data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +150,8 @@ class StreamChecker:
     def __init__(self, *, schema: bool = True):
         self.schema = schema
         self.violations: list[Violation] = []
-        self.counts: Counter[str] = Counter()
-        self.events = 0  # every event, known or not
-        self.known = 0  # events of a type the registry knows
+        self._counts: defaultdict[str, int] = defaultdict(int)  # a Counter's `+=` is slower
+        self._untyped = 0  # events that are not JSON objects with a string `type`
         self.done = False
         self.state: str | None = None  # the response's state
         self.terminal: str | None = None
@@ -168,6 +194,22 @@ class StreamChecker:
 
     # -- feeding -----------------------------------------------------------------------------
 
+    # Counted once per event type rather than per event: fewer attribute writes on the hot path.
+    @property
+    def counts(self) -> Counter[str]:
+        """How many events of each type the stream carried, known or not."""
+        return Counter(self._counts)
+
+    @property
+    def events(self) -> int:
+        """Every event so far, known or not."""
+        return sum(self._counts.values()) + self._untyped
+
+    @property
+    def known(self) -> int:
+        """The events so far of a type the registry knows."""
+        return sum(n for kind, n in self._counts.items() if kind in EVENT_TYPES)
+
     @property
     def ok(self) -> bool:
         return not self.violations
@@ -181,75 +223,126 @@ class StreamChecker:
             self.feed(message.event, message.data)
         return self.finish()
 
-    def feed(self, event_name: str | None, data: str | bytes | Mapping[str, Any]) -> None:
-        """One SSE message: its `event:` header (None if absent) and its data."""
+    def feed(self, event_name: str | None, data: str | bytes | Mapping[str, Any]) -> Any:
+        """One SSE message: its `event:` header (None if absent) and its data.
+
+        With `schema=True` it returns the event as its typed model (a `GenericEvent` for an unknown
+        type), so a caller that wants typed events gets them without validating twice; None for
+        `[DONE]`, data that is not a JSON object with a `type`, an event breaking its schema, or
+        with `schema=False`.
+        """
+        if self.schema and (type(data) is bytes or type(data) is str):
+            # The fast path: validate straight from the JSON. Whatever it rejects (`[DONE]`, not
+            # JSON, an unknown type, a schema violation) takes the general path below, which says what.
+            try:
+                model = validate_event_json(data)
+            except ValidationError:
+                pass
+            else:
+                event = model.__dict__
+                floaty = _FLAT.get(model.type)
+                # pydantic's parser takes NaN and Infinity, which JSON has not, and reads numbers
+                # beyond double range as inf, which orjson refuses. Without an N or I anywhere (an
+                # int test is a bare memchr) and without a float or free-form value, the model's
+                # own fields will do; otherwise orjson parses the data and has the last word.
+                n, i = (78, 73) if type(data) is bytes else ("N", "I")  # the N of NaN, the I of Infinity
+                if floaty is not None and (model.__pydantic_extra__ or n in data or i in data):
+                    floaty = None
+                for name in floaty or ():  # a loop: cheaper than any(map(...)) for one or two names
+                    if event[name]:
+                        floaty = None
+                        break
+                if floaty is None:
+                    try:
+                        event = _json_loads(data)
+                    except ValueError:
+                        event = None
+                if event is not None:
+                    return self._check(event, event_name, None, model)
         self._seq = None
         if data == DONE or data == b"[DONE]":
             self._on_done_marker()
-            return
+            return None
         if not isinstance(data, str | bytes | bytearray | memoryview):
-            event = data
-        else:
-            try:
-                event = _loads(data)
-            except ValueError as exc:
-                self.events += 1
-                self._add("sse-json", f"data is not valid JSON ({exc})")
-                return
-        self.feed_event(event, event_name)
+            return self.feed_event(data, event_name)
+        try:
+            event = _json_loads(data)  # orjson (when installed) decides what is valid JSON
+        except ValueError as exc:
+            self._untyped += 1
+            self._add("sse-json", f"data is not valid JSON ({exc})")
+            return None
+        return self._check(event, event_name, data)
 
-    def feed_event(self, event: Any, event_name: str | None = None) -> None:
-        """One event already parsed into a dict (or a pydantic model of one)."""
+    def feed_event(self, event: Any, event_name: str | None = None) -> Any:
+        """One event already parsed into a dict (or a pydantic model of one); returns what `feed` does."""
         if type(event) is not dict:  # plain dicts (what JSON gives) take the fast path
             if isinstance(event, BaseModel):
                 event = event.model_dump(mode="json", by_alias=True)
             elif isinstance(event, Mapping):
                 event = dict(event)
         self._seq = None
-        self.events += 1
+        return self._check(event, event_name)
+
+    def _check(
+        self,
+        event: Any,
+        event_name: str | None,
+        raw: str | bytes | bytearray | memoryview | None = None,
+        model: Any = None,
+    ) -> Any:
+        """Every check of one event given as a dict; returns its model.
+
+        `raw` is its JSON text, if any; `model` the event already validated, if it was.
+        """
         kind = event.get("type") if type(event) is dict else None
         if type(kind) is not str:
+            self._untyped += 1
             self._add("sse-json", "data is not a JSON object with a string `type`")
-            return
-        self.counts[kind] += 1
+            return None
+        self._counts[kind] += 1
         seq = event.get("sequence_number")
-        self._seq = seq if type(seq) is int else None
+        if type(seq) is not int:
+            seq = None
+        self._seq = seq
         if event_name is not None and event_name != kind:
             self._add("sse-header", f"SSE event header {event_name!r} differs from the body's type {kind!r}")
-        info = EVENT_TYPES.get(kind)
-        if info is None:
-            return  # unknown event types are ignored
-        self.known += 1
-        if self.schema:
+        if kind not in EVENT_TYPES:  # unknown event types are ignored
+            return GenericEvent.model_validate(event) if self.schema else None
+        if self.schema and model is None:
             try:
-                EVENT_ADAPTER.validate_python(event)
+                # From the JSON text when there is one: pydantic validates JSON faster than the dict.
+                model = validate_event_python(event) if raw is None else validate_event_json(raw)
             except ValidationError as exc:
                 self._add("schema", f"{kind} does not match its schema: {_summarize(exc)}")
             except (TypeError, ValueError) as exc:  # a validator tripping over odd input is still a finding
                 self._add("schema", f"{kind} could not be validated: {type(exc).__name__}: {exc}")
-        if self._seq is not None:
-            if self._last_seq is not None and self._seq <= self._last_seq:
-                self._add("sequence", f"sequence_number {self._seq} does not increase (previous {self._last_seq})")
-            self._last_seq = self._seq
-        if self.known == 1 and kind != "response.created":
-            self._add("created-first", f"the stream starts with {kind}, not response.created")
-        if self.done:
-            self._add("after-terminal", f"{kind} after `[DONE]`")
-            return
-        if self.terminal is not None and kind not in _TERMINAL:
-            self._add("after-terminal", f"{kind} after the terminal event {self.terminal}")
-            return
-        required = _RESPONSE_STATES.get(kind)
-        # Reported once per state, not for every event that follows.
-        if required and self.state not in required and self._early_state != self.state:
-            self._early_state = self.state
-            self._add(
-                "in-progress-first",
-                f"{kind} while the response is {self.state or 'not created'}; it needs response.in_progress first",
-            )
+        if seq is not None:
+            if self._last_seq is not None and seq <= self._last_seq:
+                self._add("sequence", f"sequence_number {seq} does not increase (previous {self._last_seq})")
+            self._last_seq = seq
+        state = self.state
+        # The steady middle of a stream (an in-progress response), where none of the ordering checks can fire.
+        if not (state == _IN_PROGRESS and kind in _STEADY and self.terminal is None and not self.done):
+            if self.known == 1 and kind != "response.created":
+                self._add("created-first", f"the stream starts with {kind}, not response.created")
+            if self.done:
+                self._add("after-terminal", f"{kind} after `[DONE]`")
+                return model
+            if self.terminal is not None and kind not in _TERMINAL:
+                self._add("after-terminal", f"{kind} after the terminal event {self.terminal}")
+                return model
+            required = _RESPONSE_STATES.get(kind)
+            # Reported once per state, not for every event that follows.
+            if required and state not in required and self._early_state != state:
+                self._early_state = state
+                self._add(
+                    "in-progress-first",
+                    f"{kind} while the response is {state or 'not created'}; it needs response.in_progress first",
+                )
         handler = self._handlers.get(kind)
         if handler is not None:
             handler(event)
+        return model
 
     def finish(self) -> list[Violation]:
         """End of stream: report what never happened, and return every violation."""
@@ -530,6 +623,14 @@ class StreamChecker:
         return part
 
     def _on_text_delta(self, event: Mapping) -> None:
+        # Deltas are nearly the whole stream: when the item and part are open and the indexes agree,
+        # append straight away; otherwise the general path below finds and reports what is wrong.
+        item = self.items.get(item_id) if type(item_id := event.get("item_id")) is str else None
+        if item is not None and item.status == _IN_PROGRESS and event.get("output_index") == item.index:
+            part = item.parts.get(index) if type(index := event.get("content_index")) is int else None
+            if part is not None and part.state == "open" and type(delta := event.get("delta")) is str:
+                part.deltas.append(delta)
+                return
         part = self._part(event, "content_index", "parts", "part-bracket", "content part")
         if part is not None:
             delta = event.get("delta")
@@ -537,6 +638,12 @@ class StreamChecker:
                 part.deltas.append(delta)
 
     def _on_summary_delta(self, event: Mapping) -> None:
+        item = self.items.get(item_id) if type(item_id := event.get("item_id")) is str else None
+        if item is not None and item.status == _IN_PROGRESS and event.get("output_index") == item.index:  # as above
+            part = item.summary.get(index) if type(index := event.get("summary_index")) is int else None
+            if part is not None and part.state == "open" and type(delta := event.get("delta")) is str:
+                part.deltas.append(delta)
+                return
         part = self._part(event, "summary_index", "summary", "summary-part-bracket", "summary part")
         if part is not None:
             delta = event.get("delta")
@@ -593,6 +700,16 @@ class StreamChecker:
     # -- function call arguments --------------------------------------------------------------
 
     def _on_args_delta(self, event: Mapping) -> None:
+        fast = self.items.get(item_id) if type(item_id := event.get("item_id")) is str else None
+        if (  # the common case, as for text deltas
+            fast is not None
+            and fast.status == _IN_PROGRESS
+            and fast.args_done is None
+            and event.get("output_index") == fast.index
+            and type(delta := event.get("delta")) is str
+        ):
+            fast.args.append(delta)
+            return
         item = self._item(event)
         if item is None:
             return
@@ -680,7 +797,7 @@ class ResponseAccumulator:
         for message in iter_sse(source):
             if message.is_done:
                 break
-            self.feed(_loads(message.data))
+            self.feed(_json_loads(message.data))
         return self
 
     def feed(self, event: Any) -> None:
