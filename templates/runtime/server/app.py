@@ -7,7 +7,9 @@ wrong method), is answered with the spec's error object and a fitting status:
 | problem | status | `error.type` / `code` |
 |---|---|---|
 | body is not valid JSON, or not an object | 400 | `invalid_request` / `invalid_json` |
-| body fails the request schema | 400 | `invalid_request` / `invalid_value` (+ `param`, e.g. `input[0].content`) |
+| (also `NaN`/`Infinity`, a number beyond double range, a lone `\\ud800` surrogate, nesting too deep) | 400 | `invalid_request` / `invalid_json` |
+| body fails the request schema (strictly: no `"yes"` for a boolean, no `false` for a number) | 400 | `invalid_request` / `invalid_value` (+ `param`, e.g. `input[0].content`) |
+| `tool_choice: "required"` but `tools` has no function to call | 400 | `invalid_request` / `invalid_value` (`param` `tool_choice`) |
 | `Content-Type` is not `application/json` | 415 | `invalid_request` / `unsupported_media_type` |
 | body larger than `max_body_bytes` | 413 | `invalid_request` / `request_too_large` |
 | missing or wrong bearer token | 401 | `invalid_request` / `invalid_api_key` |
@@ -27,7 +29,9 @@ import base64
 import hmac
 import json
 import logging
+import math
 import os
+import re
 import time
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
@@ -130,14 +134,24 @@ def _check_content_type(value: str | None) -> None:
 def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
     """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise."""
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
+    except RecursionError:
+        raise InvalidRequest("The request body nests JSON too deeply.", code="invalid_json") from None
     if not isinstance(data, dict):
         raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
-    _default_message_type(data.get("input"))
+    if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(data):
+        raise InvalidRequest(
+            "The request body is not valid JSON: a \\u escape encodes a lone surrogate, which is no character.",
+            code="invalid_json",
+        )
+    if _default_message_type(data.get("input")):
+        raw = json.dumps(data, ensure_ascii=False).encode()
     try:
-        body = model.model_validate(data)
+        # Strict, from the JSON text: `"stream": "yes"`, `"top_p": false` or `"temperature": "1"`
+        # are not the spec's types, and lax mode would coerce them (to True, 0.0 and 1.0).
+        body = model.model_validate_json(raw, strict=True)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_context=False, include_input=False)
         # The most specific error first: the one reaching deepest into the data.
@@ -149,12 +163,46 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
     return data, body
 
 
-def _default_message_type(items: Any) -> None:
-    """`{"role": ..., "content": ...}` without `type` is a message (what OpenAI clients send)."""
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is beyond the range of a double")
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """True when a string anywhere in `value` (keys too) holds an unpaired UTF-16 surrogate."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+def _default_message_type(items: Any) -> bool:
+    """`{"role": ..., "content": ...}` without `type` is a message (what OpenAI clients send).
+
+    True when an item was given its `type`."""
+    changed = False
     if isinstance(items, list):
         for item in items:
             if isinstance(item, dict) and "type" not in item and "role" in item:
                 item["type"] = "message"
+                changed = True
+    return changed
 
 
 def _bearer(request: Request) -> str | None:
@@ -265,6 +313,13 @@ def input_items(value: Any) -> list[dict[str, Any]]:
 def _check_tool_choice(data: dict[str, Any]) -> None:
     names = {t.get("name") for t in data.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"}
     choice = data.get("tool_choice")
+    if choice == "required" and not names:
+        # Only function calls satisfy `required` (see `ToolPolicy`): without one it cannot be met.
+        raise InvalidRequest(
+            "tool_choice is 'required' but tools offers no function the model could call.",
+            code="invalid_value",
+            param="tool_choice",
+        )
     if not isinstance(choice, dict):
         return
     if choice.get("type") == "function" and choice.get("name") not in names:

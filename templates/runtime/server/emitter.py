@@ -51,8 +51,11 @@ def new_id(prefix: str) -> str:
 def dumps(value: Any) -> bytes:
     """Compact JSON on one line (JSON strings never hold a raw newline)."""
     if _orjson_dumps is not None:
-        return _orjson_dumps(value)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+        try:
+            return _orjson_dumps(value)
+        except TypeError:  # an integer beyond 64 bits, which JSON allows and orjson does not write
+            pass
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
 
 
 def sse_frame(event: dict[str, Any]) -> bytes:

@@ -98,7 +98,8 @@ class DemoProvider:
             yield ReasoningSummary(summary)
             used += len(chunks(summary))
 
-        if last.get("type") == "function_call_output":
+        # Under `required` it calls a tool even right after a function's output.
+        if last.get("type") == "function_call_output" and request.tool_choice != "required":
             output = last.get("output")
             answer = f"The function returned: {output if isinstance(output, str) else json.dumps(output)}"
         else:
