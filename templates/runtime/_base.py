@@ -8,10 +8,12 @@ class OpenResponsesModel(BaseModel):
 
     Open Responses lets providers add vendor-prefixed fields to core objects; clients must not
     drop them. Fields whose JSON name is not a Python name (`acme:cache_hit`) get a Python name
-    and keep the JSON one as their alias: both validate, and dumps use the JSON name.
+    (`acme_cache_hit`) and keep the JSON one as their alias. Input is read by JSON name only: an
+    unknown field that happens to be spelt like a Python name stays an unknown field, so it
+    round-trips too. Dumps write JSON names.
     """
 
-    model_config = ConfigDict(extra="allow", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
+    model_config = ConfigDict(extra="allow", validate_by_name=False, validate_by_alias=True, serialize_by_alias=True)
 
 
 class UnknownType(OpenResponsesModel):
