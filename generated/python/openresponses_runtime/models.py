@@ -525,6 +525,26 @@ class AllowedToolsParam(OpenResponsesModel):
     """
 
 
+def _tool_choice_param_tag(value: Any) -> str | None:
+    """Which member of `ToolChoiceParam` a value is."""
+    if isinstance(value, str):
+        return "str"
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str):
+        return None
+    return tag
+
+
+ToolChoiceParam = TypeAliasType(
+    "ToolChoiceParam",
+    Annotated[
+        Annotated["SpecificToolChoiceParam", Tag("function")]
+        | Annotated["AllowedToolsParam", Tag("allowed_tools")]
+        | Annotated["ToolChoiceValueEnum", Tag("str")],
+        Discriminator(_tool_choice_param_tag),
+    ],
+)
+
 """
 Controls tool use for this request: a string mode (`none`, `auto` or `required`), an object `{"type": "function", "name": ...}` forcing one specific function, or an `allowed_tools` object restricting calls to a subset without changing the `tools` list. When omitted the server behaves as `auto`.
 """
@@ -702,6 +722,25 @@ class JsonSchemaResponseFormatParam(OpenResponsesModel):
     """
     If `true`, the provider guarantees output that validates against `schema` (only a supported subset of JSON Schema is then allowed); if `false` (default) conformance is best effort.
     """
+
+
+def _text_format_param_tag(value: Any) -> str | None:
+    """Which member of `TextFormatParam` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if tag is None:
+        return "json_schema"
+    if not isinstance(tag, str):
+        return None
+    return tag
+
+
+TextFormatParam = TypeAliasType(
+    "TextFormatParam",
+    Annotated[
+        Annotated["TextResponseFormat", Tag("text")] | Annotated["JsonSchemaResponseFormatParam", Tag("json_schema")],
+        Discriminator(_text_format_param_tag),
+    ],
+)
 
 
 class IncompleteDetails(OpenResponsesModel):
@@ -1506,6 +1545,165 @@ class OpenaiWebSearchCallCompletedEvent(OpenResponsesModel):
     """
 
 
+_SYSTEM_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS = frozenset(["input_text"])
+
+
+def _system_message_item_param_content_part_tag(value: Any) -> str | None:
+    """Which member of `SystemMessageItemParamContentPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _SYSTEM_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+SystemMessageItemParamContentPart = TypeAliasType(
+    "SystemMessageItemParamContentPart",
+    Annotated[
+        Annotated["InputTextContentParam", Tag("input_text")] | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_system_message_item_param_content_part_tag),
+    ],
+)
+
+
+_ASSISTANT_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS = frozenset(["output_text", "refusal"])
+
+
+def _assistant_message_item_param_content_part_tag(value: Any) -> str | None:
+    """Which member of `AssistantMessageItemParamContentPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _ASSISTANT_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+AssistantMessageItemParamContentPart = TypeAliasType(
+    "AssistantMessageItemParamContentPart",
+    Annotated[
+        Annotated["OutputTextContentParam", Tag("output_text")]
+        | Annotated["RefusalContentParam", Tag("refusal")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_assistant_message_item_param_content_part_tag),
+    ],
+)
+
+
+_MESSAGE_CONTENT_PART_TAGS = frozenset(
+    [
+        "acme:audio_clip",
+        "input_file",
+        "input_image",
+        "input_text",
+        "input_video",
+        "output_text",
+        "reasoning_text",
+        "refusal",
+        "summary_text",
+        "text",
+    ]
+)
+
+
+def _message_content_part_tag(value: Any) -> str | None:
+    """Which member of `MessageContentPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _MESSAGE_CONTENT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+MessageContentPart = TypeAliasType(
+    "MessageContentPart",
+    Annotated[
+        Annotated["InputTextContent", Tag("input_text")]
+        | Annotated["OutputTextContent", Tag("output_text")]
+        | Annotated["TextContent", Tag("text")]
+        | Annotated["SummaryTextContent", Tag("summary_text")]
+        | Annotated["ReasoningTextContent", Tag("reasoning_text")]
+        | Annotated["RefusalContent", Tag("refusal")]
+        | Annotated["InputImageContent", Tag("input_image")]
+        | Annotated["InputFileContent", Tag("input_file")]
+        | Annotated["InputVideoContent", Tag("input_video")]
+        | Annotated["AcmeAudioClipContent", Tag("acme:audio_clip")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_message_content_part_tag),
+    ],
+)
+
+
+_FUNCTION_CALL_OUTPUT_OUTPUT_PART_TAGS = frozenset(["input_file", "input_image", "input_text"])
+
+
+def _function_call_output_output_part_tag(value: Any) -> str | None:
+    """Which member of `FunctionCallOutputOutputPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _FUNCTION_CALL_OUTPUT_OUTPUT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+FunctionCallOutputOutputPart = TypeAliasType(
+    "FunctionCallOutputOutputPart",
+    Annotated[
+        Annotated["InputTextContent", Tag("input_text")]
+        | Annotated["InputImageContent", Tag("input_image")]
+        | Annotated["InputFileContent", Tag("input_file")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_function_call_output_output_part_tag),
+    ],
+)
+
+
+_REASONING_BODY_CONTENT_PART_TAGS = frozenset(
+    ["input_file", "input_image", "input_text", "output_text", "reasoning_text", "refusal", "summary_text", "text"]
+)
+
+
+def _reasoning_body_content_part_tag(value: Any) -> str | None:
+    """Which member of `ReasoningBodyContentPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _REASONING_BODY_CONTENT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+ReasoningBodyContentPart = TypeAliasType(
+    "ReasoningBodyContentPart",
+    Annotated[
+        Annotated["InputTextContent", Tag("input_text")]
+        | Annotated["OutputTextContent", Tag("output_text")]
+        | Annotated["TextContent", Tag("text")]
+        | Annotated["SummaryTextContent", Tag("summary_text")]
+        | Annotated["ReasoningTextContent", Tag("reasoning_text")]
+        | Annotated["RefusalContent", Tag("refusal")]
+        | Annotated["InputImageContent", Tag("input_image")]
+        | Annotated["InputFileContent", Tag("input_file")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_reasoning_body_content_part_tag),
+    ],
+)
+
+
+def _response_resource_tool_choice_tag(value: Any) -> str | None:
+    """Which member of `ResponseResourceToolChoice` a value is."""
+    if isinstance(value, str):
+        return "str"
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str):
+        return None
+    return tag
+
+
+ResponseResourceToolChoice = TypeAliasType(
+    "ResponseResourceToolChoice",
+    Annotated[
+        Annotated["FunctionToolChoice", Tag("function")]
+        | Annotated["AllowedToolChoice", Tag("allowed_tools")]
+        | Annotated["ToolChoiceValueEnum", Tag("str")],
+        Discriminator(_response_resource_tool_choice_tag),
+    ],
+)
+
+
 class InputImageContentParamAutoParam(OpenResponsesModel):
     """
     Image content supplied by the client inside an input message, given either as a remote URL or as inline base64 data.
@@ -1918,6 +2116,55 @@ class OpenaiWebSearchTool(OpenResponsesModel):
     filters: OpenaiWebSearchFilters | None = None
 
 
+_USER_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS = frozenset(["input_file", "input_image", "input_text"])
+
+
+def _user_message_item_param_content_part_tag(value: Any) -> str | None:
+    """Which member of `UserMessageItemParamContentPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _USER_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+UserMessageItemParamContentPart = TypeAliasType(
+    "UserMessageItemParamContentPart",
+    Annotated[
+        Annotated["InputTextContentParam", Tag("input_text")]
+        | Annotated["InputImageContentParamAutoParam", Tag("input_image")]
+        | Annotated["InputFileContentParam", Tag("input_file")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_user_message_item_param_content_part_tag),
+    ],
+)
+
+
+_FUNCTION_CALL_OUTPUT_ITEM_PARAM_OUTPUT_PART_TAGS = frozenset(
+    ["input_file", "input_image", "input_text", "input_video"]
+)
+
+
+def _function_call_output_item_param_output_part_tag(value: Any) -> str | None:
+    """Which member of `FunctionCallOutputItemParamOutputPart` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _FUNCTION_CALL_OUTPUT_ITEM_PARAM_OUTPUT_PART_TAGS:
+        return "unknown"
+    return tag
+
+
+FunctionCallOutputItemParamOutputPart = TypeAliasType(
+    "FunctionCallOutputItemParamOutputPart",
+    Annotated[
+        Annotated["InputTextContentParam", Tag("input_text")]
+        | Annotated["InputImageContentParamAutoParam", Tag("input_image")]
+        | Annotated["InputFileContentParam", Tag("input_file")]
+        | Annotated["InputVideoContent", Tag("input_video")]
+        | Annotated[UnknownContent, Tag("unknown")],
+        Discriminator(_function_call_output_item_param_output_part_tag),
+    ],
+)
+
+
 class UserMessageItemParam(OpenResponsesModel):
     id: str | None = None
     """
@@ -1968,6 +2215,51 @@ class FunctionCallOutputItemParam(OpenResponsesModel):
     """
 
 
+_RESPONSES_TOOL_PARAM_TAGS = frozenset(["acme:search", "function", "openai:web_search"])
+
+
+def _responses_tool_param_tag(value: Any) -> str | None:
+    """Which member of `ResponsesToolParam` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _RESPONSES_TOOL_PARAM_TAGS:
+        return "unknown"
+    return tag
+
+
+ResponsesToolParam = TypeAliasType(
+    "ResponsesToolParam",
+    Annotated[
+        Annotated["FunctionToolParam", Tag("function")]
+        | Annotated["AcmeSearchTool", Tag("acme:search")]
+        | Annotated["OpenaiWebSearchTool", Tag("openai:web_search")]
+        | Annotated[UnknownTool, Tag("unknown")],
+        Discriminator(_responses_tool_param_tag),
+    ],
+)
+
+
+_TOOL_TAGS = frozenset(["acme:search", "function", "openai:web_search"])
+
+
+def _tool_tag(value: Any) -> str | None:
+    """Which member of `Tool` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _TOOL_TAGS:
+        return "unknown"
+    return tag
+
+
+Tool = TypeAliasType(
+    "Tool",
+    Annotated[
+        Annotated["FunctionTool", Tag("function")]
+        | Annotated["AcmeSearchTool", Tag("acme:search")]
+        | Annotated["OpenaiWebSearchTool", Tag("openai:web_search")]
+        | Annotated[UnknownTool, Tag("unknown")],
+        Discriminator(_tool_tag),
+    ],
+)
+
 """
 A tool available to the model in this response, identified by its `type`. The core spec defines `function`; providers may add their own prefixed tool types.
 """
@@ -2001,6 +2293,97 @@ class OpenaiWebSearchCall(OpenResponsesModel):
     status: OpenaiWebSearchCallStatus
     action: OpenaiWebSearchAction
 
+
+_ITEM_PARAM_TAGS = frozenset(
+    [
+        "acme:web_search_call",
+        "anthropic:mcp_tool_result",
+        "anthropic:mcp_tool_use",
+        "compaction",
+        "function_call",
+        "function_call_output",
+        "item_reference",
+        "message",
+        "openai:web_search_call",
+        "reasoning",
+    ]
+)
+
+
+def _item_param_tag(value: Any) -> str | None:
+    """Which member of `ItemParam` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if tag is None:
+        return "item_reference"
+    if not isinstance(tag, str) or tag not in _ITEM_PARAM_TAGS:
+        return "unknown"
+    if tag in ("message",):
+        second = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
+        return f"{tag}|{second}"
+    return tag
+
+
+ItemParam = TypeAliasType(
+    "ItemParam",
+    Annotated[
+        Annotated["ItemReferenceParam", Tag("item_reference")]
+        | Annotated["ReasoningItemParam", Tag("reasoning")]
+        | Annotated["CompactionSummaryItemParam", Tag("compaction")]
+        | Annotated["UserMessageItemParam", Tag("message|user")]
+        | Annotated["SystemMessageItemParam", Tag("message|system")]
+        | Annotated["DeveloperMessageItemParam", Tag("message|developer")]
+        | Annotated["AssistantMessageItemParam", Tag("message|assistant")]
+        | Annotated["FunctionCallItemParam", Tag("function_call")]
+        | Annotated["FunctionCallOutputItemParam", Tag("function_call_output")]
+        | Annotated["AcmeWebSearchCall", Tag("acme:web_search_call")]
+        | Annotated["AnthropicMcpToolUse", Tag("anthropic:mcp_tool_use")]
+        | Annotated["AnthropicMcpToolResult", Tag("anthropic:mcp_tool_result")]
+        | Annotated["OpenaiWebSearchCall", Tag("openai:web_search_call")]
+        | Annotated[UnknownItem, Tag("unknown")],
+        Discriminator(_item_param_tag),
+    ],
+)
+
+
+_ITEM_FIELD_TAGS = frozenset(
+    [
+        "acme:web_search_call",
+        "anthropic:mcp_tool_result",
+        "anthropic:mcp_tool_use",
+        "compaction",
+        "function_call",
+        "function_call_output",
+        "message",
+        "openai:web_search_call",
+        "reasoning",
+    ]
+)
+
+
+def _item_field_tag(value: Any) -> str | None:
+    """Which member of `ItemField` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _ITEM_FIELD_TAGS:
+        return "unknown"
+    return tag
+
+
+ItemField = TypeAliasType(
+    "ItemField",
+    Annotated[
+        Annotated["Message", Tag("message")]
+        | Annotated["FunctionCall", Tag("function_call")]
+        | Annotated["FunctionCallOutput", Tag("function_call_output")]
+        | Annotated["ReasoningBody", Tag("reasoning")]
+        | Annotated["CompactionBody", Tag("compaction")]
+        | Annotated["AcmeWebSearchCall", Tag("acme:web_search_call")]
+        | Annotated["AnthropicMcpToolUse", Tag("anthropic:mcp_tool_use")]
+        | Annotated["AnthropicMcpToolResult", Tag("anthropic:mcp_tool_result")]
+        | Annotated["OpenaiWebSearchCall", Tag("openai:web_search_call")]
+        | Annotated[UnknownItem, Tag("unknown")],
+        Discriminator(_item_field_tag),
+    ],
+)
 
 """
 Any item that can appear in a response's output or conversation history, selected by its `type` field.
@@ -2476,397 +2859,6 @@ class WebSocketResponseCreateEvent(CreateResponseBody):
     """
 
 
-"""
-Any event of a streamed response, told apart by `type`.
-"""
-
-
-def _tool_choice_param_tag(value: Any) -> str | None:
-    """Which member of `ToolChoiceParam` a value is."""
-    if isinstance(value, str):
-        return "str"
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str):
-        return None
-    return tag
-
-
-ToolChoiceParam = TypeAliasType(
-    "ToolChoiceParam",
-    Annotated[
-        Annotated[SpecificToolChoiceParam, Tag("function")]
-        | Annotated[AllowedToolsParam, Tag("allowed_tools")]
-        | Annotated[ToolChoiceValueEnum, Tag("str")],
-        Discriminator(_tool_choice_param_tag),
-    ],
-)
-
-
-def _text_format_param_tag(value: Any) -> str | None:
-    """Which member of `TextFormatParam` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if tag is None:
-        return "json_schema"
-    if not isinstance(tag, str):
-        return None
-    return tag
-
-
-TextFormatParam = TypeAliasType(
-    "TextFormatParam",
-    Annotated[
-        Annotated[TextResponseFormat, Tag("text")] | Annotated[JsonSchemaResponseFormatParam, Tag("json_schema")],
-        Discriminator(_text_format_param_tag),
-    ],
-)
-
-
-_SYSTEM_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS = frozenset(["input_text"])
-
-
-def _system_message_item_param_content_part_tag(value: Any) -> str | None:
-    """Which member of `SystemMessageItemParamContentPart` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str) or tag not in _SYSTEM_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS:
-        return "unknown"
-    return tag
-
-
-SystemMessageItemParamContentPart = TypeAliasType(
-    "SystemMessageItemParamContentPart",
-    Annotated[
-        Annotated[InputTextContentParam, Tag("input_text")] | Annotated[UnknownContent, Tag("unknown")],
-        Discriminator(_system_message_item_param_content_part_tag),
-    ],
-)
-
-
-_ASSISTANT_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS = frozenset(["output_text", "refusal"])
-
-
-def _assistant_message_item_param_content_part_tag(value: Any) -> str | None:
-    """Which member of `AssistantMessageItemParamContentPart` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str) or tag not in _ASSISTANT_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS:
-        return "unknown"
-    return tag
-
-
-AssistantMessageItemParamContentPart = TypeAliasType(
-    "AssistantMessageItemParamContentPart",
-    Annotated[
-        Annotated[OutputTextContentParam, Tag("output_text")]
-        | Annotated[RefusalContentParam, Tag("refusal")]
-        | Annotated[UnknownContent, Tag("unknown")],
-        Discriminator(_assistant_message_item_param_content_part_tag),
-    ],
-)
-
-
-_MESSAGE_CONTENT_PART_TAGS = frozenset(
-    [
-        "acme:audio_clip",
-        "input_file",
-        "input_image",
-        "input_text",
-        "input_video",
-        "output_text",
-        "reasoning_text",
-        "refusal",
-        "summary_text",
-        "text",
-    ]
-)
-
-
-def _message_content_part_tag(value: Any) -> str | None:
-    """Which member of `MessageContentPart` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str) or tag not in _MESSAGE_CONTENT_PART_TAGS:
-        return "unknown"
-    return tag
-
-
-MessageContentPart = TypeAliasType(
-    "MessageContentPart",
-    Annotated[
-        Annotated[InputTextContent, Tag("input_text")]
-        | Annotated[OutputTextContent, Tag("output_text")]
-        | Annotated[TextContent, Tag("text")]
-        | Annotated[SummaryTextContent, Tag("summary_text")]
-        | Annotated[ReasoningTextContent, Tag("reasoning_text")]
-        | Annotated[RefusalContent, Tag("refusal")]
-        | Annotated[InputImageContent, Tag("input_image")]
-        | Annotated[InputFileContent, Tag("input_file")]
-        | Annotated[InputVideoContent, Tag("input_video")]
-        | Annotated[AcmeAudioClipContent, Tag("acme:audio_clip")]
-        | Annotated[UnknownContent, Tag("unknown")],
-        Discriminator(_message_content_part_tag),
-    ],
-)
-
-
-_FUNCTION_CALL_OUTPUT_OUTPUT_PART_TAGS = frozenset(["input_file", "input_image", "input_text"])
-
-
-def _function_call_output_output_part_tag(value: Any) -> str | None:
-    """Which member of `FunctionCallOutputOutputPart` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str) or tag not in _FUNCTION_CALL_OUTPUT_OUTPUT_PART_TAGS:
-        return "unknown"
-    return tag
-
-
-FunctionCallOutputOutputPart = TypeAliasType(
-    "FunctionCallOutputOutputPart",
-    Annotated[
-        Annotated[InputTextContent, Tag("input_text")]
-        | Annotated[InputImageContent, Tag("input_image")]
-        | Annotated[InputFileContent, Tag("input_file")]
-        | Annotated[UnknownContent, Tag("unknown")],
-        Discriminator(_function_call_output_output_part_tag),
-    ],
-)
-
-
-_REASONING_BODY_CONTENT_PART_TAGS = frozenset(
-    ["input_file", "input_image", "input_text", "output_text", "reasoning_text", "refusal", "summary_text", "text"]
-)
-
-
-def _reasoning_body_content_part_tag(value: Any) -> str | None:
-    """Which member of `ReasoningBodyContentPart` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str) or tag not in _REASONING_BODY_CONTENT_PART_TAGS:
-        return "unknown"
-    return tag
-
-
-ReasoningBodyContentPart = TypeAliasType(
-    "ReasoningBodyContentPart",
-    Annotated[
-        Annotated[InputTextContent, Tag("input_text")]
-        | Annotated[OutputTextContent, Tag("output_text")]
-        | Annotated[TextContent, Tag("text")]
-        | Annotated[SummaryTextContent, Tag("summary_text")]
-        | Annotated[ReasoningTextContent, Tag("reasoning_text")]
-        | Annotated[RefusalContent, Tag("refusal")]
-        | Annotated[InputImageContent, Tag("input_image")]
-        | Annotated[InputFileContent, Tag("input_file")]
-        | Annotated[UnknownContent, Tag("unknown")],
-        Discriminator(_reasoning_body_content_part_tag),
-    ],
-)
-
-
-def _response_resource_tool_choice_tag(value: Any) -> str | None:
-    """Which member of `ResponseResourceToolChoice` a value is."""
-    if isinstance(value, str):
-        return "str"
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str):
-        return None
-    return tag
-
-
-ResponseResourceToolChoice = TypeAliasType(
-    "ResponseResourceToolChoice",
-    Annotated[
-        Annotated[FunctionToolChoice, Tag("function")]
-        | Annotated[AllowedToolChoice, Tag("allowed_tools")]
-        | Annotated[ToolChoiceValueEnum, Tag("str")],
-        Discriminator(_response_resource_tool_choice_tag),
-    ],
-)
-
-
-_USER_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS = frozenset(["input_file", "input_image", "input_text"])
-
-
-def _user_message_item_param_content_part_tag(value: Any) -> str | None:
-    """Which member of `UserMessageItemParamContentPart` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str) or tag not in _USER_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS:
-        return "unknown"
-    return tag
-
-
-UserMessageItemParamContentPart = TypeAliasType(
-    "UserMessageItemParamContentPart",
-    Annotated[
-        Annotated[InputTextContentParam, Tag("input_text")]
-        | Annotated[InputImageContentParamAutoParam, Tag("input_image")]
-        | Annotated[InputFileContentParam, Tag("input_file")]
-        | Annotated[UnknownContent, Tag("unknown")],
-        Discriminator(_user_message_item_param_content_part_tag),
-    ],
-)
-
-
-_FUNCTION_CALL_OUTPUT_ITEM_PARAM_OUTPUT_PART_TAGS = frozenset(
-    ["input_file", "input_image", "input_text", "input_video"]
-)
-
-
-def _function_call_output_item_param_output_part_tag(value: Any) -> str | None:
-    """Which member of `FunctionCallOutputItemParamOutputPart` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str) or tag not in _FUNCTION_CALL_OUTPUT_ITEM_PARAM_OUTPUT_PART_TAGS:
-        return "unknown"
-    return tag
-
-
-FunctionCallOutputItemParamOutputPart = TypeAliasType(
-    "FunctionCallOutputItemParamOutputPart",
-    Annotated[
-        Annotated[InputTextContentParam, Tag("input_text")]
-        | Annotated[InputImageContentParamAutoParam, Tag("input_image")]
-        | Annotated[InputFileContentParam, Tag("input_file")]
-        | Annotated[InputVideoContent, Tag("input_video")]
-        | Annotated[UnknownContent, Tag("unknown")],
-        Discriminator(_function_call_output_item_param_output_part_tag),
-    ],
-)
-
-
-_RESPONSES_TOOL_PARAM_TAGS = frozenset(["acme:search", "function", "openai:web_search"])
-
-
-def _responses_tool_param_tag(value: Any) -> str | None:
-    """Which member of `ResponsesToolParam` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str) or tag not in _RESPONSES_TOOL_PARAM_TAGS:
-        return "unknown"
-    return tag
-
-
-ResponsesToolParam = TypeAliasType(
-    "ResponsesToolParam",
-    Annotated[
-        Annotated[FunctionToolParam, Tag("function")]
-        | Annotated[AcmeSearchTool, Tag("acme:search")]
-        | Annotated[OpenaiWebSearchTool, Tag("openai:web_search")]
-        | Annotated[UnknownTool, Tag("unknown")],
-        Discriminator(_responses_tool_param_tag),
-    ],
-)
-
-
-_TOOL_TAGS = frozenset(["acme:search", "function", "openai:web_search"])
-
-
-def _tool_tag(value: Any) -> str | None:
-    """Which member of `Tool` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str) or tag not in _TOOL_TAGS:
-        return "unknown"
-    return tag
-
-
-Tool = TypeAliasType(
-    "Tool",
-    Annotated[
-        Annotated[FunctionTool, Tag("function")]
-        | Annotated[AcmeSearchTool, Tag("acme:search")]
-        | Annotated[OpenaiWebSearchTool, Tag("openai:web_search")]
-        | Annotated[UnknownTool, Tag("unknown")],
-        Discriminator(_tool_tag),
-    ],
-)
-
-
-_ITEM_PARAM_TAGS = frozenset(
-    [
-        "acme:web_search_call",
-        "anthropic:mcp_tool_result",
-        "anthropic:mcp_tool_use",
-        "compaction",
-        "function_call",
-        "function_call_output",
-        "item_reference",
-        "message",
-        "openai:web_search_call",
-        "reasoning",
-    ]
-)
-
-
-def _item_param_tag(value: Any) -> str | None:
-    """Which member of `ItemParam` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if tag is None:
-        return "item_reference"
-    if not isinstance(tag, str) or tag not in _ITEM_PARAM_TAGS:
-        return "unknown"
-    if tag in ("message",):
-        second = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
-        return f"{tag}|{second}"
-    return tag
-
-
-ItemParam = TypeAliasType(
-    "ItemParam",
-    Annotated[
-        Annotated[ItemReferenceParam, Tag("item_reference")]
-        | Annotated[ReasoningItemParam, Tag("reasoning")]
-        | Annotated[CompactionSummaryItemParam, Tag("compaction")]
-        | Annotated[UserMessageItemParam, Tag("message|user")]
-        | Annotated[SystemMessageItemParam, Tag("message|system")]
-        | Annotated[DeveloperMessageItemParam, Tag("message|developer")]
-        | Annotated[AssistantMessageItemParam, Tag("message|assistant")]
-        | Annotated[FunctionCallItemParam, Tag("function_call")]
-        | Annotated[FunctionCallOutputItemParam, Tag("function_call_output")]
-        | Annotated[AcmeWebSearchCall, Tag("acme:web_search_call")]
-        | Annotated[AnthropicMcpToolUse, Tag("anthropic:mcp_tool_use")]
-        | Annotated[AnthropicMcpToolResult, Tag("anthropic:mcp_tool_result")]
-        | Annotated[OpenaiWebSearchCall, Tag("openai:web_search_call")]
-        | Annotated[UnknownItem, Tag("unknown")],
-        Discriminator(_item_param_tag),
-    ],
-)
-
-
-_ITEM_FIELD_TAGS = frozenset(
-    [
-        "acme:web_search_call",
-        "anthropic:mcp_tool_result",
-        "anthropic:mcp_tool_use",
-        "compaction",
-        "function_call",
-        "function_call_output",
-        "message",
-        "openai:web_search_call",
-        "reasoning",
-    ]
-)
-
-
-def _item_field_tag(value: Any) -> str | None:
-    """Which member of `ItemField` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str) or tag not in _ITEM_FIELD_TAGS:
-        return "unknown"
-    return tag
-
-
-ItemField = TypeAliasType(
-    "ItemField",
-    Annotated[
-        Annotated[Message, Tag("message")]
-        | Annotated[FunctionCall, Tag("function_call")]
-        | Annotated[FunctionCallOutput, Tag("function_call_output")]
-        | Annotated[ReasoningBody, Tag("reasoning")]
-        | Annotated[CompactionBody, Tag("compaction")]
-        | Annotated[AcmeWebSearchCall, Tag("acme:web_search_call")]
-        | Annotated[AnthropicMcpToolUse, Tag("anthropic:mcp_tool_use")]
-        | Annotated[AnthropicMcpToolResult, Tag("anthropic:mcp_tool_result")]
-        | Annotated[OpenaiWebSearchCall, Tag("openai:web_search_call")]
-        | Annotated[UnknownItem, Tag("unknown")],
-        Discriminator(_item_field_tag),
-    ],
-)
-
-
 _STREAMING_EVENT_TAGS = frozenset(
     [
         "acme:response.search.progress",
@@ -2912,38 +2904,42 @@ def _streaming_event_tag(value: Any) -> str | None:
 StreamingEvent = TypeAliasType(
     "StreamingEvent",
     Annotated[
-        Annotated[ResponseCreatedStreamingEvent, Tag("response.created")]
-        | Annotated[ResponseQueuedStreamingEvent, Tag("response.queued")]
-        | Annotated[ResponseInProgressStreamingEvent, Tag("response.in_progress")]
-        | Annotated[ResponseCompletedStreamingEvent, Tag("response.completed")]
-        | Annotated[ResponseFailedStreamingEvent, Tag("response.failed")]
-        | Annotated[ResponseIncompleteStreamingEvent, Tag("response.incomplete")]
-        | Annotated[ResponseOutputItemAddedStreamingEvent, Tag("response.output_item.added")]
-        | Annotated[ResponseOutputItemDoneStreamingEvent, Tag("response.output_item.done")]
-        | Annotated[ResponseReasoningSummaryPartAddedStreamingEvent, Tag("response.reasoning_summary_part.added")]
-        | Annotated[ResponseReasoningSummaryPartDoneStreamingEvent, Tag("response.reasoning_summary_part.done")]
-        | Annotated[ResponseContentPartAddedStreamingEvent, Tag("response.content_part.added")]
-        | Annotated[ResponseContentPartDoneStreamingEvent, Tag("response.content_part.done")]
-        | Annotated[ResponseOutputTextDeltaStreamingEvent, Tag("response.output_text.delta")]
-        | Annotated[ResponseOutputTextDoneStreamingEvent, Tag("response.output_text.done")]
-        | Annotated[ResponseRefusalDeltaStreamingEvent, Tag("response.refusal.delta")]
-        | Annotated[ResponseRefusalDoneStreamingEvent, Tag("response.refusal.done")]
-        | Annotated[ResponseReasoningDeltaStreamingEvent, Tag("response.reasoning.delta")]
-        | Annotated[ResponseReasoningDoneStreamingEvent, Tag("response.reasoning.done")]
-        | Annotated[ResponseReasoningSummaryDeltaStreamingEvent, Tag("response.reasoning_summary_text.delta")]
-        | Annotated[ResponseReasoningSummaryDoneStreamingEvent, Tag("response.reasoning_summary_text.done")]
-        | Annotated[ResponseOutputTextAnnotationAddedStreamingEvent, Tag("response.output_text.annotation.added")]
-        | Annotated[ResponseFunctionCallArgumentsDeltaStreamingEvent, Tag("response.function_call_arguments.delta")]
-        | Annotated[ResponseFunctionCallArgumentsDoneStreamingEvent, Tag("response.function_call_arguments.done")]
-        | Annotated[ErrorStreamingEvent, Tag("error")]
-        | Annotated[AcmeSearchProgressEvent, Tag("acme:response.search.progress")]
-        | Annotated[OpenaiWebSearchCallInProgressEvent, Tag("openai:response.web_search_call.in_progress")]
-        | Annotated[OpenaiWebSearchCallSearchingEvent, Tag("openai:response.web_search_call.searching")]
-        | Annotated[OpenaiWebSearchCallCompletedEvent, Tag("openai:response.web_search_call.completed")]
+        Annotated["ResponseCreatedStreamingEvent", Tag("response.created")]
+        | Annotated["ResponseQueuedStreamingEvent", Tag("response.queued")]
+        | Annotated["ResponseInProgressStreamingEvent", Tag("response.in_progress")]
+        | Annotated["ResponseCompletedStreamingEvent", Tag("response.completed")]
+        | Annotated["ResponseFailedStreamingEvent", Tag("response.failed")]
+        | Annotated["ResponseIncompleteStreamingEvent", Tag("response.incomplete")]
+        | Annotated["ResponseOutputItemAddedStreamingEvent", Tag("response.output_item.added")]
+        | Annotated["ResponseOutputItemDoneStreamingEvent", Tag("response.output_item.done")]
+        | Annotated["ResponseReasoningSummaryPartAddedStreamingEvent", Tag("response.reasoning_summary_part.added")]
+        | Annotated["ResponseReasoningSummaryPartDoneStreamingEvent", Tag("response.reasoning_summary_part.done")]
+        | Annotated["ResponseContentPartAddedStreamingEvent", Tag("response.content_part.added")]
+        | Annotated["ResponseContentPartDoneStreamingEvent", Tag("response.content_part.done")]
+        | Annotated["ResponseOutputTextDeltaStreamingEvent", Tag("response.output_text.delta")]
+        | Annotated["ResponseOutputTextDoneStreamingEvent", Tag("response.output_text.done")]
+        | Annotated["ResponseRefusalDeltaStreamingEvent", Tag("response.refusal.delta")]
+        | Annotated["ResponseRefusalDoneStreamingEvent", Tag("response.refusal.done")]
+        | Annotated["ResponseReasoningDeltaStreamingEvent", Tag("response.reasoning.delta")]
+        | Annotated["ResponseReasoningDoneStreamingEvent", Tag("response.reasoning.done")]
+        | Annotated["ResponseReasoningSummaryDeltaStreamingEvent", Tag("response.reasoning_summary_text.delta")]
+        | Annotated["ResponseReasoningSummaryDoneStreamingEvent", Tag("response.reasoning_summary_text.done")]
+        | Annotated["ResponseOutputTextAnnotationAddedStreamingEvent", Tag("response.output_text.annotation.added")]
+        | Annotated["ResponseFunctionCallArgumentsDeltaStreamingEvent", Tag("response.function_call_arguments.delta")]
+        | Annotated["ResponseFunctionCallArgumentsDoneStreamingEvent", Tag("response.function_call_arguments.done")]
+        | Annotated["ErrorStreamingEvent", Tag("error")]
+        | Annotated["AcmeSearchProgressEvent", Tag("acme:response.search.progress")]
+        | Annotated["OpenaiWebSearchCallInProgressEvent", Tag("openai:response.web_search_call.in_progress")]
+        | Annotated["OpenaiWebSearchCallSearchingEvent", Tag("openai:response.web_search_call.searching")]
+        | Annotated["OpenaiWebSearchCallCompletedEvent", Tag("openai:response.web_search_call.completed")]
         | Annotated[UnknownEvent, Tag("unknown")],
         Discriminator(_streaming_event_tag),
     ],
 )
+
+"""
+Any event of a streamed response, told apart by `type`.
+"""
 
 __all__ = [
     "AcmeAudioClipContent",

@@ -101,11 +101,11 @@ def _render_tagged_unions(code: str, model_input: ModelInput) -> str:
         if target in model_input.tagged_unions:
             union = model_input.tagged_unions[target]
             spans.append((node.lineno - 1, node.end_lineno or node.lineno, _union_source(union)))
-    # The unions go at the end, after every class they name; models that mention them resolve
-    # them lazily, as postponed annotations.
-    for start, end, _ in sorted(spans, reverse=True):
-        del lines[start:end]
-    lines += ["\n\n", *(text + "\n\n" for _, _, text in sorted(spans))]
+    # Each union takes the place of the alias it replaces, which the generator ordered before its
+    # users; its members are named as strings (forward references pydantic resolves on first use),
+    # since the member classes may come later in the module.
+    for start, end, text in sorted(spans, reverse=True):
+        lines[start:end] = [text]
     code = "".join(lines)
     if "Discriminator" in code and "from pydantic import" in code:
         code = code.replace("from pydantic import ", "from pydantic import Discriminator, Tag, ", 1)
@@ -211,7 +211,7 @@ def _union_source(union: TaggedUnion) -> str:
             '        return f"{tag}|{second}"',
         ]
     body += ["    return tag", ""]
-    variants = [f"Annotated[{v.schema}, Tag({v.key!r})]" for v in union.variants]
+    variants = [f"Annotated[{v.schema!r}, Tag({v.key!r})]" for v in union.variants]
     if union.fallback:
         variants.append(f'Annotated[{union.fallback}, Tag("unknown")]')
     members = "\n        | ".join(variants)
