@@ -9,6 +9,7 @@ and are never fetched from the network.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,11 @@ class Bundle:
 
 class _TooBig(Exception):
     pass
+
+
+def bundled_json(document: dict) -> bytes:
+    """The bundled document as written to disk: indented, UTF-8, in the spec's own key order."""
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def find_root_file(spec: Path) -> Path:

@@ -98,22 +98,22 @@ def _print_problems(problems: list[Problem]) -> None:
         print(problem, file=sys.stderr)
 
 
-def _spec_path(args: argparse.Namespace) -> Path:
-    if args.spec:
-        return args.spec
+def _project_path(given: Path | None, folder: str, flag: str) -> Path:
+    """`given` if the user passed it, else `folder` of the project found above the working directory."""
+    if given:
+        return given
     root = find_root()
     if root is None:
-        raise UsageError("not inside an orspec project (no spec/openapi.yaml above here); pass --spec")
-    return root / "spec"
+        raise UsageError(f"not inside an orspec project (no spec/openapi.yaml above here); pass {flag}")
+    return root / folder
+
+
+def _spec_path(args: argparse.Namespace) -> Path:
+    return _project_path(args.spec, "spec", "--spec")
 
 
 def _out_path(args: argparse.Namespace) -> Path:
-    if args.out:
-        return args.out
-    root = find_root()
-    if root is None:
-        raise UsageError("not inside an orspec project (no spec/openapi.yaml above here); pass --out")
-    return root / "generated"
+    return _project_path(args.out, "generated", "--out")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

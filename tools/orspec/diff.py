@@ -707,7 +707,9 @@ class _Differ:
     # paths
 
     def compare_paths(self) -> None:
-        old_paths, new_paths = (d.get("paths") if isinstance(d.get("paths"), dict) else {} for d in (self.old, self.new))
+        old_paths, new_paths = (
+            d.get("paths") if isinstance(d.get("paths"), dict) else {} for d in (self.old, self.new)
+        )
         for path in sorted({*old_paths, *new_paths}):
             pointer = f"/paths/{escape(path)}"
             if path not in new_paths:

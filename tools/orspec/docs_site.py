@@ -9,8 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .cli import UsageError
-from .project import find_root
+from .cli import UsageError, _project_path
 
 INSTALL_HINT = "pip install -e '.[docs]'"
 
@@ -31,13 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _config(args: argparse.Namespace) -> Path:
-    if args.config_file:
-        config = args.config_file
-    else:
-        root = find_root()
-        if root is None:
-            raise UsageError("not inside an orspec project (no spec/openapi.yaml above here); pass --config-file")
-        config = root / "mkdocs.yml"
+    config = _project_path(args.config_file, "mkdocs.yml", "--config-file")
     if not config.is_file():
         raise UsageError(f"no mkdocs config at {config}")
     for module, package in (("mkdocs", "mkdocs"), ("material", "mkdocs-material")):

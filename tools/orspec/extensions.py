@@ -32,7 +32,7 @@ from .bundle import Bundle
 from .load import Document, display_path, load_file
 from .pointers import resolve_pointer
 from .problems import Problem, SpecError
-from .validate import SCHEMA_PREFIX, walk
+from .validate import SCHEMA_PREFIX, tag_values, walk
 
 BLOCK = "x-openresponses-extension"
 EXTENDS = "x-openresponses-extends"
@@ -226,7 +226,7 @@ def _check_across(fragments: list[Fragment], core: dict) -> list[Problem]:
     """Collisions with the core and between fragments, and refs and targets that must exist."""
     problems: list[Problem] = []
     core_schemas = (core.get("components") or {}).get("schemas") or {}
-    core_tags = {_tag_of(s)[0] for s in core_schemas.values() if isinstance(s, dict)} - {None}
+    core_tags = {t for s in core_schemas.values() for t in tag_values(s, "type", core) or () if isinstance(t, str)}
     slugs: dict[str, Fragment] = {}
     names: dict[str, Fragment] = {}
     tags: dict[str, Fragment] = {}

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bundle import Bundle, bundle
+from .bundle import Bundle, bundle, bundled_json
 from .cache import Stamp, digest, stage_key
 from .extensions import Fragment, extend
 from .generate.docs import generate_docs
@@ -58,10 +57,6 @@ def load_spec(path: Path, *, lenient: bool = False, known_problems: list[Problem
     if errors(spec.problems):
         raise SpecError(spec.problems)
     return spec
-
-
-def bundled_json(document: dict) -> bytes:
-    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ each release to `generated/releases/<DATE>/openapi.json` and the changelog to th
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import yaml
 
+from .bundle import bundled_json
+from .cache import digest
 from .load import Document, display_path, load_file
 from .problems import Problem, SpecError
 
@@ -41,10 +42,6 @@ class Release:
 
 def releases_dir(spec_root: Path) -> Path:
     return spec_root / "releases"
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def load_releases(spec_root: Path) -> tuple[list[Release], list[Problem]]:
@@ -76,16 +73,24 @@ def load_releases(spec_root: Path) -> tuple[list[Release], list[Problem]]:
             problems.append(Problem(shown, index.line_of(at), at, f"release {date} has no {display_path(frozen)}"))
             continue
         data = frozen.read_bytes()
-        if sha256(data) != entry.get("sha256"):
-            problems.append(Problem(display_path(frozen), 1, "",
-                                    f"release {date} was changed after it was released; released files are immutable "
-                                    "(restore it, or make a new release)"))
+        if digest(data) != entry.get("sha256"):
+            problems.append(
+                Problem(
+                    display_path(frozen),
+                    1,
+                    "",
+                    f"release {date} was changed after it was released; released files are immutable "
+                    "(restore it, or make a new release)",
+                )
+            )
             continue
         notes = folder / date / "CHANGELOG.md"
         releases.append(Release(date, folder / date, data, notes.read_text() if notes.is_file() else ""))
     listed = {r.date for r in releases} | set(seen)
     for extra in sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name not in listed):
-        problems.append(Problem(display_path(folder / extra), 0, "", f"release folder {extra} is not listed in {shown}"))
+        problems.append(
+            Problem(display_path(folder / extra), 0, "", f"release folder {extra} is not listed in {shown}")
+        )
     return releases, problems
 
 
@@ -100,10 +105,12 @@ def make_release(spec_root: Path, core: dict, date: str) -> Release:
         raise SpecError(problems)
     folder = releases_dir(spec_root)
     if releases and date <= releases[-1].date:
-        raise SpecError([Problem(display_path(folder), 0, "", f"release {date} must be later than {releases[-1].date}")])
+        raise SpecError(
+            [Problem(display_path(folder), 0, "", f"release {date} must be later than {releases[-1].date}")]
+        )
     frozen = copy.deepcopy(core)
     frozen.setdefault("info", {})["version"] = date
-    data = (json.dumps(frozen, indent=2, ensure_ascii=False) + "\n").encode()
+    data = bundled_json(frozen)
     if releases:
         changes = diff_documents(releases[-1].document, frozen)
         body = render(changes, "md") if changes else "No structural changes."
@@ -114,7 +121,7 @@ def make_release(spec_root: Path, core: dict, date: str) -> Release:
     target.mkdir(parents=True)
     (target / "openapi.json").write_bytes(data)
     (target / "CHANGELOG.md").write_text(notes)
-    entries = [{"date": r.date, "sha256": sha256(r.data)} for r in releases] + [{"date": date, "sha256": sha256(data)}]
+    entries = [{"date": r.date, "sha256": digest(r.data)} for r in releases] + [{"date": date, "sha256": digest(data)}]
     header = "# Dated releases of the core spec, oldest first. Written by `orspec release`; do not edit.\n"
     (folder / INDEX).write_text(header + yaml.safe_dump({"releases": entries}, sort_keys=False))
     return Release(date, target, data, notes)
@@ -149,8 +156,11 @@ def release_outputs(releases: list[Release]) -> dict[str, bytes]:
     """The published copies and the changelog page, newest first."""
     out = {f"releases/{r.date}/openapi.json": r.data for r in releases}
     if releases:
-        parts = ["# Changelog\n", "Every dated release of the core spec, newest first. Each release is frozen as",
-                 "`generated/releases/<date>/openapi.json`.\n"]
+        parts = [
+            "# Changelog\n",
+            "Every dated release of the core spec, newest first. Each release is frozen as",
+            "`generated/releases/<date>/openapi.json`.\n",
+        ]
         for release in reversed(releases):
             text = release.changelog.strip() or f"# {release.date}"
             parts.append(re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M) + "\n")

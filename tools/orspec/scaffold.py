@@ -15,7 +15,6 @@ import argparse
 import keyword
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,27 +156,12 @@ def scaffold(
 
 
 def _ruff_format(code: str, filename: str) -> str:
-    """`code` formatted as the project's own `ruff format` would (line length 120)."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ruff",
-            "format",
-            "--isolated",
-            "--line-length",
-            "120",
-            "--stdin-filename",
-            filename,
-            "-",
-        ],
-        input=code.encode(),
-        capture_output=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise ScaffoldError(f"ruff could not format {filename}: {proc.stderr.decode(errors='replace').strip()}")
-    return proc.stdout.decode()
+    from .generate.pyformat import ruff_format
+
+    try:
+        return ruff_format(code, filename=filename)
+    except ValueError as exc:
+        raise ScaffoldError(f"ruff could not format {filename}: {exc}") from None
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -20,6 +20,8 @@ from typing import Any
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
+from ..validate import tag_values
+
 OUT = "docs"
 
 # Reference pages in the order the spec's README lists the domain files.
@@ -443,19 +445,7 @@ class _Reader:
         return out
 
     def tags(self, schema: Any, prop: str) -> list[Any]:
-        target = self.deref(schema)
-        candidate = (target.get("properties") or {}).get(prop) if isinstance(target.get("properties"), dict) else None
-        if not isinstance(candidate, dict):
-            return []
-        options, _ = self._split_null(candidate)
-        for option in options:
-            option = self.deref(option) if isinstance(option, dict) and "$ref" in option else option
-            if isinstance(option, dict):
-                if "const" in option:
-                    return [option["const"]]
-                if isinstance(option.get("enum"), list):
-                    return [v for v in option["enum"] if v is not None]
-        return []
+        return [v for v in tag_values(schema, prop, self.document) or [] if v is not None]
 
     def variants(self, options: list[Any], discriminator: str, page: str) -> list[Variant]:
         tagged = [(o, self.tags(o, discriminator)) for o in options]

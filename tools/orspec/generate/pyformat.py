@@ -6,7 +6,9 @@ import re
 import subprocess
 import sys
 
+# `--isolated`: no ruff configuration found near the working directory may change the output.
 RUFF_CONFIG = [
+    "--isolated",
     "--config",
     "line-length = 120",
     "--config",
@@ -46,7 +48,12 @@ def format_python(code: str, *, filename: str = "generated.py") -> str:
         ],
         code,
     )
-    return _ruff(["format", *RUFF_CONFIG, "--stdin-filename", filename, "-"], fixed)
+    return ruff_format(fixed, filename=filename)
+
+
+def ruff_format(code: str, *, filename: str = "generated.py") -> str:
+    """`code` as `ruff format` writes it (line length 120); raises ValueError if ruff rejects it."""
+    return _ruff(["format", *RUFF_CONFIG, "--stdin-filename", filename, "-"], code)
 
 
 def _ruff(args: list[str], code: str) -> str:
