@@ -52,6 +52,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="output directory (default: the project's generated/)")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 and list files that are stale")
     p.add_argument("--lenient", action="store_true", help="report spec errors as warnings and build anyway")
+    p.add_argument(
+        "--templates",
+        type=Path,
+        metavar="DIR",
+        help="your templates, laid over the shipped ones file by file (same layout: registry/, server/, ...)",
+    )
     p.set_defaults(run=cmd_build)
 
     p = sub.add_parser("extensions", help="vendor extension fragments")
@@ -130,13 +136,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from .project import TemplatesError, layered_templates
+
+    try:
+        with layered_templates(args.templates) as templates:
+            return _build(args, templates)
+    except TemplatesError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _build(args: argparse.Namespace, templates: Path) -> int:
     from .cache import Stamp, fingerprint
     from .problems import Level
-    from .project import TEMPLATES
 
     spec_path, out = _spec_path(args), _out_path(args)
     previous = Stamp.read(out)
-    inputs = fingerprint(spec_path, TEMPLATES, lenient=args.lenient, loaded=tuple(previous.loaded) if previous else ())
+    inputs = fingerprint(spec_path, templates, lenient=args.lenient, loaded=tuple(previous.loaded) if previous else ())
     known = (
         [Problem(f, line, ptr, msg, Level(level)) for f, line, ptr, msg, level in previous.problems] if previous else []
     )
@@ -153,7 +168,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     spec = load_spec(spec_path, lenient=args.lenient, known_problems=known if same_spec else None)
     _print_problems(spec.problems)
     outputs, records, ran = run_stages(
-        spec, TEMPLATES, inputs=inputs, previous=previous, out=out, progress=_progress_printer()
+        spec, templates, inputs=inputs, previous=previous, out=out, progress=_progress_printer()
     )
     if args.check:
         stale = stale_files(out, outputs)

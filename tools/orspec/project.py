@@ -1,12 +1,29 @@
-"""Where things are: the project root, found like git finds its repository."""
+"""Where things are: the project root, found like git finds its repository, and the shipped templates."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from tempfile import TemporaryDirectory
 
 MARKER = Path("spec") / "openapi.yaml"
-# Jinja templates and hand-written runtime modules, beside the toolchain in this checkout.
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+
+def _shipped_templates() -> Path:
+    """Jinja templates and hand-written runtime modules: inside the installed package (a wheel ships
+    them as `orspec/templates`), else at the top of the checkout this package runs from."""
+    package = Path(__file__).resolve().parent
+    installed = package / "templates"
+    return installed if installed.is_dir() else package.parents[1] / "templates"
+
+
+TEMPLATES = _shipped_templates()
+
+
+class TemplatesError(Exception):
+    """A `--templates` directory that cannot be layered over the shipped templates."""
 
 
 def find_root(start: Path | None = None) -> Path | None:
@@ -16,3 +33,35 @@ def find_root(start: Path | None = None) -> Path | None:
         if (candidate / MARKER).is_file():
             return candidate
     return None
+
+
+@contextmanager
+def layered_templates(overrides: Path | None) -> Iterator[Path]:
+    """The shipped templates with `overrides` laid over them file by file (a file of the same
+    relative path replaces the shipped one; a new file under `runtime/` adds a module).
+
+    Without overrides this is the shipped folder itself; with them, a temporary merged copy that
+    lives as long as the `with` block.
+    """
+    if overrides is None:
+        yield TEMPLATES
+        return
+    if not overrides.is_dir():
+        raise TemplatesError(f"--templates {overrides}: not a directory")
+    known = {p.name for p in TEMPLATES.iterdir() if p.is_dir()}
+    files = sorted(p for p in overrides.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for path in files:
+        relative = path.relative_to(overrides)
+        if len(relative.parts) < 2 or relative.parts[0] not in known:
+            raise TemplatesError(
+                f"{path}: not under one of the template folders ({', '.join(sorted(known))}); "
+                "mirror the layout of the shipped templates"
+            )
+    with TemporaryDirectory(prefix="orspec-templates-") as tmp:
+        merged = Path(tmp) / "templates"
+        shutil.copytree(TEMPLATES, merged, ignore=shutil.ignore_patterns("__pycache__"))
+        for path in files:
+            target = merged / path.relative_to(overrides)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        yield merged
