@@ -9,9 +9,8 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from .pyformat import docstring_text, format_python
-
 from .. import __version__ as GENERATOR_VERSION
+from .pyformat import docstring_text, format_python
 
 DISTRIBUTION = "python"
 PACKAGE = f"{DISTRIBUTION}/openresponses_runtime"
