@@ -65,16 +65,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", type=Path, help="spec directory (default: the project's spec/)")
     p.set_defaults(run=cmd_extensions)
 
-    p = sub.add_parser("release", help="freeze the core spec as a dated release and draft its changelog")
+    p = sub.add_parser(
+        "release", help="freeze the core spec as a dated release, draft its changelog, and set info.version to the date"
+    )
     p.add_argument("date", help="the release date, YYYY-MM-DD")
     p.add_argument("--spec", type=Path, help="spec directory (default: the project's spec/)")
     p.set_defaults(run=cmd_release)
 
     p = sub.add_parser("diff", help="structural differences between two specs")
-    p.add_argument("old", type=Path)
-    p.add_argument("new", type=Path)
-    p.add_argument("--format", choices=("text", "md", "json"), default="text")
+    spec_or_date = "a spec directory, an OpenAPI file, or the date of one of the project's releases (YYYY-MM-DD)"
+    p.add_argument("old", metavar="OLD", help=f"the earlier spec: {spec_or_date}")
+    p.add_argument("new", metavar="NEW", help=f"the later spec: {spec_or_date}")
+    p.add_argument("--format", choices=("text", "md", "json"), default="text", help="output format (default: text)")
     p.add_argument("--docs", action="store_true", help="also report description changes")
+    p.add_argument(
+        "--fail-on",
+        choices=tuple(FAIL_ON),
+        help="exit 1 when a change is breaking (for anyone), breaking for clients, or breaking for servers",
+    )
     p.set_defaults(run=cmd_diff)
 
     p = sub.add_parser("check-stream", help="check an SSE capture against the schemas and state machines")
@@ -211,27 +219,55 @@ def cmd_extensions(args: argparse.Namespace) -> int:
 def cmd_release(args: argparse.Namespace) -> int:
     from .bundle import bundle
     from .pipeline import load_spec
-    from .releases import make_release
+    from .releases import make_release, set_info_version
 
     spec_path = _spec_path(args)
     if not spec_path.is_dir():
         raise UsageError("releases belong to a spec directory; pass --spec DIR")
     load_spec(spec_path)  # only a valid spec is released
     release = make_release(spec_path, bundle(spec_path).document, args.date)
+    set_info_version(spec_path / "openapi.yaml", args.date)
     print(
         f"released {args.date} into {release.folder}; review {release.folder / 'CHANGELOG.md'}, then run `orspec build`"
     )
     return 0
 
 
+# `diff --fail-on`: which changes fail the command.
+FAIL_ON = {
+    "breaking": lambda change: change.breaking,
+    "breaking-clients": lambda change: change.breaking_for_clients,
+    "breaking-servers": lambda change: change.breaking_for_servers,
+}
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     from .diff import diff_specs, render
 
-    changes = diff_specs(args.old, args.new, docs=args.docs)
+    changes = diff_specs(_spec_or_release(args.old), _spec_or_release(args.new), docs=args.docs)
     text = render(changes, args.format)
     if text:
         print(text)
+    if args.fail_on:
+        failing = [c for c in changes if FAIL_ON[args.fail_on](c)]
+        if failing:
+            print(f"orspec: {len(failing)} changes are {args.fail_on.replace('-', ' for ')}", file=sys.stderr)
+            return 1
     return 0
+
+
+def _spec_or_release(given: str) -> Path:
+    """A path as given, or for a date, that release of the project (`spec/releases/DATE/openapi.json`)."""
+    from .releases import DATE, releases_dir
+
+    if not DATE.match(given) or Path(given).exists():
+        return Path(given)
+    folder = releases_dir(_project_path(None, "spec", "a spec path instead of a date"))
+    frozen = folder / given / "openapi.json"
+    if not frozen.is_file():
+        dates = sorted(p.parent.name for p in folder.glob("*/openapi.json"))
+        raise UsageError(f"no release {given} in {folder} (releases: {', '.join(dates) or 'none'})")
+    return frozen
 
 
 def cmd_check_stream(args: argparse.Namespace) -> int:
