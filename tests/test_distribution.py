@@ -177,7 +177,7 @@ def test_runtime_installs_alone_and_its_core_works(wheels, tmp_path):
 
 def test_pre_commit_runs_both_hooks(wheels, tmp_path):
     """`pre-commit try-repo` with a git copy of this repository, in a project holding spec/ and generated/:
-    both hooks pass, and a stale generated file fails the build check."""
+    both hooks run and pass (`build --check` failing on stale files is tested in test_build.py)."""
     pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent))
     if pre_commit is None:
         pytest.fail("pre-commit is not installed; it is in the test extra")
@@ -194,10 +194,7 @@ def test_pre_commit_runs_both_hooks(wheels, tmp_path):
         run(*git, "init", "-q", cwd=where, env=env)
         run(*git, "add", "-A", cwd=where, env=env)
         run(*git, "commit", "-q", "-m", "copy", cwd=where, env=env)
-    for hook in ("orspec-validate", "orspec-build-check"):
-        done = run(pre_commit, "try-repo", repo, hook, "--all-files", cwd=project, env=env, timeout=900)
-        assert "Passed" in done.stdout, done.stdout
-    stale = project / "generated" / "openapi.json"
-    stale.write_text(stale.read_text().replace('"Open Responses"', '"Stale"', 1))
-    failed = run(pre_commit, "try-repo", repo, "orspec-build-check", "--all-files", cwd=project, env=env, check=False)
-    assert failed.returncode == 1 and "stale: openapi.json" in failed.stdout, failed.stdout[-2000:]
+    # One run for both hooks: every try-repo builds the hook environment afresh (about a minute).
+    done = run(pre_commit, "try-repo", repo, "--all-files", cwd=project, env=env, timeout=900)
+    passed = [line.split(".")[0] for line in done.stdout.splitlines() if line.endswith("Passed")]
+    assert sorted(passed) == ["orspec build --check", "orspec validate"], done.stdout
