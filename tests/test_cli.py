@@ -106,3 +106,33 @@ def test_build_templates_refuses_an_unknown_folder(tmp_path):
     done = run_orspec("build", "--out", str(tmp_path / "out"), "--templates", str(tmp_path / "mine"))
     assert done.returncode == 2 and "not under one of the template folders" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("spec_version", "expected", "requirement"),
+    [
+        ("2026-04-24", "2026.4.24.0.1.0", "openresponses-runtime[server]~=2026.4.24.0.1"),
+        ("2.3.0", "2.3.0.0.1.0", "openresponses-runtime[server]~=2.3.0.0.1"),
+        ('1"""\\', "1.0.1.0", "openresponses-runtime[server]~=1.0.1"),
+        ("draft", "0.0.1.0", "openresponses-runtime[server]~=0.0.1"),
+    ],
+)
+def test_runtime_version_is_the_spec_release_then_the_generator(spec_version, expected, requirement):
+    from orspec.generate.package import runtime_version
+    from orspec.scaffold import Runtime
+
+    assert runtime_version(spec_version, "0.1.0") == expected
+    assert Runtime(expected).requirement == requirement
+
+
+def test_docs_build_without_a_mkdocs_config_publishes_the_reference(tmp_path):
+    pytest.importorskip("material")
+    for folder in ("spec", "generated"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    done = run_orspec("docs", "build", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    site = tmp_path / "site"
+    assert 'id="ResponseResource"' in (site / "responses" / "index.html").read_text()
+    assert "Open Responses reference" in (site / "index.html").read_text()
+    assert (site / "stylesheets" / "reference.css").is_file() and (site / "assets/javascripts/mermaid.min.js").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["generated", "site", "spec"]  # nothing else written

@@ -20,7 +20,7 @@ from pathlib import Path
 from .cli import UsageError, _project_path
 from .project import TEMPLATES, find_root
 
-INSTALL_HINT = "pip install -e '.[docs]'"
+INSTALL_HINT = "pip install 'orspec[docs]'"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

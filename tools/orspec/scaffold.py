@@ -119,7 +119,12 @@ def find_runtime(local: Path | None = None, out: Path | None = None) -> Runtime:
         try:
             return Runtime(metadata.version(RUNTIME))
         except metadata.PackageNotFoundError:
+            pass
+        try:  # importable without its distribution's metadata (say, on PYTHONPATH)
+            from openresponses_runtime import __version__ as version
+        except ImportError:
             raise ScaffoldError(f"{RUNTIME} is not installed; install it, or pass --runtime PATH") from None
+        return Runtime(version)
     try:
         project = tomllib.loads((local / "pyproject.toml").read_text()).get("project") or {}
     except (OSError, tomllib.TOMLDecodeError) as exc:
