@@ -60,7 +60,7 @@ def _reference_site(root: Path, site_dir: Path) -> Iterator[Path]:
     import jinja2
     import yaml
 
-    generated = root / "generated" / "docs"
+    generated = Path(os.environ.get("ORSPEC_GENERATED_DOCS") or root / "generated" / "docs").resolve()
     if not (generated / "index.md").is_file():
         raise UsageError(f"{generated} has no reference pages; run `orspec build` first")
     try:
