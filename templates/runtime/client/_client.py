@@ -111,7 +111,11 @@ class Client:
         url = config.base_url + path
         for attempt in range(retries + 1):
             request = self._http.build_request(
-                method, url, content=content, headers=config.headers, timeout=config.timeout if timeout is None else timeout
+                method,
+                url,
+                content=content,
+                headers=config.headers,
+                timeout=config.timeout if timeout is None else timeout,
             )
             response, exc = None, None
             try:
@@ -299,7 +303,11 @@ class AsyncClient:
         url = config.base_url + path
         for attempt in range(retries + 1):
             request = self._http.build_request(
-                method, url, content=content, headers=config.headers, timeout=config.timeout if timeout is None else timeout
+                method,
+                url,
+                content=content,
+                headers=config.headers,
+                timeout=config.timeout if timeout is None else timeout,
             )
             response, exc = None, None
             try:

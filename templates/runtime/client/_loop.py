@@ -116,7 +116,9 @@ class Loop:
 
     def unknown(self, call: Any) -> ToolCall:
         known = ", ".join(sorted(self.tools)) or "none"
-        return ToolCall(call.name, call.call_id, call.arguments, f"Error: no tool named {call.name!r} (tools: {known})", True)
+        return ToolCall(
+            call.name, call.call_id, call.arguments, f"Error: no tool named {call.name!r} (tools: {known})", True
+        )
 
     def outcome(self, call: Any, value: Any = None, exc: BaseException | None = None) -> ToolCall:
         """A call's record from its return value or the exception it raised."""

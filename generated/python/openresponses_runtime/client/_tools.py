@@ -54,9 +54,7 @@ class Tool:
         self.name: str = self.definition["name"]
 
     @classmethod
-    def from_definition(
-        cls, definition: models.FunctionToolParam | Mapping[str, Any], fn: Callable[..., Any]
-    ) -> Tool:
+    def from_definition(cls, definition: models.FunctionToolParam | Mapping[str, Any], fn: Callable[..., Any]) -> Tool:
         """An explicit `FunctionTool` definition, run by `fn` (whose arguments are still validated)."""
         return cls(fn, definition=definition)
 
