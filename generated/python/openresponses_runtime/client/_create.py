@@ -8,12 +8,10 @@ is hand-written and calls `_create` with the request body.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any, Literal, overload
 
 from .. import models
-
-if TYPE_CHECKING:
-    from ._streams import AsyncEventStream, EventStream
+from ._streams import AsyncEventStream, EventStream
 
 __all__ = ["CREATE_PARAMS", "AsyncCreateMethod", "CreateMethod"]
 
