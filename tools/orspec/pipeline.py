@@ -10,7 +10,7 @@ from pathlib import Path
 from .bundle import Bundle, bundle, bundled_json
 from .cache import Stamp, digest, stage_key
 from .extensions import Fragment, extend
-from .generate.client import generate_client
+from .generate.client import generate_client, generate_client_reference
 from .generate.docs import generate_docs
 from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
@@ -72,7 +72,8 @@ class Stage:
 def _docs(spec: Spec, templates: Path) -> Outputs:
     titles = {f.doc.path.stem: f.title for f in spec.fragments}
     document = added_in(spec.releases, spec.document)
-    return generate_docs(document, templates, spec.bundle.sources, spec.bundle.root_file, titles, spec.state_machines)
+    pages = generate_docs(document, templates, spec.bundle.sources, spec.bundle.root_file, titles, spec.state_machines)
+    return pages | generate_client_reference(spec.document, templates)
 
 
 STAGES = (

@@ -173,3 +173,16 @@ def generate_client(document: dict, templates: Path) -> dict[str, bytes]:
         request_model=class_names(_schemas(document)).get(found[0]) if found else None,
     )
     return {OUTPUT: format_python(code, filename="_create.py").encode()}
+
+
+def generate_client_reference(document: dict, templates: Path) -> dict[str, bytes]:
+    """`generated/docs/client-create.md`: the keywords of the generated `create`, for the docs site."""
+    from .docs import environment as docs_environment
+
+    found = create_request_schema(document)
+    page = (
+        docs_environment(templates)
+        .get_template("docs/client-create.md.jinja")
+        .render(params=create_params(document), request_model=found[0] if found else None)
+    )
+    return {"docs/client-create.md": page.encode()}
