@@ -60,23 +60,11 @@ class StreamReader:
             self.terminal = event.type
         return event
 
-    def event(self, event: Any) -> Any:
-        """An event already parsed (a WebSocket message); checked and accumulated like `read`."""
-        checker = self.checker
-        if checker is not None:
-            checker.feed_event(event)
-            if len(checker.violations) > self._seen:
-                self._raise_new()
-        self.accumulator.feed(event)
-        if event.type in TERMINAL_EVENT_TYPES:
-            self.terminal = event.type
-        return event
-
     def end(self, *, expect_done: bool = True) -> None:
         """The stream is over: report what never came."""
         if self.checker is not None:
             if not expect_done:
-                self.checker.done = True  # WebSocket turns have no `[DONE]`
+                self.checker.done = True  # WebSocket turns have no `[DONE]` to wait for
             self.checker.finish()
             if len(self.checker.violations) > self._seen:
                 self._raise_new()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import enum
 import json
 import os
 import random
@@ -85,7 +86,7 @@ def jsonable(value: Any) -> Any:
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
-    if hasattr(value, "value") and isinstance(value.value, str):  # an enum member
+    if isinstance(value, enum.Enum):
         return value.value
     return value
 

@@ -45,7 +45,7 @@ def _read(reader: StreamReader, raw: str | bytes) -> Any:
 class ResponsesSession:
     """A blocking WebSocket session; `create` for a whole turn, `stream` for its events."""
 
-    def __init__(self, connection: Any, config: Config, *, check: bool, timeout: float):
+    def __init__(self, connection: Any, *, check: bool, timeout: float):
         self._ws = connection
         self._check = check
         self._timeout = timeout
@@ -63,7 +63,7 @@ class ResponsesSession:
             raise status_error(exc.response.status_code, exc.response.body or b"", exc.response.headers) from exc
         except (OSError, WebSocketException) as exc:
             raise APIConnectionError(f"could not open the WebSocket: {exc}") from exc
-        return cls(connection, config, check=check, timeout=timeout)
+        return cls(connection, check=check, timeout=timeout)
 
     def __enter__(self) -> ResponsesSession:
         return self
