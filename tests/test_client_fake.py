@@ -141,6 +141,26 @@ def test_sends_authorization_and_content_type(serve):
     assert sent["body"] == {"model": "m", "input": "hi", "temperature": 0.5}
 
 
+def test_vendor_keywords_go_out_under_their_json_names(serve):
+    script, base = serve(ok())
+    servers = [{"type": "url", "url": "https://mcp.example/sse", "name": "docs"}]
+    Client(base_url=base, api_key=KEY).responses.create(
+        model="m", input="hi", anthropic_mcp_servers=servers, extra_body={"zeta:priority": 3}
+    )
+    assert script.requests[0]["body"] == {
+        "model": "m", "input": "hi", "anthropic:mcp_servers": servers, "zeta:priority": 3,
+    }  # fmt: skip
+
+
+def test_final_response_is_built_from_deltas_when_the_terminal_event_lists_no_output(serve):
+    done = ("response.output_text.done", "response.content_part.done", "response.output_item.done")
+    events = [e for e in text_stream("Built from deltas.") if e == "[DONE]" or e["type"] not in done]
+    events[-2]["response"]["output"] = []
+    _, base = serve(streaming(events))
+    final = Client(base_url=base, api_key=KEY).responses.create(model="m", input="hi", stream=True).final_response()
+    assert final.output[0].content[0].text == "Built from deltas."
+
+
 def test_429_is_retried_after_retry_after(serve):
     script, base = serve(
         status(429, error_body("rate_limit_error", "rate_limited", "slow down"), {"Retry-After": "0.3"}), ok()
