@@ -15,6 +15,7 @@ its Reference section, so a strict build never drops one.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -25,6 +26,11 @@ from orspec.project import TEMPLATES
 PREFIX = "reference"
 SECTION = "Reference"
 ASSETS = TEMPLATES / "site"
+_OUTSIDE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./[^)]*\)")  # [text](../guides/x.md): out of the reference
+
+
+def _prefix(config) -> str:
+    return str((config.extra or {}).get("orspec_reference", PREFIX)).strip("/")
 
 
 def _source(config) -> Path:
@@ -38,7 +44,7 @@ def on_files(files: Files, config) -> Files:
     source = _source(config)
     if not (source / "index.md").is_file():
         raise PluginError(f"{source} has no reference pages; run `orspec build` first")
-    prefix = str((config.extra or {}).get("orspec_reference", PREFIX)).strip("/")
+    prefix = _prefix(config)
     pages = sorted(p.relative_to(source).as_posix() for p in source.rglob("*.md"))
     uris = [f"{prefix}/{rel}" if prefix else rel for rel in pages]
     for rel, uri in zip(pages, uris, strict=True):
@@ -51,6 +57,13 @@ def on_files(files: Files, config) -> Files:
             files.append(File.generated(config, uri, abs_src_path=str(asset)))
     _complete_nav(config, uris)
     return files
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    """In a reference-only site (no prefix) there are no guides: a link out of the reference keeps its text."""
+    if _prefix(config):
+        return markdown
+    return _OUTSIDE_LINK.sub(r"\1", markdown)
 
 
 def _mentioned(nav) -> set[str]:
