@@ -248,8 +248,7 @@ def _echo_format(fmt: Any) -> dict[str, Any]:
             "type": "json_schema",
             "name": fmt.get("name") or "response",
             "description": fmt.get("description"),
-            # The spec types the echoed `schema` as null only (as upstream does), so it is not repeated.
-            "schema": None,
+            "schema": fmt.get("schema") if isinstance(fmt.get("schema"), dict) else {},
             "strict": bool(fmt.get("strict")),
         }
     return dict(fmt)
