@@ -154,7 +154,8 @@ class StreamChecker:
         self.items: dict[Any, _Item] = {}
         self.order: list[_Item] = []
         self.incomplete_item: _Item | None = None
-        self._last_seq: int | None = None
+        self._last_seq: int | None = None  # of the last known event
+        self._prev_seq: int | None = None  # of the last event of any type
         self._seq: int | None = None
         self._finished = False
         self._early_state: str | None = "unset"
@@ -305,14 +306,18 @@ class StreamChecker:
         self._seq = seq
         if event_name is not None and event_name != kind:
             self._add("sse-header", f"SSE event header {event_name!r} differs from the body's type {kind!r}")
-        if seq is not None:  # every event counts, unknown types too
-            if self._last_seq is not None and seq <= self._last_seq:
-                self._add("sequence", f"sequence_number {seq} does not increase (previous {self._last_seq})")
-            elif self._last_seq is not None and seq > self._last_seq + 1:
-                self._add("sequence-gap", f"sequence_number jumps from {self._last_seq} to {seq}")
-            self._last_seq = seq
+        if seq is not None:
+            # Unknown events share the numbering (a gap is measured across them), but only known
+            # ones can break the strict order: clients ignore what they do not know.
+            if self._prev_seq is not None and seq > self._prev_seq + 1:
+                self._add("sequence-gap", f"sequence_number jumps from {self._prev_seq} to {seq}")
+            self._prev_seq = seq
         if kind not in EVENT_TYPES:  # unknown event types are ignored
             return GenericEvent.model_validate(event) if self.schema else None
+        if seq is not None:
+            if self._last_seq is not None and seq <= self._last_seq:
+                self._add("sequence", f"sequence_number {seq} does not increase (previous {self._last_seq})")
+            self._last_seq = seq
         if self.schema and model is None:
             try:
                 # From the JSON text when there is one: pydantic validates JSON faster than the dict.
