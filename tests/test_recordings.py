@@ -12,7 +12,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from openresponses_runtime import models
 from openresponses_runtime.events import iter_sse
 from openresponses_runtime.streaming import StreamChecker, check_sse
