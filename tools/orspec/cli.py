@@ -20,13 +20,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
+        return code
     except BrokenPipeError:
-        # The reader went away (`orspec ... | head`): stop quietly, and keep Python's exit-time
-        # flush of stdout from failing again on the closed pipe.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
+        # The reader went away (`orspec ... | head`): stop quietly, as a process killed by SIGPIPE
+        # would, and keep the exit-time flush of what is still buffered from failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except SpecError as exc:
         _print_problems(exc.problems)
         return 1
