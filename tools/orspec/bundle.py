@@ -139,13 +139,17 @@ class _Bundler:
             return None
         if parts.scheme or parts.netloc:
             self.problems.append(
-                self.sources.problem(f"{at}/$ref", f"$ref {ref!r} is remote; only files in the spec directory may be referenced")
+                self.sources.problem(
+                    f"{at}/$ref", f"$ref {ref!r} is remote; only files in the spec directory may be referenced"
+                )
             )
             return None
         file_part, _, fragment = ref.partition("#")
         pointer = unquote(fragment)
         if pointer and not pointer.startswith("/"):
-            self.problems.append(self.sources.problem(f"{at}/$ref", f"$ref {ref!r} has a fragment that is not a JSON pointer"))
+            self.problems.append(
+                self.sources.problem(f"{at}/$ref", f"$ref {ref!r} has a fragment that is not a JSON pointer")
+            )
             return None
         if not file_part:
             return base, pointer

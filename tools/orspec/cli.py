@@ -246,7 +246,9 @@ def cmd_check_stream(args: argparse.Namespace) -> int:
     for violation in violations:
         print(violation)
     tolerated = {"done-marker"} if args.allow_missing_done else set()
-    failing = [v for v in checker.errors if not (v.rule in tolerated and v.sequence_number is None and not checker.done)]
+    failing = [
+        v for v in checker.errors if not (v.rule in tolerated and v.sequence_number is None and not checker.done)
+    ]
     if failing:
         print(f"{len(failing)} violations in {checker.events} events", file=sys.stderr)
         return 1
