@@ -48,12 +48,11 @@ __all__ = ["ResponseAccumulator", "StreamChecker", "Violation", "check_sse"]
 
 _IN_PROGRESS = "in_progress"
 # Every table below comes from the state machines, through the generated registry.
-_STATUS_OF = RESPONSE_STATUSES
 _DONE_FIELD = {done: field for done, field in TEXT_PARTS.values()}  # text `.done` event -> its text field
 _TEXT_FIELD = {part: field for part, (_, field) in TEXT_PARTS.items()}  # part type -> its text field
 _RESPONSE_STATES: dict[str, tuple[str, ...]] = {
     kind: info.requires["response"] for kind, info in EVENT_TYPES.items() if "response" in info.requires
-} or {kind: (_IN_PROGRESS,) for kind in EVENT_TYPES if kind != "error" and kind not in _STATUS_OF}
+} or {kind: (_IN_PROGRESS,) for kind in EVENT_TYPES if kind != "error" and kind not in RESPONSE_STATUSES}
 # The events the ordering checks cannot fault while the response is in progress (most of a stream).
 _STEADY = frozenset(kind for kind in EVENT_TYPES if _IN_PROGRESS in _RESPONSE_STATES.get(kind, (_IN_PROGRESS,)))
 _PART_TEXT_EVENTS = frozenset(
@@ -384,10 +383,10 @@ class StreamChecker:
         if not isinstance(response, Mapping):
             return None
         status = response.get("status")
-        if status not in _STATUS_OF[kind]:
+        if status not in RESPONSE_STATUSES[kind]:
             self._add(
                 "response-status",
-                f"{kind} carries response.status {status!r}, expected {' or '.join(map(repr, _STATUS_OF[kind]))}",
+                f"{kind} carries response.status {status!r}, expected {' or '.join(map(repr, RESPONSE_STATUSES[kind]))}",
             )
         rid = response.get("id")
         if self.response_id is None:
@@ -830,7 +829,7 @@ class ResponseAccumulator:
         kind = event.get("type")
         if not isinstance(kind, str):
             return
-        if kind in _STATUS_OF:
+        if kind in RESPONSE_STATUSES:
             snapshot = event.get("response")
             if isinstance(snapshot, Mapping):
                 self.response = json.loads(json.dumps(snapshot))
