@@ -305,18 +305,20 @@ class StreamChecker:
         self._seq = seq
         if event_name is not None and event_name != kind:
             self._add("sse-header", f"SSE event header {event_name!r} differs from the body's type {kind!r}")
-        if seq is not None:
-            # Unknown events share the numbering (a gap is measured across them), but only known
-            # ones can break the strict order: clients ignore what they do not know.
-            if self._prev_seq is not None and seq > self._prev_seq + 1:
-                self._add("sequence-gap", f"sequence_number jumps from {self._prev_seq} to {seq}")
-            self._prev_seq = seq
-        if kind not in EVENT_TYPES:  # unknown event types are ignored
+        if kind not in EVENT_TYPES:  # unknown event types are ignored...
+            if seq is not None:  # ...but share the numbering, so a gap is measured across them
+                if self._prev_seq is not None and seq > self._prev_seq + 1:
+                    self._add("sequence-gap", f"sequence_number jumps from {self._prev_seq} to {seq}")
+                self._prev_seq = seq
             return GenericEvent.model_validate(event) if self.schema else None
         if seq is not None:
-            if self._last_seq is not None and seq <= self._last_seq:
-                self._add("sequence", f"sequence_number {seq} does not increase (previous {self._last_seq})")
-            self._last_seq = seq
+            prev = self._prev_seq
+            if prev is not None and seq != prev + 1:  # one comparison in the common case
+                if self._last_seq is not None and seq <= self._last_seq:  # only known events break the order
+                    self._add("sequence", f"sequence_number {seq} does not increase (previous {self._last_seq})")
+                elif seq > prev + 1:
+                    self._add("sequence-gap", f"sequence_number jumps from {prev} to {seq}")
+            self._last_seq = self._prev_seq = seq
         if self.schema and model is None:
             try:
                 # From the JSON text when there is one: pydantic validates JSON faster than the dict.
