@@ -91,6 +91,7 @@ def test_wheels_hold_what_they_should(wheels):
     assert "orspec/cli.py" in tool_files and "orspec/templates/registry/events.py.jinja" in tool_files
     assert "orspec/templates/scaffold/common/pyproject.toml.jinja" in tool_files
     assert "orspec/templates/site/assets/javascripts/mermaid.min.js" in tool_files
+    assert "orspec/state-machines.yaml" in tool_files
     assert not any(name.startswith("openresponses_runtime/") for name in tool_files)
     runtime_files = zipfile.ZipFile(runtime).namelist()
     assert "openresponses_runtime/models.py" in runtime_files and "openresponses_runtime/py.typed" in runtime_files

@@ -11,15 +11,18 @@ from tempfile import TemporaryDirectory
 MARKER = Path("spec") / "openapi.yaml"
 
 
-def _shipped_templates() -> Path:
-    """Jinja templates and hand-written runtime modules: inside the installed package (a wheel ships
-    them as `orspec/templates`), else at the top of the checkout this package runs from."""
+def _shipped(name: str, checkout: str) -> Path:
+    """What orspec ships beside its code: inside the installed package (the wheel puts it at
+    `orspec/<name>`), else at `checkout` in the repository this package runs from."""
     package = Path(__file__).resolve().parent
-    installed = package / "templates"
-    return installed if installed.is_dir() else package.parents[1] / "templates"
+    installed = package / name
+    return installed if installed.exists() else package.parents[1] / checkout
 
 
-TEMPLATES = _shipped_templates()
+# Jinja templates and hand-written runtime modules.
+TEMPLATES = _shipped("templates", "templates")
+# The core streaming protocol, for specs that come without their own state machines.
+CORE_STATE_MACHINES = _shipped("state-machines.yaml", "spec/state-machines.yaml")
 
 
 class TemplatesError(Exception):

@@ -16,6 +16,7 @@ except ImportError:  # say which extra is missing, not which module deep inside 
         "openresponses_runtime.server needs the server extra: pip install 'openresponses-runtime[server]'"
     ) from None
 
+from .acceptance import Accept
 from .app import create_app, error_response, response_skeleton
 from .demo import DemoProvider
 from .emitter import Emitter, StreamViolation, ToolPolicy, sse_frame
@@ -50,6 +51,7 @@ from .store import MemoryStore, PostgresStore, ResponseStore, SQLiteStore, Store
 
 __all__ = [
     "ROUTES",
+    "Accept",
     "ArgumentsDelta",
     "DemoProvider",
     "Emitter",
