@@ -14,6 +14,7 @@ known) and `[DONE]`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -291,10 +292,8 @@ async def _read_body(receive: Any) -> bytes:
 
 
 async def _send_quietly(send: Any, body: bytes, *, more: bool) -> None:
-    try:
+    with contextlib.suppress(OSError):
         await send({"type": "http.response.body", "body": body, "more_body": more})
-    except OSError:
-        pass
 
 
 def _gateway_error(status: int, code: str, message: str) -> OpenResponsesError:

@@ -173,7 +173,7 @@ class StreamObserver:
             self.last_seq = seq
         if kind == _ARGS_DELTA:
             self.open_tool_args[model.item_id] = time.monotonic()
-        elif kind == _ARGS_DONE or kind == _ITEM_DONE:
+        elif kind in (_ARGS_DONE, _ITEM_DONE):
             item_id = getattr(model, "item_id", None) or getattr(getattr(model, "item", None), "id", None)
             self.open_tool_args.pop(item_id, None)
             if kind == _ITEM_DONE:

@@ -8,6 +8,7 @@ forwarded too: when the upstream refuses it (a 401, say), the client gets the sa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from typing import TYPE_CHECKING, Any
@@ -208,10 +209,8 @@ async def _deny(websocket: WebSocket, exchange: Exchange, error: OpenResponsesEr
 
 
 async def _close_quietly(websocket: WebSocket, code: int, reason: str) -> None:
-    try:
+    with contextlib.suppress(RuntimeError, OSError):
         await websocket.close(code, reason)
-    except (RuntimeError, OSError):
-        pass
 
 
 def _finish(app: ProxyApp, exchange: Exchange, secrets: tuple[str, ...]) -> None:
