@@ -205,6 +205,8 @@ class ProxyApp:
         cut: tuple[str, str] | None = None  # (code, message) when the proxy ends the stream itself
         last_chunk_at = time.monotonic()
 
+        tick = min(self.config.stall_timeout, self.config.tool_timeout) / 4
+
         async def watchdog(scope_: anyio.CancelScope) -> None:
             nonlocal cut
             while True:
@@ -221,7 +223,8 @@ class ProxyApp:
                     cut = (kind.replace("-", "_"), f"The proxy ended the stream: {message}.")
                     scope_.cancel()
                     return
-                await anyio.sleep(delay)
+                # A tool call may open while this sleeps and bring its deadline closer: look again soon.
+                await anyio.sleep(min(delay, tick))
 
         async def client_gone(scope_: anyio.CancelScope) -> None:
             while (await receive())["type"] != "http.disconnect":

@@ -27,6 +27,7 @@ _LIFECYCLE = frozenset({"response.created", "response.queued", "response.in_prog
 _ARGS_DELTA = "response.function_call_arguments.delta"
 _ARGS_DONE = "response.function_call_arguments.done"
 _ITEM_DONE = "response.output_item.done"
+_TRACKED = _LIFECYCLE | _TERMINAL | {_ARGS_DELTA, _ARGS_DONE, _ITEM_DONE}  # the events the diagnoses read
 # The JSON a successful answer carries, per checked path.
 _RESPONSE_MODELS: dict[str, type] = {
     "/v1/responses": models.ResponseResource,
@@ -150,8 +151,8 @@ class StreamObserver:
         self.sse = SSEFeed()
         self.last_event_at = time.monotonic()
         self.open_tool_args: dict[str, float] = {}  # item id -> when its last arguments delta came
-        self.snapshot: Any = None  # the response of the latest lifecycle event
-        self.done_items: list[Any] = []
+        self.snapshot: dict[str, Any] | None = None  # the response of the latest lifecycle event
+        self.done_items: list[dict[str, Any]] = []
         self.last_seq: int | None = None
         self.terminal: str | None = None
         self._finished = False
@@ -163,29 +164,45 @@ class StreamObserver:
             for event_name, data in messages:
                 self.feed(event_name, data)
 
-    def feed(self, event_name: str | None, data: bytes | str) -> Any:
+    def feed(self, event_name: str | None, data: bytes | str) -> None:
         model = self.checker.feed(event_name, data)
-        if model is None:
-            return None
-        kind = model.type
-        seq = getattr(model, "sequence_number", None)
+        if model is not None:
+            kind = model.type
+            if isinstance(seq := getattr(model, "sequence_number", None), int):
+                self.last_seq = seq
+            if kind == _ARGS_DELTA:  # the only frequent one of them: no dump
+                self.open_tool_args[str(model.item_id)] = time.monotonic()
+            elif kind in _TRACKED:
+                self._track(kind, model.model_dump(mode="json", by_alias=True, exclude_unset=True))
+            return
+        # An event that breaks its schema still moves the stream on: read what the diagnoses need.
+        try:
+            event = json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            return
+        if isinstance(event, dict) and isinstance(event.get("type"), str):
+            self._track(event["type"], event)
+
+    def _track(self, kind: str, event: dict[str, Any]) -> None:
+        seq = event.get("sequence_number")
         if isinstance(seq, int):
             self.last_seq = seq
         if kind == _ARGS_DELTA:
-            self.open_tool_args[model.item_id] = time.monotonic()
-        elif kind in (_ARGS_DONE, _ITEM_DONE):
-            item_id = getattr(model, "item_id", None) or getattr(getattr(model, "item", None), "id", None)
-            self.open_tool_args.pop(item_id, None)
-            if kind == _ITEM_DONE:
-                self.done_items.append(model.item)
-        elif kind in _LIFECYCLE:
-            self.snapshot = model.response
-            self.exchange.response_id = model.response.id
-        elif kind in _TERMINAL:
-            self.terminal = kind
-            self.open_tool_args.clear()
-            self.exchange.response_id = model.response.id
-        return model
+            self.open_tool_args[str(event.get("item_id"))] = time.monotonic()
+        elif kind == _ARGS_DONE:
+            self.open_tool_args.pop(str(event.get("item_id")), None)
+        elif kind == _ITEM_DONE and isinstance(item := event.get("item"), dict):
+            self.open_tool_args.pop(str(item.get("id")), None)
+            self.done_items.append(item)
+        elif kind in _LIFECYCLE or kind in _TERMINAL:
+            response = event.get("response")
+            if isinstance(response, dict):
+                self.snapshot = response
+                if isinstance(response.get("id"), str):
+                    self.exchange.response_id = response["id"]
+            if kind in _TERMINAL:
+                self.terminal = kind
+                self.open_tool_args.clear()
 
     def next_deadline(self, stall_timeout: float, tool_timeout: float) -> tuple[float, str, str]:
         """When the next diagnosis would fire (monotonic time), its kind and message."""
@@ -232,11 +249,7 @@ class StreamObserver:
         error = {"type": "server_error", "code": code, "param": None, "message": message}
         events: list[dict[str, Any]] = [{"type": "error", "sequence_number": seq, "error": error}]
         if self.snapshot is not None:
-            response = self.snapshot.model_dump(mode="json", by_alias=True, exclude_unset=True)
-            response["status"] = "failed"
-            response["error"] = {"code": code, "message": message}
-            response["output"] = [
-                item.model_dump(mode="json", by_alias=True, exclude_unset=True) for item in self.done_items
-            ]
+            response = dict(self.snapshot, status="failed", error={"code": code, "message": message})
+            response["output"] = list(self.done_items)
             events.append({"type": "response.failed", "sequence_number": seq + 1, "response": response})
         return events

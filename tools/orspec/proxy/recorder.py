@@ -137,7 +137,7 @@ class Recorder:
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            self.path = directory / f"proxy-{stamp}-{os.getpid()}.jsonl"
+            self.path = directory / f"proxy-{stamp}-{os.getpid()}-{secrets.token_hex(3)}.jsonl"
             self._file = self.path.open("a", encoding="utf-8")
         self.exchanges = 0
         self.by_transport: Counter[str] = Counter()

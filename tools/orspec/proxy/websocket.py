@@ -72,7 +72,9 @@ async def relay(app: ProxyApp, scope: dict, receive: Any, send: Any) -> None:
             for k, v in answer.headers.raw_items()
             if k.lower() not in ("connection", "upgrade", "content-length")
         ]
-        await websocket.send_denial_response(Response(answer.body, status_code=answer.status_code, headers=dict(kept)))
+        await websocket.send_denial_response(
+            Response(bytes(answer.body or b""), status_code=answer.status_code, headers=dict(kept))
+        )
         _finish(app, handshake, secrets)
         return
     except TimeoutError:
