@@ -14,6 +14,7 @@ known) and `[DONE]`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
@@ -41,7 +42,8 @@ _NOT_TO_UPSTREAM = _HOP_BY_HOP | {b"host", b"content-length"}
 _WEBSOCKET_HANDSHAKE = frozenset(
     {b"sec-websocket-key", b"sec-websocket-version", b"sec-websocket-extensions", b"sec-websocket-protocol"}
 )
-_MAX_CHECKED_BODY = 32 * 1024 * 1024  # JSON bodies larger than this are forwarded but not checked
+_MAX_CHECKED_BODY = 32 * 1024 * 1024
+_MAX_BATCH = 256  # chunks read ahead of a client that is slower than the upstream  # JSON bodies larger than this are forwarded but not checked
 _OPERATIONS = {op.path: op for op in ROUTES if op.method == "POST"}
 _WEBSOCKET_OPERATIONS = {op.path: op for op in ROUTES if op.websocket and op.websocket_model is not None}
 
@@ -234,12 +236,43 @@ class ProxyApp:
             )
             scope_.cancel()
 
+        # A reader task takes chunks off the upstream connection; this task sends whatever has
+        # arrived. Nothing waits for more data: when several chunks came in one network read, they
+        # go out in one write instead of one write each.
+        arrived: list[bytes] = []
+        wake, room = asyncio.Event(), asyncio.Event()
+        failure: list[Exception] = []
+        reading = True
+
+        async def read_upstream() -> None:
+            nonlocal reading
+            try:
+                async for chunk in upstream.aiter_raw():
+                    arrived.append(chunk)
+                    wake.set()
+                    if len(arrived) >= _MAX_BATCH:  # the client is slower than the upstream: wait for it
+                        room.clear()
+                        await room.wait()
+            except httpx.HTTPError as exc:
+                failure.append(exc)
+            finally:
+                reading = False
+                wake.set()
+
         ended_early = False
         async with anyio.create_task_group() as group:
             group.start_soon(watchdog, group.cancel_scope)
             group.start_soon(client_gone, group.cancel_scope)
+            group.start_soon(read_upstream)
             try:
-                async for chunk in upstream.aiter_raw():
+                while arrived or reading:
+                    if not arrived:
+                        await wake.wait()
+                        wake.clear()
+                        continue
+                    chunk = arrived[0] if len(arrived) == 1 else b"".join(arrived)
+                    arrived.clear()
+                    room.set()
                     exchange.first_byte()
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     exchange.bytes += len(chunk)
@@ -252,15 +285,15 @@ class ProxyApp:
                         kept.append(chunk)
                         if exchange.bytes > _MAX_CHECKED_BODY:
                             kept = None
-            except httpx.HTTPError as exc:
-                ended_early = True
-                exchange.diagnose("upstream-died", f"the upstream connection broke mid-body ({type(exc).__name__})")
-                cut = ("upstream_died", "The upstream server closed the connection before the end of the response.")
             except OSError:  # the client's connection is gone
-                ended_early = True
                 exchange.diagnose(
                     "client-disconnect", "the client disconnected before the end; the upstream request was cancelled"
                 )
+            if failure:
+                exchange.diagnose(
+                    "upstream-died", f"the upstream connection broke mid-body ({type(failure[0]).__name__})"
+                )
+                cut = ("upstream_died", "The upstream server closed the connection before the end of the response.")
             group.cancel_scope.cancel()
         if any(d.kind == "client-disconnect" for d in exchange.diagnoses):
             ended_early, cut = True, None
