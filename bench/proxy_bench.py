@@ -111,6 +111,12 @@ def _load(urls: dict[str, str], events: int, requests: int, repeat: int) -> dict
     return {"ttfb": ttfb, "rates": rates, "cpu_share": share}
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a running process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
@@ -148,6 +154,7 @@ def main() -> int:
         load_cmd = [sys.executable, __file__, "--load", json.dumps(urls), "--events", str(args.events)]
         load_cmd += ["--requests", str(args.requests), "--repeat", str(args.repeat)]
         result = json.loads(subprocess.run(load_cmd, check=True, stdout=subprocess.PIPE, text=True).stdout)
+        cpu = {"upstream": _cpu_seconds(procs[0].pid), "proxy": _cpu_seconds(procs[1].pid)}
     finally:
         for proc in procs:
             proc.terminate()
@@ -175,6 +182,12 @@ def main() -> int:
     print(
         f"load generator CPU share {result['cpu_share']:.0%} of one core"
         + (" (near a full core: the figures measure the client)" if result["cpu_share"] > 0.85 else "")
+    )
+    # Every event is produced once by the upstream (for both paths) and relayed once by the proxy (half).
+    proxied = args.requests * 13 + args.repeat * (args.events + 5)
+    print(
+        f"CPU per streamed event: upstream {cpu['upstream'] / (2 * proxied) * 1e6:.0f} us, "
+        f"proxy {cpu['proxy'] / proxied * 1e6:.0f} us (whole run, from /proc)"
     )
     print(f"exchanges recorded by the proxy: {recorded}; peak RSS of a child process {_peak_rss_mb():.0f} MB")
     print(f"machine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")

@@ -631,3 +631,33 @@ def test_bad_proxy_arguments_get_a_clear_error():
     assert "Traceback" not in result.stderr
     result = run_orspec("proxy", "--upstream", "http://127.0.0.1:9", "--tool-timeout", "0")
     assert result.returncode == 2 and "--tool-timeout must be more than 0" in result.stderr
+
+
+def test_the_upstream_gets_the_clients_headers_and_no_others(tmp_path):
+    """No `User-Agent` or `Accept-Encoding` of the proxy's own, no cookies kept from an earlier answer."""
+    from starlette.responses import JSONResponse
+
+    async def echo(request):
+        response = JSONResponse({"headers": [[k.decode(), v.decode()] for k, v in request.headers.raw]})
+        response.set_cookie("session", "for-the-first-client-only")
+        return response
+
+    upstream = Starlette(routes=[Route("/v1/other", echo, methods=["POST", "GET"])])
+    sent = [
+        ("x-custom", "1"),
+        ("user-agent", "my-client/1.0"),
+        ("connection", "keep-alive, x-hop"),
+        ("x-hop", "drop me"),
+    ]
+    with live_server(upstream) as up, proxy(up, tmp_path) as (base, _):
+        seen = []
+        for _ in range(2):
+            request = httpx.Request("POST", base + "/other", headers=sent, content=b"{}")
+            with httpx.Client() as client:
+                seen.append(client.send(request).json()["headers"])
+    for headers in seen:
+        names = [name for name, _ in headers]
+        assert ["x-custom", "1"] in headers and ["user-agent", "my-client/1.0"] in headers
+        assert "accept-encoding" not in names and "cookie" not in names
+        assert "connection" not in names and "x-hop" not in names  # hop-by-hop, and named by Connection
+        assert names.count("host") == 1 and names.count("user-agent") == 1

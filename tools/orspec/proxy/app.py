@@ -155,7 +155,10 @@ class ProxyApp:
             if exchange.request_problems and self.config.enforce:
                 await _reply(send, exchange, InvalidRequest(exchange.request_problems[0], code="invalid_value"))
                 return
-        request = self.client.build_request(
+        # A bare `Request`, not `client.build_request`: that would add the client's default headers
+        # (`User-Agent`, `Accept-Encoding`) and its cookie jar, so the upstream would not get what
+        # the client sent, and one client's cookies could reach another's requests.
+        request = httpx.Request(
             scope["method"],
             self.upstream_url(scope["path"], scope.get("query_string", b"")),
             headers=_drop_hop_by_hop(headers, _NOT_TO_UPSTREAM),
