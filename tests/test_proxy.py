@@ -29,7 +29,7 @@ from orspec.proxy import ProxyApp, ProxyConfig, Recorder
 from starlette.applications import Starlette
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from .server_helpers import API_KEY, EndlessProvider, live_server
@@ -661,3 +661,51 @@ def test_the_upstream_gets_the_clients_headers_and_no_others(tmp_path):
         assert "accept-encoding" not in names and "cookie" not in names
         assert "connection" not in names and "x-hop" not in names  # hop-by-hop, and named by Connection
         assert names.count("host") == 1 and names.count("user-agent") == 1
+
+
+def test_an_upstream_dying_mid_message_still_ends_with_whole_closing_events(tmp_path):
+    frames = _frames(_simple_stream()[:4], done=False)
+    half = frames[-1][: len(frames[-1]) // 2]
+
+    async def script():
+        for frame in frames[:-1]:
+            yield frame
+        yield half
+        raise RuntimeError("the upstream process died mid-message")
+
+    with live_server(scripted_upstream(script)) as up, proxy(up, tmp_path) as (base, recorder):
+        body = _stream_through(base)
+        (record,) = records(recorder)
+    assert body.startswith(b"".join(frames[:-1]) + half)
+    tail = body[len(b"".join(frames[:-1]) + half) :]
+    messages = [line for line in tail.decode().split("\n\n") if line.strip()]
+    assert [json.loads(m.split("data: ", 1)[1])["type"] for m in messages[:-1]] == ["error", "response.failed"]
+    assert messages[-1] == "data: [DONE]"
+    assert [d["kind"] for d in record["diagnoses"]] == ["upstream-died"]
+    assert record["violations"] == []  # the half message is the cut's doing, not the stream's
+
+
+def test_a_stalled_websocket_turn_is_ended_with_closing_events(tmp_path):
+    from starlette.routing import WebSocketRoute
+
+    first = _simple_stream()[:2]
+
+    async def endpoint(websocket):
+        await websocket.accept()
+        await websocket.receive_text()
+        for event in first:
+            await websocket.send_text(json.dumps(event))
+        await asyncio.sleep(30)
+
+    upstream = Starlette(routes=[WebSocketRoute("/v1/responses", endpoint)])
+    with live_server(upstream) as up, proxy(up, tmp_path, stall_timeout=0.4) as (base, recorder):
+        with connect(base.replace("http", "ws") + "/responses") as ws:
+            ws.send(json.dumps({"type": "response.create", "model": "m", "input": "x"}))
+            got = []
+            with pytest.raises(ConnectionClosed):  # the proxy closes the connection after the closing events
+                while True:
+                    got.append(json.loads(ws.recv(timeout=5)))
+        (record,) = records(recorder)
+    assert [e["type"] for e in got] == ["response.created", "response.in_progress", "error", "response.failed"]
+    assert [d["kind"] for d in record["diagnoses"]] == ["stream-stall"]
+    assert record["transport"] == "websocket"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,8 @@ from .observer import StreamObserver, check_json_response, check_request, side_d
 from .recorder import Exchange, Recorder
 
 __all__ = ["ProxyApp", "ProxyConfig"]
+
+log = logging.getLogger("orspec.proxy")
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded; `host` and
 # `content-length` are set anew for the upstream connection.
@@ -263,6 +266,7 @@ class ProxyApp:
                 wake.set()
 
         ended_early = False
+        checking = True
         async with anyio.create_task_group() as group:
             group.start_soon(watchdog, group.cancel_scope)
             group.start_soon(client_gone, group.cancel_scope)
@@ -280,14 +284,21 @@ class ProxyApp:
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     exchange.bytes += len(chunk)
                     last_chunk_at = time.monotonic()
-                    if decoder:
-                        chunk = decoder.decompress(chunk)
-                    if observer is not None:
-                        observer.feed_bytes(chunk)
-                    elif kept is not None:
-                        kept.append(chunk)
-                        if exchange.bytes > _MAX_CHECKED_BODY:
-                            kept = None
+                    if not checking:
+                        continue
+                    try:  # the client has its bytes: whatever the checks meet must not reach it
+                        if decoder:
+                            chunk = decoder.decompress(chunk)
+                        if observer is not None:
+                            observer.feed_bytes(chunk)
+                        elif kept is not None:
+                            kept.append(chunk)
+                            if exchange.bytes > _MAX_CHECKED_BODY:
+                                kept = None
+                    except Exception as exc:
+                        checking = False
+                        log.exception("the proxy's checks failed on %s", scope["path"])
+                        exchange.response_problems.append(f"not checked: {type(exc).__name__}: {exc}")
             except OSError:  # the client's connection is gone
                 exchange.diagnose(
                     "client-disconnect", "the client disconnected before the end; the upstream request was cancelled"
@@ -302,14 +313,16 @@ class ProxyApp:
             ended_early, cut = True, None
         elif cut is not None:
             ended_early = True
-        if observer is not None:
+        if observer is not None and checking:
             observer.finish(ended_early=ended_early)
-        if cut is not None and observer is not None:
-            tail = b"".join(sse_frame(event) for event in observer.closing_events(*cut)) + b"data: [DONE]\n\n"
+        if cut is not None and observer is not None and checking and not decoder:
+            # Close a message the upstream left half-written, so the events below stand on their own.
+            tail = b"\n\n" if observer.sse.mid_message else b""
+            tail += b"".join(sse_frame(event) for event in observer.closing_events(*cut)) + b"data: [DONE]\n\n"
             await _send_quietly(send, tail, more=False)
         elif not any(d.kind == "client-disconnect" for d in exchange.diagnoses):
             await _send_quietly(send, b"", more=False)
-        if kept is not None and not ended_early:
+        if kept is not None and checking and not ended_early:
             data, problems = check_json_response(scope["path"], status, b"".join(kept))
             exchange.response_problems += problems
             if isinstance(data, dict) and isinstance(data.get("id"), str) and status < 400:

@@ -114,6 +114,11 @@ class SSEFeed:
         self._pending = lines.pop()
         return self._lines(lines) if lines else []
 
+    @property
+    def mid_message(self) -> bool:
+        """Whether the bytes so far end inside a message (a partial line, or lines not yet dispatched)."""
+        return bool(self._pending or self._data or self._event)
+
     def close(self) -> list[tuple[str | None, bytes]]:
         """The message still open when the stream ends, if any."""
         lines, self._pending = [self._pending] if self._pending else [], b""
@@ -223,7 +228,7 @@ class StreamObserver:
         if self._finished:
             return
         self._finished = True
-        if not self.websocket:
+        if not self.websocket and not ended_early:  # a message cut off by the proxy is no finding
             for event_name, data in self.sse.close():
                 self.feed(event_name, data)
         checker = self.checker

@@ -126,6 +126,8 @@ async def relay(app: ProxyApp, scope: dict, receive: Any, send: Any) -> None:
                         continue
                 turns.append(_Turn(exchange))
                 await upstream.send(text if text is not None else raw)
+        except ConnectionClosed:  # the upstream went away; upstream_to_client reports it
+            pass
         finally:
             for turn in list(turns):
                 turn.exchange.diagnose("client-disconnect", "the client closed the connection mid-turn")
@@ -154,6 +156,10 @@ async def relay(app: ProxyApp, scope: dict, receive: Any, send: Any) -> None:
                     end_turn(turn)
         except ConnectionClosed:
             pass
+        except (WebSocketDisconnect, OSError, RuntimeError):  # the client went away mid-send
+            for turn in list(turns):
+                turn.exchange.diagnose("client-disconnect", "the client closed the connection mid-turn")
+                end_turn(turn, early=True)
         for turn in list(turns):
             turn.exchange.diagnose("upstream-died", "the upstream closed the WebSocket mid-turn")
             end_turn(turn, early=True)
