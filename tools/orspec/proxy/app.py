@@ -14,7 +14,6 @@ known) and `[DONE]`.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -22,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import aiohttp
 import anyio
-import httpx
 from openresponses_runtime.server.emitter import dumps, sse_frame
 from openresponses_runtime.server.errors import InvalidRequest, OpenResponsesError, ServerError
 from openresponses_runtime.server.routes import ROUTES
@@ -45,8 +44,9 @@ _NOT_TO_UPSTREAM = _HOP_BY_HOP | {b"host", b"content-length"}
 _WEBSOCKET_HANDSHAKE = frozenset(
     {b"sec-websocket-key", b"sec-websocket-version", b"sec-websocket-extensions", b"sec-websocket-protocol"}
 )
-_MAX_CHECKED_BODY = 32 * 1024 * 1024
-_MAX_BATCH = 256  # chunks read ahead of a client that is slower than the upstream  # JSON bodies larger than this are forwarded but not checked
+_MAX_CHECKED_BODY = 32 * 1024 * 1024  # JSON bodies larger than this are forwarded but not checked
+# aiohttp adds these unless told not to; the upstream gets only what the client sent.
+_NO_AUTO_HEADERS = frozenset({"User-Agent", "Accept", "Accept-Encoding", "Content-Type"})
 _OPERATIONS = {op.path: op for op in ROUTES if op.method == "POST"}
 _WEBSOCKET_OPERATIONS = {op.path: op for op in ROUTES if op.websocket and op.websocket_model is not None}
 
@@ -93,18 +93,19 @@ class ProxyApp:
         # With or without `/v1`: clients always call `/v1/...`, which maps onto the upstream's base path.
         self._base_path = parts.path.removesuffix("/v1")
         self._origin = (parts.scheme, parts.netloc)
-        self._client: httpx.AsyncClient | None = None
+        self._session: aiohttp.ClientSession | None = None
 
     @property
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(connect=self.config.upstream_timeout, read=None, write=None, pool=None),
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0),
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.config.upstream_timeout),
+                cookie_jar=aiohttp.DummyCookieJar(),  # one client's cookies never reach another's requests
+                auto_decompress=False,  # the client gets the body as the upstream encoded it
                 trust_env=False,  # the upstream is the one given, never an environment proxy
-                follow_redirects=False,
             )
-        return self._client
+        return self._session
 
     def upstream_url(self, path: str, query: bytes, *, websocket: bool = False) -> str:
         scheme, netloc = self._origin
@@ -130,9 +131,9 @@ class ProxyApp:
                     return
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
     # -- HTTP ----------------------------------------------------------------------------------
 
@@ -158,37 +159,41 @@ class ProxyApp:
             if exchange.request_problems and self.config.enforce:
                 await _reply(send, exchange, InvalidRequest(exchange.request_problems[0], code="invalid_value"))
                 return
-        # A bare `Request`, not `client.build_request`: that would add the client's default headers
-        # (`User-Agent`, `Accept-Encoding`) and its cookie jar, so the upstream would not get what
-        # the client sent, and one client's cookies could reach another's requests.
-        request = httpx.Request(
-            scope["method"],
-            self.upstream_url(scope["path"], scope.get("query_string", b"")),
-            headers=_drop_hop_by_hop(headers, _NOT_TO_UPSTREAM),
-            content=body,
-        )
+        sent_at = time.perf_counter()
         try:
             with anyio.fail_after(self.config.upstream_timeout):
-                upstream = await self.client.send(request, stream=True)
+                upstream = await self.session.request(
+                    scope["method"],
+                    self.upstream_url(scope["path"], scope.get("query_string", b"")),
+                    data=body,
+                    headers=[
+                        (k.decode("latin-1"), v.decode("latin-1"))
+                        for k, v in _drop_hop_by_hop(headers, _NOT_TO_UPSTREAM)
+                    ],
+                    skip_auto_headers=_NO_AUTO_HEADERS,  # send what the client sent, nothing of the proxy's own
+                    allow_redirects=False,
+                )
         except TimeoutError:
             exchange.diagnose("upstream-timeout", f"no answer within {self.config.upstream_timeout:g} s")
             await _reply(
                 send, exchange, _gateway_error(504, "upstream_timeout", "The upstream server did not answer in time.")
             )
             return
-        except httpx.HTTPError as exc:
+        except aiohttp.ClientError as exc:
             exchange.diagnose("upstream-unreachable", f"{type(exc).__name__}: {exc}")
             await _reply(
                 send, exchange, _gateway_error(502, "upstream_unreachable", "The upstream server could not be reached.")
             )
             return
         try:
-            await self._answer(exchange, scope, receive, send, upstream)
+            await self._answer(exchange, scope, receive, send, upstream, sent_at)
         finally:
-            await upstream.aclose()  # before the end of the body, this cancels the upstream request
+            upstream.close()  # a no-op after the end of the body; before it, this cancels the upstream request
 
-    async def _answer(self, exchange: Exchange, scope: dict, receive: Any, send: Any, upstream: httpx.Response) -> None:
-        exchange.upstream_status = status = upstream.status_code
+    async def _answer(
+        self, exchange: Exchange, scope: dict, receive: Any, send: Any, upstream: aiohttp.ClientResponse, sent_at: float
+    ) -> None:
+        exchange.upstream_status = status = upstream.status
         if status >= 500:
             exchange.diagnose("upstream-error", f"the upstream answered {status}")
             await _reply(
@@ -208,7 +213,9 @@ class ProxyApp:
             if decoder is not False:
                 observer = StreamObserver(exchange)
         exchange.status = status
-        await send({"type": "http.response.start", "status": status, "headers": _drop_hop_by_hop(upstream.headers.raw)})
+        await send(
+            {"type": "http.response.start", "status": status, "headers": _drop_hop_by_hop(list(upstream.raw_headers))}
+        )
         kept: list[bytes] | None = [] if checked and observer is None and decoder is not False else None
         cut: tuple[str, str] | None = None  # (code, message) when the proxy ends the stream itself
         last_chunk_at = time.monotonic()
@@ -242,44 +249,16 @@ class ProxyApp:
             )
             scope_.cancel()
 
-        # A reader task takes chunks off the upstream connection; this task sends whatever has
-        # arrived. Nothing waits for more data: when several chunks came in one network read, they
-        # go out in one write instead of one write each.
-        arrived: list[bytes] = []
-        wake, room = asyncio.Event(), asyncio.Event()
-        failure: list[Exception] = []
-        reading = True
-
-        async def read_upstream() -> None:
-            nonlocal reading
-            try:
-                async for chunk in upstream.aiter_raw():
-                    arrived.append(chunk)
-                    wake.set()
-                    if len(arrived) >= _MAX_BATCH:  # the client is slower than the upstream: wait for it
-                        room.clear()
-                        await room.wait()
-            except httpx.HTTPError as exc:
-                failure.append(exc)
-            finally:
-                reading = False
-                wake.set()
-
         ended_early = False
         checking = True
         async with anyio.create_task_group() as group:
             group.start_soon(watchdog, group.cancel_scope)
             group.start_soon(client_gone, group.cancel_scope)
-            group.start_soon(read_upstream)
             try:
-                while arrived or reading:
-                    if not arrived:
-                        await wake.wait()
-                        wake.clear()
-                        continue
-                    chunk = arrived[0] if len(arrived) == 1 else b"".join(arrived)
-                    arrived.clear()
-                    room.set()
+                # Each chunk is everything that has arrived: nothing waits for more data, and
+                # what came in one network read leaves in one write.
+                async for chunk in upstream.content.iter_any():
+                    exchange.upstream_first_byte(sent_at)
                     exchange.first_byte()
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     exchange.bytes += len(chunk)
@@ -299,15 +278,13 @@ class ProxyApp:
                         checking = False
                         log.exception("the proxy's checks failed on %s", scope["path"])
                         exchange.response_problems.append(f"not checked: {type(exc).__name__}: {exc}")
+            except aiohttp.ClientError as exc:
+                exchange.diagnose("upstream-died", f"the upstream connection broke mid-body ({type(exc).__name__})")
+                cut = ("upstream_died", "The upstream server closed the connection before the end of the response.")
             except OSError:  # the client's connection is gone
                 exchange.diagnose(
                     "client-disconnect", "the client disconnected before the end; the upstream request was cancelled"
                 )
-            if failure:
-                exchange.diagnose(
-                    "upstream-died", f"the upstream connection broke mid-body ({type(failure[0]).__name__})"
-                )
-                cut = ("upstream_died", "The upstream server closed the connection before the end of the response.")
             group.cancel_scope.cancel()
         if any(d.kind == "client-disconnect" for d in exchange.diagnoses):
             ended_early, cut = True, None

@@ -65,7 +65,8 @@ class Exchange:
     upstream_status: int | None = None
     model: str | None = None
     response_id: str | None = None
-    ttfb_ms: float | None = None
+    ttfb_ms: float | None = None  # from the request's arrival to the first byte sent to the client
+    upstream_ttfb_ms: float | None = None  # of which waiting for the upstream's first byte
     total_ms: float | None = None
     bytes: int = 0
     events: dict[str, int] = field(default_factory=dict)
@@ -80,6 +81,10 @@ class Exchange:
     def first_byte(self) -> None:
         if self.ttfb_ms is None:
             self.ttfb_ms = round((time.perf_counter() - self._t0) * 1000, 3)
+
+    def upstream_first_byte(self, sent_at: float) -> None:
+        if self.upstream_ttfb_ms is None:
+            self.upstream_ttfb_ms = round((time.perf_counter() - sent_at) * 1000, 3)
 
     def end(self) -> None:
         self.total_ms = round((time.perf_counter() - self._t0) * 1000, 3)
