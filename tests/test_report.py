@@ -83,9 +83,13 @@ def test_the_markdown_report_to_stdout(recorded):
 
 def test_summary_figures():
     records = [_exchange(i, ttfb=float(i)).as_record(bodies=False) for i in range(1, 101)]  # ttfb 1..100 ms
+    assert [t["name"] for t in summarize(records).timings] == ["time to first byte", "total time"]
+    for record in records:
+        record["upstream_ttfb_ms"] = record["ttfb_ms"] - 0.25
     summary = summarize(records)
-    ttfb = summary.timings[0]
+    ttfb, own = summary.timings[0], summary.timings[1]
     assert (ttfb["p50"], ttfb["p90"], ttfb["p99"], ttfb["max"]) == (50.0, 90.0, 99.0, 100.0)
+    assert own["name"] == "the proxy's own share of it" and own["p50"] == own["max"] == 0.25
     assert summary.with_problems == 0
     assert sum(n for _, n, _ in summary.events) == sum(1 + 4 + i for i in range(1, 101))
     assert percentile([], 50) is None and percentile([3.0], 99) == 3.0

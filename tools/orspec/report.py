@@ -171,14 +171,14 @@ def _latency_chart(timings: list[dict[str, Any]], width: int = 720, row: int = 2
     """Horizontal bars, one per (measure, percentile), on one shared scale."""
     rows = [(t["name"], f"p{q}", t[f"p{q}"]) for t in timings for q in PERCENTILES if t.get(f"p{q}") is not None]
     top = max((value for _, _, value in rows), default=1) or 1
-    label_width = 150
+    label_width = 220
     bars = [
         {
             "y": i * row,
             "label": f"{name} {q}",
             "value": value,
             "w": round(value / top * (width - label_width - 80), 1),
-            "kind": "ttfb" if name.startswith("time to first") else "total",
+            "kind": "total" if name == "total time" else "ttfb",
         }
         for i, (name, q, value) in enumerate(rows)
     ]
@@ -190,8 +190,20 @@ def summarize(records: list[dict[str, Any]]) -> Summary:
     statuses = Counter(str(r.get("status")) for r in records)
     models = Counter(str(r["model"]) for r in records if r.get("model"))
     timings = []
-    for key, name in (("ttfb_ms", "time to first byte"), ("total_ms", "total time")):
-        values = [float(r[key]) for r in records if isinstance(r.get(key), int | float)]
+    measures = {
+        "time to first byte": [r.get("ttfb_ms") for r in records],
+        # What the proxy itself added before the first byte, beyond waiting for the upstream.
+        "the proxy's own share of it": [
+            r["ttfb_ms"] - r["upstream_ttfb_ms"]
+            for r in records
+            if isinstance(r.get("ttfb_ms"), int | float) and isinstance(r.get("upstream_ttfb_ms"), int | float)
+        ],
+        "total time": [r.get("total_ms") for r in records],
+    }
+    for name, found in measures.items():
+        values = [float(v) for v in found if isinstance(v, int | float)]
+        if not values and name == "the proxy's own share of it":
+            continue
         row: dict[str, Any] = {"name": name, "count": len(values)}
         row |= {f"p{q}": percentile(values, q) for q in PERCENTILES}
         row["max"] = max(values) if values else None
