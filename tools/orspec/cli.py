@@ -116,6 +116,18 @@ def _parser() -> argparse.ArgumentParser:
     from .scaffold import add_parser as add_scaffold_parser  # `orspec scaffold provider`
 
     add_scaffold_parser(sub)
+
+    from .proxy.cli import add_parser as add_proxy_parser  # `orspec proxy`
+
+    add_proxy_parser(sub)
+
+    p = sub.add_parser("report", help="an HTML (or Markdown) report of what `orspec proxy --record` recorded")
+    p.add_argument("dir", metavar="DIR", type=Path, help="the directory `orspec proxy --record DIR` wrote")
+    p.add_argument("--format", choices=("html", "md"), default="html")
+    p.add_argument(
+        "--out", metavar="FILE", help="where to write it (default: DIR/report.html or DIR/report.md; - for stdout)"
+    )
+    p.set_defaults(run=cmd_report)
     return parser
 
 
@@ -306,4 +318,21 @@ def cmd_check_stream(args: argparse.Namespace) -> int:
     counts = ", ".join(f"{kind} {n}" for kind, n in sorted(checker.counts.items()))
     noted = f"; {len(violations)} findings tolerated above" if violations else ""
     print(f"OK: {checker.events} events ({counts}){noted}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import ReportError, load_records, render
+
+    try:
+        records = load_records(args.dir)
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
+    text = render(records, args.format)
+    if args.out == "-":
+        sys.stdout.write(text)
+        return 0
+    out = Path(args.out) if args.out else args.dir / f"report.{args.format}"
+    out.write_text(text, encoding="utf-8")
+    print(f"wrote {out} ({len(records)} exchanges)")
     return 0
