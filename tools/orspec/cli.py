@@ -123,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="an HTML (or Markdown) report of what `orspec proxy --record` recorded")
     p.add_argument("dir", metavar="DIR", type=Path, help="the directory `orspec proxy --record DIR` wrote")
-    p.add_argument("--format", choices=("html", "md"), default="html")
+    p.add_argument("--format", choices=("html", "md"), default="html", help="html (default) or md (Markdown)")
     p.add_argument(
         "--out", metavar="FILE", help="where to write it (default: DIR/report.html or DIR/report.md; - for stdout)"
     )
