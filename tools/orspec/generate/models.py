@@ -13,10 +13,10 @@ import io
 import json
 import re
 import warnings
-from typing import Any
 
 from ..bundle import SourceMap
 from ..problems import Problem, SpecError
+from ..schema import SpecModel
 from .normalize import ModelInput, TaggedUnion, normalize
 from .pyformat import format_python
 
@@ -28,8 +28,8 @@ class ModelGenerationError(SpecError):
     """datamodel-code-generator (or the code it wrote) failed on a spec that validated."""
 
 
-def generate_models(bundled: dict[str, Any], sources: SourceMap | None = None) -> str:
-    """The source of `models.py` for the bundled spec.
+def generate_models(model: SpecModel, sources: SourceMap | None = None) -> str:
+    """The source of `models.py` for the spec's model.
 
     Raises ModelGenerationError, a SpecError located at the spec's `components/schemas` (from
     `sources`, when given), if datamodel-code-generator or the formatter rejects what it gets.
@@ -44,7 +44,7 @@ def generate_models(bundled: dict[str, Any], sources: SourceMap | None = None) -
         return ModelGenerationError([sources.problem("/components/schemas", message)])
 
     try:
-        model_input = normalize(bundled)
+        model_input = normalize(model.document)
     except RecursionError:
         raise fail("schemas are nested too deeply to generate models") from None
     except Exception as exc:  # only a spec that failed validation (built with --lenient) gets here

@@ -1,8 +1,9 @@
 """`create_app`: a Starlette app serving the spec's operations for one provider.
 
-Every route comes from the generated `routes.ROUTES`; this module binds a handler to each
-operation id it knows. Every failure, including ones the framework detects (unknown route,
-wrong method), is answered with the spec's error object and a fitting status:
+Every route comes from the generated `routes.ROUTES`, each naming the `_Server` method that
+handles it; `HANDLERS` lists those methods, and the build fails on an operation it does not list.
+Every failure, including ones the framework detects (unknown route, wrong method), is answered
+with the spec's error object and a fitting status:
 
 | problem | status | `error.type` / `code` |
 |---|---|---|
@@ -56,6 +57,8 @@ __all__ = ["create_app", "error_response", "json_path", "response_skeleton"]
 
 log = logging.getLogger("openresponses_runtime.server")
 
+#: The `_Server` methods that serve operations, named after their operation ids (read by the build).
+HANDLERS = ("create_response", "compact_response")
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -488,7 +491,9 @@ class _Server:
             self.active -= 1
             await events.aclose()
 
-    async def compact(self, request: Request, model: type = models.CompactResponseMethodPublicBody) -> Response:
+    async def compact_response(
+        self, request: Request, model: type = models.CompactResponseMethodPublicBody
+    ) -> Response:
         data, _ = await self.read(request, model)
         previous = data.get("previous_response_id")
         items = (await context(self.store, previous) if previous else []) + input_items(data.get("input"))
@@ -548,15 +553,11 @@ def create_app(
     if store is None or isinstance(store, str | os.PathLike):
         store = open_store(store)
     server = _Server(provider, store, keys, debug=debug, max_body_bytes=max_body_bytes, default_model=default_model)
-    handlers = {"createResponse": server.create_response, "compactResponse": server.compact}
     routes: list[Any] = []
     for op in ROUTES:
-        handler = handlers.get(op.operation_id)
-        if handler is not None:
-            routes.append(
-                Route(op.path, _guarded(handler, op.request_model), methods=[op.method], name=op.operation_id)
-            )
-        if op.websocket and op.websocket_model is not None and handler is not None:
+        handler = getattr(server, op.handler)
+        routes.append(Route(op.path, _guarded(handler, op.request_model), methods=[op.method], name=op.operation_id))
+        if op.websocket and op.websocket_model is not None:
             endpoint = websocket_endpoint(server, op.websocket_model, max_connection_seconds)
             routes.append(WebSocketRoute(op.path, endpoint, name=f"{op.operation_id}_websocket"))
 
