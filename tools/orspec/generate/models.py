@@ -11,7 +11,6 @@ import ast
 import contextlib
 import io
 import json
-import re
 import warnings
 
 from ..bundle import SourceMap
@@ -94,29 +93,19 @@ def _render_tagged_unions(code: str, model_input: ModelInput) -> str:
         missing = sorted({v.schema for v in union.variants} - defined)
         if missing:  # a class the generator named otherwise: better a clear error than a NameError
             raise ValueError(f"union {union.name} names classes that were not generated: {', '.join(missing)}")
-    lines = code.splitlines(keepends=True)
-    spans: list[tuple[int, int, str]] = []
-    for node in tree.body:
-        target = _assigned_name(node)
-        if target in model_input.tagged_unions:
-            union = model_input.tagged_unions[target]
-            spans.append((node.lineno - 1, node.end_lineno or node.lineno, _union_source(union)))
     # Each union takes the place of the alias it replaces, which the generator ordered before its
     # users; its members are named as strings (forward references pydantic resolves on first use),
     # since the member classes may come later in the module.
-    for start, end, text in sorted(spans, reverse=True):
-        lines[start:end] = [text]
-    code = "".join(lines)
-    if "Discriminator" in code and "from pydantic import" in code:
-        code = code.replace("from pydantic import ", "from pydantic import Discriminator, Tag, ", 1)
+    edits = [
+        ((node.lineno, 0, node.end_lineno + 1, 0), _union_source(model_input.tagged_unions[name]))
+        for node in tree.body
+        if (name := _assigned_name(node)) in model_input.tagged_unions
+    ]
     fallbacks = sorted({u.fallback for u in model_input.tagged_unions.values() if u.fallback})
+    imports = ["from pydantic import Discriminator, Tag"]
     if fallbacks:
-        code = code.replace(
-            f"from {BASE_CLASS.rsplit('.', 1)[0]} import ",
-            f"from {BASE_CLASS.rsplit('.', 1)[0]} import {', '.join(fallbacks)}, ",
-            1,
-        )
-    return code
+        imports.append(f"from {BASE_CLASS.rsplit('.', 1)[0]} import {', '.join(fallbacks)}")
+    return _apply(code, [*edits, _after_future(tree, imports)])
 
 
 _PRIMITIVES = {"str", "int", "float", "bool"}
@@ -126,12 +115,13 @@ def _inline_constrained_aliases(code: str) -> str:
     """Write `Annotated[str, Field(max_length=...)]` in place instead of under a made-up alias.
 
     datamodel-code-generator hoists a constrained primitive out of a union into an alias named
-    after its parent and field (`CreateResponseBodyInput`); a person would write it inline.
+    after its parent and field (`CreateResponseBodyInput`); a person would write it inline. The
+    alias's uses are found in the syntax tree (names, not text), so a docstring that happens to
+    mention the alias keeps its words.
     """
     tree = ast.parse(code)
-    lines = code.splitlines(keepends=True)
     inline: dict[str, str] = {}
-    drop: list[tuple[int, int]] = []
+    edits: list[tuple[tuple[int, int, int, int], str]] = []
     body = tree.body
     for i, node in enumerate(body):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
@@ -148,26 +138,89 @@ def _inline_constrained_aliases(code: str) -> str:
             and isinstance(value.slice.elts[0], ast.Name)
             and value.slice.elts[0].id in _PRIMITIVES
         ):
-            name = _assigned_name(node)
-            inline[name] = ast.unparse(value)
-            end = node.end_lineno
+            inline[_assigned_name(node)] = ast.get_source_segment(code, value)
+            last = node
             nxt = body[i + 1] if i + 1 < len(body) else None
             if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
-                end = nxt.end_lineno
-            drop.append((node.lineno - 1, end))
-    for start, end in sorted(drop, reverse=True):
-        del lines[start:end]
-    code = "".join(lines)
-    for name, text in inline.items():
-        code = re.sub(rf"(?<![\w.\"]){name}(?![\w\"])", text, code)
+                last = nxt  # the alias's docstring goes with it
+            edits.append(((node.lineno, 0, last.end_lineno + 1, 0), ""))  # whole lines
+    if not inline:
+        return code
+    dropped = [(start, end) for (start, _, end, _), _ in edits]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in inline and not any(a <= node.lineno < b for a, b in dropped):
+            edits.append((_span(node), inline[node.id]))
+    code = _apply(code, edits)
     # Names that got a numeric suffix only because an inlined alias held the plain name get it back.
-    defined = {n for node in ast.parse(code).body if (n := _assigned_name(node))}
+    tree = ast.parse(code)
+    defined = {n for node in tree.body if (n := _assigned_name(node))}
+    renames = {}
     for name in sorted(defined):
-        base = re.sub(r"\d+$", "", name)
+        base = name.rstrip("0123456789")
         if base != name and base in inline and base not in defined:
-            code = re.sub(rf"(?<![\w.]){name}(?!\w)", base, code)
+            renames[name] = base
             defined.add(base)
-    return code
+    return _rename(code, tree, renames) if renames else code
+
+
+def _rename(code: str, tree: ast.Module, renames: dict[str, str]) -> str:
+    """Rename module-level names everywhere they are used: definitions, references and the string
+    forward references of unions (`Annotated['Name', Tag(...)]`)."""
+    edits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in renames:
+            edits.append((_span(node), renames[node.id]))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in renames:
+            edits.append((_span(node), repr(renames[node.value])))
+        elif isinstance(node, ast.ClassDef) and node.name in renames:
+            edits.append((_name_span(code, node), renames[node.name]))
+    return _apply(code, edits)
+
+
+def _span(node: ast.AST) -> tuple[int, int, int, int]:
+    return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+
+
+def _name_span(code: str, node: ast.ClassDef) -> tuple[int, int, int, int]:
+    """Where the name of a class definition stands (after `class `, which the tree does not locate)."""
+    line = code.splitlines()[node.lineno - 1].encode()
+    start = line.index(b"class", node.col_offset) + len(b"class")
+    start += len(line[start:]) - len(line[start:].lstrip())
+    return (node.lineno, start, node.lineno, start + len(node.name.encode()))
+
+
+def _after_future(tree: ast.Module, lines: list[str]) -> tuple[tuple[int, int, int, int], str]:
+    """An edit that adds import lines after `from __future__ import ...` (ruff sorts and prunes them)."""
+    anchor = next(
+        (n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"),
+        None,
+    )
+    at = (anchor.end_lineno, anchor.end_col_offset) if anchor else (1, 0)
+    text = "".join(f"\n{line}" for line in lines) if anchor else "".join(f"{line}\n" for line in lines)
+    return ((*at, *at), text)
+
+
+def _apply(code: str, edits: list[tuple[tuple[int, int, int, int], str]]) -> str:
+    """`code` with each (line, column, end line, end column) span replaced; columns count UTF-8 bytes, as `ast` does."""
+    lines = code.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, col: int) -> int:
+        if line > len(lines):
+            return len(code)
+        return starts[line - 1] + len(lines[line - 1].encode()[:col].decode())
+
+    out, pos = [], 0
+    for (l1, c1, l2, c2), text in sorted(edits, key=lambda e: (e[0][0], e[0][1])):
+        start, end = offset(l1, c1), offset(l2, c2)
+        if start < pos:
+            raise ValueError(f"overlapping edits at line {l1}")
+        out += [code[pos:start], text]
+        pos = end
+    out.append(code[pos:])
+    return "".join(out)
 
 
 def _assigned_name(node: ast.stmt) -> str | None:
@@ -233,14 +286,16 @@ def _snake(name: str) -> str:
 
 
 def _add_all(code: str) -> str:
-    """Declare `__all__` so `from .models import *` re-exports exactly the public names."""
+    """Declare `__all__` so `from .models import *` re-exports exactly the public names, and import
+    the typing names the unions use (ruff drops whichever turn out unused)."""
     tree = ast.parse(code)
     names = sorted(n for node in tree.body if (n := _assigned_name(node)) and not n.startswith("_"))
     listing = "".join(f'    "{n}",\n' for n in names)
-    code = code.rstrip("\n") + f"\n\n__all__ = [\n{listing}]\n"
-    for needed, line in (("Union[", "from typing import Union\n"), ("Any)", "from typing import Any\n")):
-        if needed in code and line not in code:
-            code = code.replace(
-                "from __future__ import annotations\n", f"from __future__ import annotations\n{line}", 1
-            )
-    return code
+    end = (len(code.splitlines()) + 1, 0)
+    return _apply(
+        code,
+        [
+            _after_future(tree, ["from typing import Any, Union"]),
+            ((*end, *end), f"\n\n__all__ = [\n{listing}]\n"),
+        ],
+    )
