@@ -36,9 +36,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonpointer import escape
+from jsonpointer import escape, unescape
 
 from .bundle import bundle
+from .schema import HTTP_METHODS, REF_PREFIX, deref
 
 __all__ = ["FORMATS", "RULES", "Change", "diff_documents", "diff_specs", "render"]
 
@@ -104,8 +105,6 @@ ANNOTATIONS = frozenset(
         "$comment",
     }
 )
-HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-SCHEMA_PREFIX = "#/components/schemas/"
 
 REQUEST = "request"
 RESPONSE = "response"
@@ -349,7 +348,7 @@ def _normalise(raw: Any, at: str) -> _Schema:
         if key in ANNOTATIONS:
             continue
         if key == "$ref" and isinstance(value, str):
-            node.ref = value.removeprefix(SCHEMA_PREFIX) if value.startswith(SCHEMA_PREFIX) else value
+            node.ref = value.removeprefix(REF_PREFIX) if value.startswith(REF_PREFIX) else value
         elif key == "type":
             node.types = frozenset([value] if isinstance(value, str) else value)
         elif key in ("enum", "const"):
@@ -388,8 +387,8 @@ def _normalise(raw: Any, at: str) -> _Schema:
 def _short_refs(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _short_refs(v) for k, v in value.items()}
-    if isinstance(value, str) and value.startswith(SCHEMA_PREFIX):
-        return value[len(SCHEMA_PREFIX) :]
+    if isinstance(value, str) and value.startswith(REF_PREFIX):
+        return value[len(REF_PREFIX) :]
     return value
 
 
@@ -882,18 +881,8 @@ def _schemas(doc: dict) -> dict[str, Any]:
 
 def _deref_component(node: Any, doc: dict) -> Any:
     """Follow local `$ref`s to non-schema components (responses, request bodies, parameters, path items)."""
-    seen: set[str] = set()
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
-        ref = node["$ref"]
-        if ref in seen:
-            return {}
-        seen.add(ref)
-        target: Any = doc
-        for token in ref[2:].split("/"):
-            token = token.replace("~1", "/").replace("~0", "~")
-            target = target.get(token) if isinstance(target, dict) else None
-        node = target if isinstance(target, dict) else {}
-    return node
+    target = deref(node, doc)
+    return target if isinstance(target, dict) and "$ref" not in target else {}
 
 
 def _refs(node: Any) -> Iterator[str]:
@@ -902,8 +891,8 @@ def _refs(node: Any) -> Iterator[str]:
         value = stack.pop()
         if isinstance(value, dict):
             ref = value.get("$ref")
-            if isinstance(ref, str) and ref.startswith(SCHEMA_PREFIX):
-                yield ref[len(SCHEMA_PREFIX) :].split("/")[0].replace("~1", "/").replace("~0", "~")
+            if isinstance(ref, str) and ref.startswith(REF_PREFIX):
+                yield unescape(ref[len(REF_PREFIX) :].split("/")[0])
             stack.extend(value.values())
         elif isinstance(value, list):
             stack.extend(value)
