@@ -136,3 +136,21 @@ def test_the_emitter_takes_event_names_from_the_registry():
     assert not literals & (set(EVENT_TYPES) - {"error"})  # `error` is also the name of a response field
     assert "error" in EVENT_TYPES and module._ERROR == "error"
     assert module._FINISHED == {"completed": "response.completed", "incomplete": "response.incomplete"}
+
+
+def test_response_states_the_defaults_the_spec_declares():
+    """An omitted setting is echoed with the `default` spec/ declares for it on the create request."""
+    import json
+
+    from openresponses_runtime import models
+
+    from .conftest import ROOT
+
+    body = json.loads((ROOT / "generated" / "openapi.json").read_text())["components"]["schemas"]["CreateResponseBody"]
+    declared = {k: v["default"] for k, v in body["properties"].items() if "default" in v}
+    assert declared == {"tool_choice": "auto", "presence_penalty": 0, "frequency_penalty": 0}
+    response = response_skeleton({}, "resp_1", "m")
+    for name, value in declared.items():
+        assert response[name] == value, name
+    models.ResponseResource.model_validate(response)  # and the whole skeleton is a valid response
+    assert response_skeleton({"tool_choice": "none", "presence_penalty": 0.5}, "r", "m")["tool_choice"] == "none"
