@@ -2428,11 +2428,11 @@ class CreateResponseBody(OpenResponsesModel):
     """
     Nucleus sampling cutoff between `0` and `1`: only the most likely tokens whose combined probability reaches this value are considered, so `0.1` keeps roughly the top 10% of probability mass. Usually adjust this or `temperature`, not both.
     """
-    presence_penalty: float | None = 0
+    presence_penalty: float | None = None
     """
     Number from `-2` to `2` that penalises tokens which have already appeared at all, nudging the model toward new topics when positive. Defaults to `0`.
     """
-    frequency_penalty: float | None = 0
+    frequency_penalty: float | None = None
     """
     Number from `-2` to `2` that penalises tokens in proportion to how often they have appeared so far, reducing verbatim repetition when positive. Defaults to `0`.
     """

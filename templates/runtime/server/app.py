@@ -273,8 +273,10 @@ def _declared_defaults(model: type[BaseModel]) -> dict[str, Any]:
 
 
 # What the response states for a setting the request left out: the default the spec declares
-# (`tool_choice`, the penalties), else this server's own choice where the spec leaves it open.
+# (`tool_choice`), else this server's own choice where the spec leaves it open.
 SETTING_DEFAULTS: dict[str, Any] = {
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
     "truncation": "disabled",
     "parallel_tool_calls": True,
     "verbosity": "medium",
