@@ -86,8 +86,8 @@ STAGES = (
     ),
     Stage(
         "models",
-        ("spec", "tool"),
-        lambda spec, _: {f"{PACKAGE}/models.py": generate_models(spec.model, spec.bundle.sources).encode()},
+        ("spec", "tool", "templates/models"),
+        lambda spec, t: {f"{PACKAGE}/models.py": generate_models(spec.model, spec.bundle.sources, t).encode()},
     ),
     Stage(
         "registry",
