@@ -94,7 +94,11 @@ STAGES = (
         ("spec", "tool", "templates/registry"),
         lambda spec, t: generate_registry(spec.model, t),
     ),
-    Stage("server", ("spec", "tool", "templates/server"), lambda spec, t: generate_server(spec.model, t)),
+    Stage(
+        "server",
+        ("spec", "tool", "templates/server", "templates/runtime"),
+        lambda spec, t: generate_server(spec.model, t),
+    ),
     Stage("docs", ("spec", "tool", "templates/docs"), _docs),
     Stage("releases", ("spec", "tool"), lambda spec, _: release_outputs(spec.releases)),
 )
