@@ -10,6 +10,7 @@ from pathlib import Path
 from .bundle import Bundle, bundle, bundled_json
 from .cache import Stamp, digest, stage_key
 from .extensions import Fragment, extend
+from .generate.client import generate_client, generate_client_reference
 from .generate.docs import generate_docs
 from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
@@ -74,7 +75,8 @@ class Stage:
 
 def _docs(spec: Spec, templates: Path) -> Outputs:
     titles = {f.doc.path.stem: f.title for f in spec.fragments}
-    return generate_docs(spec.model, templates, spec.bundle.sources, spec.bundle.root_file, titles)
+    pages = generate_docs(spec.model, templates, spec.bundle.sources, spec.bundle.root_file, titles)
+    return pages | generate_client_reference(spec.model, templates)
 
 
 STAGES = (
@@ -99,6 +101,7 @@ STAGES = (
         ("spec", "tool", "templates/server", "templates/runtime"),
         lambda spec, t: generate_server(spec.model, t),
     ),
+    Stage("client", ("spec", "tool", "templates/client"), lambda spec, t: generate_client(spec.model, t)),
     Stage("docs", ("spec", "tool", "templates/docs"), _docs),
     Stage("releases", ("spec", "tool"), lambda spec, _: release_outputs(spec.releases)),
 )
