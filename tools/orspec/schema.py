@@ -38,6 +38,7 @@ OPEN_UNIONS = {
     "Tool": "UnknownTool",
     "ResponsesToolParam": "UnknownTool",
     EVENT_UNION: "UnknownEvent",
+    "Annotation": "UnknownAnnotation",
 }
 
 

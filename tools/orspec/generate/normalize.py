@@ -85,6 +85,7 @@ RESERVED_NAMES = {
     "Tag",
     "TypeAliasType",
     "Union",
+    "UnknownAnnotation",
     "UnknownContent",
     "UnknownEvent",
     "UnknownItem",
