@@ -15,6 +15,7 @@ from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
 from .generate.server import generate_server
+from .mappings import add_mappings
 from .problems import Level, Problem, SpecError, errors
 from .project import TEMPLATES
 from .releases import Release, added_in, load_releases, release_outputs
@@ -46,6 +47,7 @@ def load_spec(path: Path, *, lenient: bool = False, known_problems: list[Problem
     """
     spec = Spec(bundle(path))
     spec.fragments, fragment_problems = extend(spec.bundle)
+    add_mappings(spec.document)  # after the fragments, so vendor variants are mapped too
     spec.state_machines, machine_problems = check_state_machines(spec.bundle)
     spec.releases, release_problems = load_releases(spec.bundle.root)
     if known_problems is not None:

@@ -22,6 +22,7 @@ from .problems import Level, Problem
 
 SCHEMA_PREFIX = "#/components/schemas/"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+MAX_TAG_DEPTH = 32  # unions nested in unions, followed this deep at most (a cycle stops here)
 
 
 def validate(bundle: Bundle) -> list[Problem]:
@@ -251,13 +252,19 @@ def check_operation_ids(doc: dict, sources: SourceMap) -> Iterator[Problem]:
                     yield sources.problem(at, f"duplicate operationId {op['operationId']!r} (first used at {first})")
 
 
-def tag_values(schema: Any, prop: str, doc: dict) -> list[Any] | None:
+def tag_values(schema: Any, prop: str, doc: dict, _depth: int = 0) -> list[Any] | None:
     """The fixed values a variant declares for its discriminator property, or None if not fixed."""
     schema = deref(schema, doc)
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict) or _depth > MAX_TAG_DEPTH:
         return None
+    members = schema.get("oneOf") or schema.get("anyOf")
+    if isinstance(members, list) and members and not schema.get("properties"):
+        # A union whose members all fix the same values (messages by role, say) fixes them too.
+        found = [tag_values(m, prop, doc, _depth + 1) for m in members]
+        if all(found) and all(f == found[0] for f in found):
+            return found[0]
     for part in schema.get("allOf") if isinstance(schema.get("allOf"), list) else ():
-        found = tag_values(part, prop, doc)
+        found = tag_values(part, prop, doc, _depth + 1)
         if found:
             return found
     properties = schema.get("properties")
@@ -295,17 +302,26 @@ def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         mapping = node["discriminator"].get("mapping") or {}
         if not isinstance(prop, str) or not isinstance(variants, list) or not isinstance(mapping, dict):
             continue  # the OpenAPI schema check reports the malformed discriminator
+        refs = [v.get("$ref") for v in variants if isinstance(v, dict)]
         for key, target in mapping.items():
+            where = f"{at}/discriminator/mapping/{escape(key)}"
             if not isinstance(target, str) or resolve_pointer(doc, target.removeprefix("#")) is MISSING:
-                yield sources.problem(
-                    f"{at}/discriminator/mapping/{escape(key)}",
-                    f"discriminator mapping {key!r} points at missing schema {target!r}",
-                )
+                yield sources.problem(where, f"discriminator mapping {key!r} points at missing schema {target!r}")
             elif not target.startswith("#"):
+                yield sources.problem(where, f"discriminator mapping {key!r} must be a local reference")
+            elif target not in refs:
                 yield sources.problem(
-                    f"{at}/discriminator/mapping/{escape(key)}",
-                    f"discriminator mapping {key!r} must be a local reference",
+                    where, f"discriminator mapping {key!r} points at {target!r}, which is not one of the variants"
                 )
+            else:
+                fixed = tag_values({"$ref": target}, prop, doc)
+                if fixed and key not in fixed:
+                    shown = ", ".join(repr(v) for v in fixed)
+                    yield sources.problem(
+                        where,
+                        f"discriminator mapping {key!r} points at {target.removeprefix(SCHEMA_PREFIX)}, "
+                        f"whose {prop!r} is {shown}",
+                    )
         for i, variant in enumerate(variants):
             values = tag_values(variant, prop, doc)
             where = f"{at}/{'oneOf' if 'oneOf' in node else 'anyOf'}/{i}"

@@ -324,7 +324,7 @@ class ItemReferenceParam(OpenResponsesModel):
 
     type: Literal["item_reference"] | None = "item_reference"
     """
-    Marks this input entry as a reference; when given it is always `item_reference`.
+    Marks this input entry as a reference. It may be left out, since a reference is the one input item without a tag of its own; when given it is always `item_reference`.
     """
     id: str
     """
@@ -1249,6 +1249,14 @@ class ErrorPayload(OpenResponsesModel):
     """
     HTTP headers that accompanied the failure, keyed by header name, such as rate-limit or retry hints. Omitted when there are none to report.
     """
+
+
+class ErrorResponse(OpenResponsesModel):
+    """
+    Body of every HTTP answer that is not a success: a single `error` member holding the same four fields as the streaming `error` event, so one parser serves both transports.
+    """
+
+    error: ErrorPayload
 
 
 class AcmeWebSearchCall(OpenResponsesModel):
@@ -2215,6 +2223,33 @@ class FunctionCallOutputItemParam(OpenResponsesModel):
     """
 
 
+def _message_item_param_tag(value: Any) -> str | None:
+    """Which member of `MessageItemParam` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str):
+        return None
+    if tag in ("message",):
+        second = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
+        return f"{tag}|{second}"
+    return tag
+
+
+MessageItemParam = TypeAliasType(
+    "MessageItemParam",
+    Annotated[
+        Annotated["UserMessageItemParam", Tag("message|user")]
+        | Annotated["SystemMessageItemParam", Tag("message|system")]
+        | Annotated["DeveloperMessageItemParam", Tag("message|developer")]
+        | Annotated["AssistantMessageItemParam", Tag("message|assistant")],
+        Discriminator(_message_item_param_tag),
+    ],
+)
+
+"""
+A message in a request's input. Every role shares `type: message`, so the `role` field tells which of the four shapes applies; this union gives the second half of the two-step tag its own discriminator.
+"""
+
+
 _RESPONSES_TOOL_PARAM_TAGS = frozenset(["acme:search", "function", "openai:web_search"])
 
 
@@ -2317,9 +2352,6 @@ def _item_param_tag(value: Any) -> str | None:
         return "item_reference"
     if not isinstance(tag, str) or tag not in _ITEM_PARAM_TAGS:
         return "unknown"
-    if tag in ("message",):
-        second = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
-        return f"{tag}|{second}"
     return tag
 
 
@@ -2329,10 +2361,7 @@ ItemParam = TypeAliasType(
         Annotated["ItemReferenceParam", Tag("item_reference")]
         | Annotated["ReasoningItemParam", Tag("reasoning")]
         | Annotated["CompactionSummaryItemParam", Tag("compaction")]
-        | Annotated["UserMessageItemParam", Tag("message|user")]
-        | Annotated["SystemMessageItemParam", Tag("message|system")]
-        | Annotated["DeveloperMessageItemParam", Tag("message|developer")]
-        | Annotated["AssistantMessageItemParam", Tag("message|assistant")]
+        | Annotated["MessageItemParam", Tag("message")]
         | Annotated["FunctionCallItemParam", Tag("function_call")]
         | Annotated["FunctionCallOutputItemParam", Tag("function_call_output")]
         | Annotated["AcmeWebSearchCall", Tag("acme:web_search_call")]
@@ -2966,6 +2995,7 @@ __all__ = [
     "EmptyModelParam",
     "Error",
     "ErrorPayload",
+    "ErrorResponse",
     "ErrorStreamingEvent",
     "FunctionCall",
     "FunctionCallItemParam",
@@ -2999,6 +3029,7 @@ __all__ = [
     "LogProb",
     "Message",
     "MessageContentPart",
+    "MessageItemParam",
     "MessagePhase",
     "MessageRole",
     "MessageStatus",

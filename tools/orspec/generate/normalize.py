@@ -231,6 +231,14 @@ def _required(schema: Any) -> list:
     return required if isinstance(required, list) else []
 
 
+def _requires(schema: Any, prop: str, doc: dict) -> bool:
+    """Whether every value of `schema` has `prop`; a union of members that all require it does."""
+    members = schema.get("oneOf") if isinstance(schema, dict) else None
+    if isinstance(members, list) and members and not schema.get("properties"):
+        return all(_requires(deref(m, doc), prop, doc) for m in members)
+    return prop in _required(schema)
+
+
 def _is_plain_primitive(schema: Any) -> bool:
     return (
         isinstance(schema, dict)
@@ -270,6 +278,8 @@ def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str 
     refs = [m for m in members if isinstance(m, dict) and "$ref" in m]
     if len(refs) < len([m for m in members if m != {"type": "null"}]):
         return node  # mixes inline schemas: not a polymorphic union of named types
+    if len(refs) == 1 and not fallback and "oneOf" in (deref(refs[0], doc) or {}):
+        return node  # a (nullable) reference to a union, which is tagged where it is defined
     # Only string tags can discriminate; anything else (in a spec built with --lenient) is left alone.
     tags = [t if t and all(isinstance(v, str) for v in t) else None for t in (tag_values(m, "type", doc) for m in refs)]
     enums = [m for m, t in zip(refs, tags, strict=True) if not t and _is_string_enum(deref(m, doc))]
@@ -277,7 +287,7 @@ def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str 
     if len(objects) + len(enums) != len(refs) or not objects:
         return node
     flat = [t[0] for _, t in objects if len(t) == 1]
-    optional = [t[0] for m, t in objects if "type" not in _required(deref(m, doc))]
+    optional = [t[0] for m, t in objects if not _requires(deref(m, doc), "type", doc)]
     simple = len(flat) == len(objects) and len(set(flat)) == len(flat) and not enums and not optional
     if simple and not fallback:
         node.setdefault("discriminator", {"propertyName": "type"})
