@@ -19,8 +19,9 @@ wrong method), is answered with the spec's error object and a fitting status:
 | `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
 | anything else | 500 | `server_error` |
 
-The spec also lists `application/x-www-form-urlencoded` for the request body, but its prose says
-clients MUST send JSON, and a nested body has no faithful form encoding; such requests get 415.
+Upstream also lists `application/x-www-form-urlencoded` for the request body, but its prose says
+clients MUST send JSON, and a nested body has no faithful form encoding; this spec drops it, and
+such requests get 415.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from starlette.routing import Route, WebSocketRoute
 from .. import models
 from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id, sse_frame
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
+from .nulls import disallowed_null
 from .routes import ROUTES
 from .steps import Incomplete, Provider, ProviderError, ProviderRequest
 from .store import ResponseStore, StoredResponse, context, open_store
@@ -133,8 +135,19 @@ def _check_content_type(value: str | None) -> None:
 
 def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
     """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise."""
+    integral: list[str] = []
+
+    def number(text: str) -> float | int:
+        # JSON Schema counts `16.0` as an integer; pydantic's strict mode would not, so whole
+        # numbers are read as ints (floats still accept them) and the body is validated re-encoded.
+        value = _finite_float(text)
+        if value.is_integer() and abs(value) <= 2**53:
+            integral.append(text)
+            return int(value)
+        return value
+
     try:
-        data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+        data = json.loads(raw, parse_constant=_no_constant, parse_float=number)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
     except RecursionError:
@@ -146,7 +159,7 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
             "The request body is not valid JSON: a \\u escape encodes a lone surrogate, which is no character.",
             code="invalid_json",
         )
-    if _default_message_type(data.get("input")):
+    if _default_message_type(data.get("input")) or integral:
         raw = json.dumps(data, ensure_ascii=False).encode()
     try:
         # Strict, from the JSON text: `"stream": "yes"`, `"top_p": false` or `"temperature": "1"`
@@ -160,6 +173,9 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
         raise InvalidRequest(
             f"Invalid value for '{param or 'body'}': {best['msg']}.", code="invalid_value", param=param
         ) from None
+    null_at = disallowed_null(data, model)  # the models take `null` for any optional field; the spec does not
+    if null_at is not None:
+        raise InvalidRequest(f"Invalid value for '{null_at}': it may not be null.", code="invalid_value", param=null_at)
     return data, body
 
 
