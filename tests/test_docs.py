@@ -42,9 +42,8 @@ def _anchors(pages: dict[str, str]) -> dict[str, str]:
 
 
 def _event_types(document: dict) -> list[str]:
-    op = document["paths"]["/responses"]["post"]
-    union = op["responses"]["200"]["content"]["text/event-stream"]["schema"]["oneOf"]
     schemas = document["components"]["schemas"]
+    union = schemas["StreamingEvent"]["oneOf"]  # published as a component, framed as SSE messages
     out = []
     for ref in union:
         prop = schemas[ref["$ref"].rsplit("/", 1)[1]]["properties"]["type"]

@@ -131,6 +131,7 @@ def test_schemathesis_cli_all_checks_is_clean(served, tmp_path):
         + ["--seed", SEED, "--max-examples", EXAMPLES, "--workers", "1", "--no-color"]
         + ["--generation-database", "none", "--report", "junit", "--report-dir", tmp_path],
         cwd=tmp_path,
+        env={**os.environ, "SCHEMATHESIS_HOOKS": "tests.schemathesis_hooks", "PYTHONPATH": str(ROOT)},
     )
     output = result.stdout + result.stderr
     cases = re.search(r"(\d+) generated", output)

@@ -63,6 +63,9 @@ RULES: dict[str, str] = {
     "composition-changed": "an allOf member added or removed: breaks both",
     "default-changed": "breaks both (behaviour when the field is omitted changes)",
     "discriminator-changed": "breaks both",
+    "mapping-changed": "a discriminator mapping entry added: not breaking (it states what the variants already say); "
+    "removed: breaks clients (generated code falls back to reading the tag as a schema name); "
+    "pointed at another schema: breaks both",
     "constraint-changed": "tightened (lower max, higher min, new pattern, enum or limit): narrow; loosened: widen; "
     "otherwise both",
     "deprecated-changed": "not breaking",
@@ -237,7 +240,8 @@ class _Schema:
     variants: list[_Schema] = field(default_factory=list)
     all_of: list[_Schema] = field(default_factory=list)
     default: Any = _ABSENT
-    discriminator: str | None = None  # canonical JSON
+    discriminator: str | None = None  # canonical JSON, without the mapping
+    mapping: dict[str, str] = field(default_factory=dict)  # tag value -> schema (short name)
     deprecated: bool = False
     keywords: dict[str, Any] = field(default_factory=dict)  # constraints and anything else, canonical
     description: str | None = None
@@ -254,6 +258,7 @@ class _Schema:
             or self.variants
             or self.all_of
             or self.discriminator
+            or self.mapping
             or self.keywords
         )
 
@@ -342,6 +347,8 @@ def _normalise(raw: Any, at: str) -> _Schema:
     if not isinstance(raw, dict):
         return _Schema(at, at, keywords={"schema": _canon(raw)})
     raw, base, nullable = _unwrap(raw, at)
+    if _never(raw):  # every spelling of "no value is valid" is `not: {}`
+        raw = {**{k: v for k, v in raw.items() if k in ANNOTATIONS or k.startswith("x-")}, "not": {}}
     node = _Schema(at, base, nullable=nullable)
     if isinstance(raw.get("description"), str):
         node.description = raw["description"]
@@ -374,6 +381,10 @@ def _normalise(raw: Any, at: str) -> _Schema:
         elif key == "default":
             node.default = value
         elif key == "discriminator":
+            mapping = value.get("mapping") if isinstance(value, dict) else None
+            if isinstance(mapping, dict):
+                node.mapping = {str(k): _canon(_short_refs(v)) for k, v in mapping.items()}
+                value = {k: v for k, v in value.items() if k != "mapping"}
             node.discriminator = _canon(_short_refs(value))
         elif key == "deprecated":
             node.deprecated = value is True
@@ -383,6 +394,12 @@ def _normalise(raw: Any, at: str) -> _Schema:
         node.nullable = True  # `enum: [a, null]` is a nullable `enum: [a]`
         del node.enum["null"]
     return node
+
+
+def _never(raw: dict) -> bool:
+    """A string schema whose length bounds exclude each other (upstream's way to forbid a field)."""
+    low, high = raw.get("minLength"), raw.get("maxLength")
+    return raw.get("type") == "string" and isinstance(low, int) and isinstance(high, int) and low > high
 
 
 def _short_refs(value: Any) -> Any:
@@ -573,7 +590,20 @@ class _Differ:
                 f"discriminator {_show_canon(old.discriminator)} -> {_show_canon(new.discriminator)}",
                 _BOTH_BREAK,
             )
+        self.compare_mapping(old, new, at)
         self.compare_keywords(old, new, where, at)
+
+    def compare_mapping(self, old: _Schema, new: _Schema, at: str) -> None:
+        """Each discriminator value whose mapping entry appeared, disappeared or moved."""
+        for tag in sorted({*old.mapping, *new.mapping}):
+            a, b = old.mapping.get(tag), new.mapping.get(tag)
+            pointer = f"{at}/discriminator/mapping/{escape(tag)}"
+            if a is None:
+                self.add(pointer, "mapping-changed", f"mapping `{tag}` -> {_show_canon(b)} added", _NONE)
+            elif b is None:
+                self.add(pointer, "mapping-changed", f"mapping `{tag}` -> {_show_canon(a)} removed", _CLIENTS)
+            elif a != b:
+                self.add(pointer, "mapping-changed", f"mapping `{tag}` {_show_canon(a)} -> {_show_canon(b)}", _BOTH_BREAK)
 
     def compare_expanded(self, old: _Schema, new: _Schema, where: frozenset[str]) -> bool:
         """Compare a bare $ref with an inline schema by expanding the reference; False if not possible."""
@@ -678,13 +708,27 @@ class _Differ:
     def compare_union(self, old: _Schema, new: _Schema, where: frozenset[str], at: str) -> None:
         if old.union_kind != new.union_kind and old.union_kind and new.union_kind:
             self.add(at, "constraint-changed", f"`{old.union_kind}` became `{new.union_kind}`", _BOTH_BREAK)
-        a, b = _variant_keys(old.variants), _variant_keys(new.variants)
+        a = _variant_keys(self.flatten(old.variants, old.union_kind, self.old_schemas, self.norm_old))
+        b = _variant_keys(self.flatten(new.variants, new.union_kind, self.new_schemas, self.norm_new))
         for key in sorted(b.keys() - a.keys()):
             self.add(b[key].at, "variant-added", f"variant {key} added", _widen(where))
         for key in sorted(a.keys() - b.keys()):
             self.add(a[key].at, "variant-removed", f"variant {key} removed", _narrow(where))
         for key in sorted(a.keys() & b.keys()):
             self.compare(a[key], b[key], where)
+
+    def flatten(self, variants: list[_Schema], kind: str | None, schemas: dict, norm: Any) -> list[_Schema]:
+        """Members that refer to a plain union of the same kind stand for that union's members: grouping
+        variants under a named union (messages by role, say) accepts the same values."""
+        out: list[_Schema] = []
+        for v in variants:
+            target = norm(v.ref) if v.ref and not v.structural() and v.ref in schemas else None
+            plain = target is not None and target.union_kind == kind and not target.properties and not target.types
+            if plain and all(m.ref and not m.structural() for m in target.variants):
+                out += [_Schema(**{**vars(m), "at": v.at}) for m in target.variants]
+            else:
+                out.append(v)
+        return out
 
     def compare_all_of(self, old: _Schema, new: _Schema, where: frozenset[str], at: str) -> None:
         a, b = _variant_keys(old.all_of), _variant_keys(new.all_of)

@@ -16,6 +16,7 @@ from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
 from .generate.server import generate_server
 from .mappings import add_mappings
+from .publish import published
 from .problems import Level, Problem, SpecError, errors
 from .project import TEMPLATES
 from .releases import Release, added_in, load_releases, release_outputs
@@ -77,7 +78,7 @@ def _docs(spec: Spec, templates: Path) -> Outputs:
 
 
 STAGES = (
-    Stage("bundle", ("spec", "tool"), lambda spec, _: {"openapi.json": bundled_json(spec.document)}),
+    Stage("bundle", ("spec", "tool"), lambda spec, _: {"openapi.json": bundled_json(published(spec.document))}),
     Stage(
         "package",
         ("spec", "tool", "templates/package", "templates/runtime"),

@@ -10,6 +10,8 @@ wrong method), is answered with the spec's error object and a fitting status:
 | (also `NaN`/`Infinity`, a number beyond double range, a lone `\\ud800` surrogate, nesting too deep) | 400 | `invalid_request` / `invalid_json` |
 | body fails the request schema (strictly: no `"yes"` for a boolean, no `false` for a number) | 400 | `invalid_request` / `invalid_value` (+ `param`, e.g. `input[0].content`) |
 | `tool_choice: "required"` but `tools` has no function to call | 400 | `invalid_request` / `invalid_value` (`param` `tool_choice`) |
+| a tool of a type the spec does not define | 400 | `invalid_request` / `unsupported_tool_type` (`param` `tools[0].type`) |
+| an explicit `null` where the spec does not allow one (the models take it; see `nulls`) | 400 | `invalid_request` / `invalid_value` (+ `param`) |
 | `Content-Type` is not `application/json` | 415 | `invalid_request` / `unsupported_media_type` |
 | body larger than `max_body_bytes` | 413 | `invalid_request` / `request_too_large` |
 | missing or wrong bearer token | 401 | `invalid_request` / `invalid_api_key` |
@@ -46,6 +48,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 
 from .. import models
+from .._base import UnknownTool
 from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id, sse_frame
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
 from .nulls import disallowed_null
@@ -326,6 +329,18 @@ def input_items(value: Any) -> list[dict[str, Any]]:
     return [dict(item) for item in value if isinstance(item, dict)]
 
 
+def _check_tool_types(body: Any) -> None:
+    """A tool of a type the spec (and its fragments) does not define cannot be offered to the model;
+    echoing it back would also break the response's own `tools` union."""
+    for i, tool in enumerate(getattr(body, "tools", None) or ()):
+        if isinstance(tool, UnknownTool):
+            raise InvalidRequest(
+                f"Unknown tool type {tool.type!r}: this server does not support it.",
+                code="unsupported_tool_type",
+                param=f"tools[{i}].type",
+            )
+
+
 def _check_tool_choice(data: dict[str, Any]) -> None:
     names = {t.get("name") for t in data.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"}
     choice = data.get("tool_choice")
@@ -392,6 +407,7 @@ class _Server:
         self, data: dict[str, Any], body: Any, store: ResponseStore | None = None
     ) -> tuple[dict[str, Any], ProviderRequest, list[dict], ToolPolicy]:
         """The response skeleton, the provider request and this turn's own input items."""
+        _check_tool_types(body)
         _check_tool_choice(data)
         own_input = input_items(data.get("input"))
         previous = data.get("previous_response_id")
