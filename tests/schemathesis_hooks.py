@@ -4,10 +4,8 @@
 a function in `tools`, which must itself have a valid function name. The spec says so in words
 (the server answers 400 `unknown_tool` otherwise), and no JSON Schema can relate two fields like
 that, so a fuzzer left alone keeps sending schema-valid bodies that no server may accept. This
-hook makes every generated body follow the rule: a named function that is not a valid function
-name is renamed, and a function that is not offered is added to `tools`. A body that was invalid
-for another reason stays invalid: only strings are renamed and only a list (or absent) `tools` grows.
-
+hook makes every schema-valid generated body follow the rule: a named function that is not a valid function
+name is renamed, and a function that is not offered is added to `tools`.
 Use: `SCHEMATHESIS_HOOKS=tests.schemathesis_hooks schemathesis run ...` from the project root.
 """
 
@@ -21,7 +19,15 @@ FUNCTION_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # FunctionToolParam.name
 
 
 @schemathesis.hook
-def map_body(context, body):
+def map_case(context, case):
+    """Schema-valid cases only (the coverage phase's too); invalid ones are rejected either way."""
+    meta = case.meta
+    if meta is None or meta.generation.mode == schemathesis.GenerationMode.POSITIVE:
+        case.body = offer_named_functions(case.body)
+    return case
+
+
+def offer_named_functions(body):
     if not isinstance(body, dict) or not isinstance(body.get("tool_choice"), dict):
         return body
     choice = dict(body["tool_choice"])

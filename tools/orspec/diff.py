@@ -603,7 +603,9 @@ class _Differ:
             elif b is None:
                 self.add(pointer, "mapping-changed", f"mapping `{tag}` -> {_show_canon(a)} removed", _CLIENTS)
             elif a != b:
-                self.add(pointer, "mapping-changed", f"mapping `{tag}` {_show_canon(a)} -> {_show_canon(b)}", _BOTH_BREAK)
+                self.add(
+                    pointer, "mapping-changed", f"mapping `{tag}` {_show_canon(a)} -> {_show_canon(b)}", _BOTH_BREAK
+                )
 
     def compare_expanded(self, old: _Schema, new: _Schema, where: frozenset[str]) -> bool:
         """Compare a bare $ref with an inline schema by expanding the reference; False if not possible."""

@@ -16,9 +16,9 @@ from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
 from .generate.server import generate_server
 from .mappings import add_mappings
-from .publish import published
 from .problems import Level, Problem, SpecError, errors
 from .project import TEMPLATES
+from .publish import published
 from .releases import Release, added_in, load_releases, release_outputs
 from .statemachines import StateMachines, check_state_machines
 from .validate import validate

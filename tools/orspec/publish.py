@@ -4,8 +4,9 @@ It differs from the spec as written in one way. A `text/event-stream` response w
 union of event payloads (upstream's convention, which orspec's own readers keep using) is published
 the way OpenAPI 3.2 describes server-sent events, and the way schemathesis reads them in 3.1 too:
 the schema is one SSE message. A message is either an event, `{event, data}` whose `data` is JSON
-(`contentMediaType`) matching the event union, published as the component `StreamingEvent`, or
-the last message, whose `data` is the literal `[DONE]`.
+(`contentMediaType`) matching the event union, or
+the last message, whose `data` is the literal `[DONE]`. The union itself stays inline there
+(`event_union` finds it), so the published components are exactly the spec's.
 """
 
 from __future__ import annotations
@@ -13,37 +14,33 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from jsonpointer import escape
-
-EVENT_UNION = "StreamingEvent"
 SSE = "text/event-stream"
 
 
 def published(document: dict[str, Any]) -> dict[str, Any]:
     """A copy of the bundled `document` with its event streams framed as SSE messages."""
     doc = copy.deepcopy(document)
-    schemas = doc.setdefault("components", {}).setdefault("schemas", {})
     for item in (doc.get("paths") or {}).values():
         for op in item.values() if isinstance(item, dict) else ():
             for response in (op.get("responses") or {}).values() if isinstance(op, dict) else ():
                 media = ((response or {}).get("content") or {}).get(SSE) if isinstance(response, dict) else None
                 union = media.get("schema") if isinstance(media, dict) else None
-                if isinstance(union, dict) and ("oneOf" in union or "anyOf" in union):
-                    media["schema"] = _framed(_name(union, schemas))
+                if isinstance(union, dict) and ("oneOf" in union or "anyOf" in union) and not _framed_already(union):
+                    media["schema"] = framed(union)
     return doc
 
 
-def _name(union: dict, schemas: dict) -> str:
-    """The component name the event union is published under (the first free `StreamingEvent…`)."""
-    name, n = EVENT_UNION, 1
-    while name in schemas and schemas[name] != union:
-        n += 1
-        name = f"{EVENT_UNION}{n}"
-    schemas.setdefault(name, {"description": "Any event of a streamed response, told apart by `type`.", **union})
-    return name
+def event_union(media_schema: dict[str, Any]) -> dict[str, Any]:
+    """The union of event payloads inside a published `text/event-stream` schema."""
+    return media_schema["oneOf"][0]["properties"]["data"]["contentSchema"]
 
 
-def _framed(name: str) -> dict:
+def _framed_already(schema: dict) -> bool:
+    members = schema.get("oneOf")
+    return isinstance(members, list) and bool(members) and "contentSchema" in str(members[0])
+
+
+def framed(union: dict[str, Any]) -> dict[str, Any]:
     return {
         "description": (
             "One server-sent event. Each event is an `event:` line naming the event's `type` and a `data:` "
@@ -59,7 +56,7 @@ def _framed(name: str) -> dict:
                         "type": "string",
                         "description": "The event, as JSON.",
                         "contentMediaType": "application/json",
-                        "contentSchema": {"$ref": f"#/components/schemas/{escape(name)}"},
+                        "contentSchema": union,
                     },
                 },
             },

@@ -728,7 +728,7 @@ def _text_format_param_tag(value: Any) -> str | None:
     """Which member of `TextFormatParam` a value is."""
     tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
     if tag is None:
-        return "json_schema"
+        tag = "json_schema"
     if not isinstance(tag, str):
         return None
     return tag
@@ -1736,9 +1736,9 @@ class SystemMessageItemParam(OpenResponsesModel):
     """
     Optional ID for this system message.
     """
-    type: Literal["message"]
+    type: Literal["message"] | None = "message"
     """
-    Discriminator for message items; set to `message`.
+    Discriminator for message items; set to `message`. Clients may leave it out, since `role` already marks a message.
     """
     role: Literal["system"]
     """
@@ -1759,9 +1759,9 @@ class DeveloperMessageItemParam(OpenResponsesModel):
     """
     Optional ID for this developer message.
     """
-    type: Literal["message"]
+    type: Literal["message"] | None = "message"
     """
-    Discriminator for message items; set to `message`.
+    Discriminator for message items; set to `message`. Clients may leave it out, since `role` already marks a message.
     """
     role: Literal["developer"]
     """
@@ -1782,9 +1782,9 @@ class AssistantMessageItemParam(OpenResponsesModel):
     """
     ID of the assistant message when it is being replayed from a previous response; may be omitted for messages the client writes itself.
     """
-    type: Literal["message"]
+    type: Literal["message"] | None = "message"
     """
-    Discriminator for message items; set to `message`.
+    Discriminator for message items; set to `message`. Clients may leave it out, since `role` already marks a message.
     """
     role: Literal["assistant"]
     """
@@ -2178,9 +2178,9 @@ class UserMessageItemParam(OpenResponsesModel):
     """
     Optional ID for this user message, e.g. when replaying one the server returned.
     """
-    type: Literal["message"]
+    type: Literal["message"] | None = "message"
     """
-    Discriminator for message items; set to `message`.
+    Discriminator for message items; set to `message`. Clients may leave it out, since `role` already marks a message.
     """
     role: Literal["user"]
     """
@@ -2226,6 +2226,8 @@ class FunctionCallOutputItemParam(OpenResponsesModel):
 def _message_item_param_tag(value: Any) -> str | None:
     """Which member of `MessageItemParam` a value is."""
     tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if tag is None:
+        tag = "message"
     if not isinstance(tag, str):
         return None
     if tag in ("message",):
@@ -2348,8 +2350,13 @@ _ITEM_PARAM_TAGS = frozenset(
 def _item_param_tag(value: Any) -> str | None:
     """Which member of `ItemParam` a value is."""
     tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if (
+        tag is None
+        and (value.get("content") if isinstance(value, dict) else getattr(value, "content", None)) is not None
+    ):
+        tag = "message"
     if tag is None:
-        return "item_reference"
+        tag = "item_reference"
     if not isinstance(tag, str) or tag not in _ITEM_PARAM_TAGS:
         return "unknown"
     return tag

@@ -196,8 +196,13 @@ def _union_source(union: TaggedUnion) -> str:
     if any(v.tag == "str" for v in union.variants):
         body += ["    if isinstance(value, str):", '        return "str"']
     body += ['    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)']
+    for key, tag in union.untagged:
+        body += [
+            f"    if tag is None and (value.get({key!r}) if isinstance(value, dict) else getattr(value, {key!r}, None)) is not None:",
+            f"        tag = {tag!r}",
+        ]
     if union.default_tag:
-        body += ["    if tag is None:", f"        return {union.default_tag!r}"]
+        body += ["    if tag is None:", f"        tag = {union.default_tag!r}"]
     if union.fallback:
         body += [f"    if not isinstance(tag, str) or tag not in {known}:", '        return "unknown"']
     else:

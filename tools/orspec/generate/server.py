@@ -135,7 +135,11 @@ def _refs(node: object) -> list[str]:
             if isinstance(value.get("$ref"), str) and value["$ref"].startswith(_SCHEMA_REF):
                 refs.append(value["$ref"])
             stack += list(value.values())
-            mapping = (value.get("discriminator") or {}).get("mapping") if isinstance(value.get("discriminator"), dict) else None
+            mapping = (
+                (value.get("discriminator") or {}).get("mapping")
+                if isinstance(value.get("discriminator"), dict)
+                else None
+            )
             stack += [{"$ref": t} for t in (mapping or {}).values() if isinstance(t, str)]
         elif isinstance(value, list):
             stack += value

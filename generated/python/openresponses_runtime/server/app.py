@@ -10,6 +10,7 @@ wrong method), is answered with the spec's error object and a fitting status:
 | (also `NaN`/`Infinity`, a number beyond double range, a lone `\\ud800` surrogate, nesting too deep) | 400 | `invalid_request` / `invalid_json` |
 | body fails the request schema (strictly: no `"yes"` for a boolean, no `false` for a number) | 400 | `invalid_request` / `invalid_value` (+ `param`, e.g. `input[0].content`) |
 | `tool_choice: "required"` but `tools` has no function to call | 400 | `invalid_request` / `invalid_value` (`param` `tool_choice`) |
+| an input item or content part of a type the spec does not define | 400 | `invalid_request` / `unsupported_item_type`, `unsupported_content_type` (`param` `input[3].type`) |
 | a tool of a type the spec does not define | 400 | `invalid_request` / `unsupported_tool_type` (`param` `tools[0].type`) |
 | an explicit `null` where the spec does not allow one (the models take it; see `nulls`) | 400 | `invalid_request` / `invalid_value` (+ `param`) |
 | `Content-Type` is not `application/json` | 415 | `invalid_request` / `unsupported_media_type` |
@@ -48,7 +49,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 
 from .. import models
-from .._base import UnknownTool
+from .._base import UnknownContent, UnknownItem, UnknownTool
 from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id, sse_frame
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
 from .nulls import disallowed_null
@@ -179,7 +180,30 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
     null_at = disallowed_null(data, model)  # the models take `null` for any optional field; the spec does not
     if null_at is not None:
         raise InvalidRequest(f"Invalid value for '{null_at}': it may not be null.", code="invalid_value", param=null_at)
+    _check_known_types(body)
     return data, body
+
+
+def _check_known_types(body: Any) -> None:
+    """Input items and content parts of types neither the spec nor a fragment defines parse (the models
+    keep them for clients), but a server cannot honour them: 400 with the offending `type`'s path."""
+    items = getattr(body, "input", None)
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        if isinstance(item, UnknownItem):
+            raise InvalidRequest(
+                f"Unknown input item type {item.type!r}: this server does not support it.",
+                code="unsupported_item_type",
+                param=f"input[{i}].type",
+            )
+        parts = getattr(item, "content", None) or getattr(item, "output", None)
+        for j, part in enumerate(parts if isinstance(parts, list) else ()):
+            if isinstance(part, UnknownContent):
+                field = "content" if getattr(item, "content", None) is parts else "output"
+                raise InvalidRequest(
+                    f"Unknown content type {part.type!r}: this server does not support it.",
+                    code="unsupported_content_type",
+                    param=f"input[{i}].{field}[{j}].type",
+                )
 
 
 def _no_constant(name: str) -> Any:
