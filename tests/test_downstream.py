@@ -85,6 +85,21 @@ def test_every_operation_documents_its_errors():
     assert "data: [DONE]" in stream and "event:" in stream
 
 
+def test_published_stream_is_framed_as_sse_messages():
+    from orspec.bundle import bundle
+    from orspec.validate import validate
+
+    schema = DOCUMENT["paths"]["/responses"]["post"]["responses"]["200"]["content"]["text/event-stream"]["schema"]
+    event, done = schema["oneOf"]
+    data = event["properties"]["data"]
+    assert data["contentMediaType"] == "application/json" and set(event["required"]) == {"event", "data"}
+    members = {m["$ref"].rsplit("/", 1)[1] for m in data["contentSchema"]["oneOf"]}
+    assert {"ResponseCreatedStreamingEvent", "ErrorStreamingEvent", "AcmeSearchProgressEvent"} <= members
+    assert done["properties"]["data"]["const"] == "[DONE]"
+    # The published document is itself a valid OpenAPI 3.1 document.
+    assert [p for p in validate(bundle(DOCUMENT_PATH)) if p.level.value == "error"] == []
+
+
 # -- schemathesis, as its CLI runs -------------------------------------------------------------------
 
 
