@@ -778,6 +778,17 @@ def _difference(a: Any, b: Any, path: str = "") -> str:
     return f"{path.lstrip('.') or 'value'}: {_short(a)} != {_short(b)}"
 
 
+_DELTA_EVENTS = frozenset(
+    {
+        "response.output_text.delta",
+        "response.refusal.delta",
+        "response.reasoning.delta",
+        "response.reasoning_summary_text.delta",
+        "response.function_call_arguments.delta",
+    }
+)
+
+
 class ResponseAccumulator:
     """Builds the response of a stream from its events.
 
@@ -802,7 +813,12 @@ class ResponseAccumulator:
 
     def feed(self, event: Any) -> None:
         if isinstance(event, BaseModel):
-            event = event.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            # A delta's fields are plain values, so its attributes will do; dumping the model
+            # would cost more than the rest of the work per event.
+            if getattr(event, "type", None) in _DELTA_EVENTS:
+                event = event.__dict__
+            else:
+                event = event.model_dump(mode="json", by_alias=True, exclude_unset=True)
         if not isinstance(event, Mapping):
             return
         kind = event.get("type")

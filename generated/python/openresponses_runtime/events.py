@@ -33,6 +33,7 @@ __all__ = [
     "Event",
     "EventType",
     "GenericEvent",
+    "SSEDecoder",
     "SSEMessage",
     "Transition",
     "is_custom_event_type",
@@ -658,6 +659,38 @@ def _split(text: str) -> list[str]:
     return _LINE_END.split(text) if "\r" in text else text.split("\n")
 
 
+class SSEDecoder:
+    """Incremental SSE decoding: byte chunks in, split anywhere (mid-line, mid-UTF-8 character), messages out.
+
+    For sources that are not a plain iterable, such as an async byte stream: `feed` each chunk,
+    then `close` for what the end of the stream completes.
+    """
+
+    __slots__ = ("_parser", "_decoder", "_pending")
+
+    def __init__(self) -> None:
+        self._parser = _SSEParser()
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending = ""
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[SSEMessage]:
+        """The messages that `chunk` completes."""
+        text = self._pending + self._decoder.decode(chunk)
+        held = text[-1:] == "\r"  # maybe the first half of a CRLF split across chunks
+        lines = _split(text[:-1] if held else text)
+        self._pending = lines.pop() + ("\r" if held else "")
+        return self._parser.lines(lines) if lines else []
+
+    def close(self) -> list[SSEMessage]:
+        """The messages still open at the end of the stream."""
+        pending = self._pending + self._decoder.decode(b"", final=True)
+        self._pending = ""
+        out = self._parser.lines(_split(pending.removesuffix("\r"))) if pending else []
+        if (message := self._parser.dispatch()) is not None:
+            out.append(message)
+        return out
+
+
 def iter_sse(source: bytes | bytearray | str | Iterable[bytes | bytearray | str]) -> Iterator[SSEMessage]:
     """The SSE messages in `source`, in order.
 
@@ -668,31 +701,23 @@ def iter_sse(source: bytes | bytearray | str | Iterable[bytes | bytearray | str]
     """
     if isinstance(source, bytes | bytearray | memoryview | str):
         source = (source,)
-    parser = _SSEParser()
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    pending = ""
+    decoder = SSEDecoder()
+    parser = decoder._parser
     for chunk in source:
         if isinstance(chunk, str):
-            if pending:
-                yield from parser.lines(_split(pending.removesuffix("\r")))
-                pending = ""
+            if decoder._pending:
+                yield from parser.lines(_split(decoder._pending.removesuffix("\r")))
+                decoder._pending = ""
             if chunk[-1:] == "\n":
                 chunk = chunk[:-2] if chunk[-2:] == "\r\n" else chunk[:-1]
             elif chunk[-1:] == "\r":
                 chunk = chunk[:-1]
             yield from parser.lines(_split(chunk))
             continue
-        text = pending + decoder.decode(chunk)
-        held = text[-1:] == "\r"  # maybe the first half of a CRLF split across chunks
-        lines = _split(text[:-1] if held else text)
-        pending = lines.pop() + ("\r" if held else "")
-        if lines:
-            yield from parser.lines(lines)
-    pending += decoder.decode(b"", final=True)
-    if pending:
-        yield from parser.lines(_split(pending.removesuffix("\r")))
-    if (message := parser.dispatch()) is not None:
-        yield message
+        messages = decoder.feed(chunk)
+        if messages:
+            yield from messages
+    yield from decoder.close()
 
 
 def iter_events(source: bytes | bytearray | str | Iterable[bytes | bytearray | str]) -> Iterator[Any]:
