@@ -659,6 +659,7 @@ ALLOWED_DEVIATIONS = {
     *((f"/components/schemas/{role}MessageItemParam/properties/type", "required-added") for role in ROLES),
     # An item reference may omit `type` but not send it as null, so tools can discriminate on it.
     ("/components/schemas/ItemReferenceParam/properties/type", "nullable-changed"),
+    ("/components/schemas/ItemReferenceParam", "constraint-changed"),  # and carries nothing else
     # Bodies are required JSON: form encoding is dropped, and `tool_choice: required` needs a function.
     ("/paths/~1responses/post/requestBody", "required-removed"),
     ("/paths/~1responses~1compact/post/requestBody", "required-removed"),

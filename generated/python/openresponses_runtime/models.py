@@ -322,6 +322,9 @@ class ItemReferenceParam(OpenResponsesModel):
     Points at an item the server already stores, by its ID, so the client can include it in `input` without resending the whole item.
     """
 
+    model_config = ConfigDict(
+        extra="forbid",
+    )
     type: Literal["item_reference"] | None = "item_reference"
     """
     Marks this input entry as a reference. It may be left out, since a reference is the one input item without a tag of its own; when given it is always `item_reference`.

@@ -385,6 +385,7 @@ SCHEMAS: dict[str, Any] = {
     },
     "ItemReferenceParam": {
         "type": "object",
+        "additionalProperties": False,
         "properties": {"type": {"type": "string", "enum": ["item_reference"]}, "id": {"type": "string"}},
     },
     "JsonSchemaResponseFormatParam": {
