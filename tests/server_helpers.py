@@ -28,10 +28,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(app):
-    """Serve `app` with uvicorn in a thread on 127.0.0.1; yields the base URL (`.../v1`)."""
+def live_server(app, **options):
+    """Serve `app` with uvicorn in a thread on 127.0.0.1; yields the base URL (`.../v1`).
+
+    `options` go to `uvicorn.Config` (`server_header=False`, say)."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **{"lifespan": "off", **options})
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -10,7 +10,7 @@ wrong method), is answered with the spec's error object and a fitting status:
 | (also `NaN`/`Infinity`, a number beyond double range, a lone `\\ud800` surrogate, nesting too deep) | 400 | `invalid_request` / `invalid_json` |
 | body fails the request schema (strictly: no `"yes"` for a boolean, no `false` for a number) | 400 | `invalid_request` / `invalid_value` (+ `param`, e.g. `input[0].content`) |
 | `tool_choice: "required"` but `tools` has no function to call | 400 | `invalid_request` / `invalid_value` (`param` `tool_choice`) |
-| an input item or content part of a type the spec does not define | 400 | `invalid_request` / `unsupported_item_type`, `unsupported_content_type` (`param` `input[3].type`) |
+| input the server does not honour: unknown item or content types, unknown parameters, a `function_call_output` without its call (see `acceptance`) | 400 | `invalid_request` / `unsupported_item_type`, `unsupported_content_type`, `unknown_parameter`, `function_call_not_found` |
 | a tool of a type the spec does not define | 400 | `invalid_request` / `unsupported_tool_type` (`param` `tools[0].type`) |
 | an explicit `null` where the spec does not allow one (the models take it; see `nulls`) | 400 | `invalid_request` / `invalid_value` (+ `param`) |
 | `Content-Type` is not `application/json` | 415 | `invalid_request` / `unsupported_media_type` |
@@ -49,7 +49,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 
 from .. import models
-from .._base import UnknownContent, UnknownItem, UnknownTool
+from .._base import UnknownTool
+from .acceptance import Accept, check_function_outputs, check_request
 from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id, sse_frame
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
 from .nulls import disallowed_null
@@ -180,30 +181,7 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
     null_at = disallowed_null(data, model)  # the models take `null` for any optional field; the spec does not
     if null_at is not None:
         raise InvalidRequest(f"Invalid value for '{null_at}': it may not be null.", code="invalid_value", param=null_at)
-    _check_known_types(body)
     return data, body
-
-
-def _check_known_types(body: Any) -> None:
-    """Input items and content parts of types neither the spec nor a fragment defines parse (the models
-    keep them for clients), but a server cannot honour them: 400 with the offending `type`'s path."""
-    items = getattr(body, "input", None)
-    for i, item in enumerate(items if isinstance(items, list) else ()):
-        if isinstance(item, UnknownItem):
-            raise InvalidRequest(
-                f"Unknown input item type {item.type!r}: this server does not support it.",
-                code="unsupported_item_type",
-                param=f"input[{i}].type",
-            )
-        parts = getattr(item, "content", None) or getattr(item, "output", None)
-        for j, part in enumerate(parts if isinstance(parts, list) else ()):
-            if isinstance(part, UnknownContent):
-                field = "content" if getattr(item, "content", None) is parts else "output"
-                raise InvalidRequest(
-                    f"Unknown content type {part.type!r}: this server does not support it.",
-                    code="unsupported_content_type",
-                    param=f"input[{i}].{field}[{j}].type",
-                )
 
 
 def _no_constant(name: str) -> Any:
@@ -291,8 +269,7 @@ def _echo_format(fmt: Any) -> dict[str, Any]:
             "type": "json_schema",
             "name": fmt.get("name") or "response",
             "description": fmt.get("description"),
-            # The spec types the echoed `schema` as null only (as upstream does), so it is not repeated.
-            "schema": None,
+            "schema": fmt.get("schema") if isinstance(fmt.get("schema"), dict) else {},
             "strict": bool(fmt.get("strict")),
         }
     return dict(fmt)
@@ -406,8 +383,10 @@ class _Server:
         debug: bool,
         max_body_bytes: int,
         default_model: str,
+        accept: Accept,
     ):
         self.provider = provider
+        self.accept = accept
         self.store = store
         self.api_keys = api_keys
         self.debug = debug
@@ -433,9 +412,11 @@ class _Server:
         """The response skeleton, the provider request and this turn's own input items."""
         _check_tool_types(body)
         _check_tool_choice(data)
+        check_request(body, self.accept)
         own_input = input_items(data.get("input"))
         previous = data.get("previous_response_id")
         history = await context(store or self.store, previous) if previous else []
+        check_function_outputs(own_input, history)
         response_id = new_id("resp")
         model = data.get("model") or self.default_model
         response = response_skeleton(data, response_id, model)
@@ -545,7 +526,8 @@ class _Server:
             await events.aclose()
 
     async def compact(self, request: Request, model: type = models.CompactResponseMethodPublicBody) -> Response:
-        data, _ = await self.read(request, model)
+        data, body = await self.read(request, model)
+        check_request(body, self.accept)  # compaction keeps what it is given, so it refuses what it cannot read too
         previous = data.get("previous_response_id")
         items = (await context(self.store, previous) if previous else []) + input_items(data.get("input"))
         model = data.get("model") or self.default_model
@@ -586,6 +568,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     default_model: str = "default",
     max_connection_seconds: float = 3600,
+    accept: Accept | None = None,
 ) -> Starlette:
     """A Starlette app serving the spec's operations with `provider` behind them.
 
@@ -594,6 +577,8 @@ def create_app(
     `$ORSPEC_API_KEY`); there is no open mode, so without any key this raises `ValueError`.
     `debug`: run the stream checker on every response the server emits and fail loudly.
     `max_connection_seconds`: how long a WebSocket connection may last (the spec's 60 minutes).
+    `accept`: the input item types, content types and parameters the provider honours beyond the
+    spec (see `acceptance`); anything else unknown is refused with a 400.
     """
     if api_keys is None:
         api_keys = os.environ.get("ORSPEC_API_KEY")
@@ -603,7 +588,15 @@ def create_app(
         raise ValueError("create_app needs at least one API key (api_keys=... or $ORSPEC_API_KEY); it never runs open")
     if store is None or isinstance(store, str | os.PathLike):
         store = open_store(store)
-    server = _Server(provider, store, keys, debug=debug, max_body_bytes=max_body_bytes, default_model=default_model)
+    server = _Server(
+        provider,
+        store,
+        keys,
+        debug=debug,
+        max_body_bytes=max_body_bytes,
+        default_model=default_model,
+        accept=accept or Accept(),
+    )
     handlers = {"createResponse": server.create_response, "compactResponse": server.compact}
     routes: list[Any] = []
     for op in ROUTES:

@@ -86,6 +86,7 @@ RESERVED_NAMES = {
     "Tag",
     "TypeAliasType",
     "Union",
+    "UnknownAnnotation",
     "UnknownContent",
     "UnknownEvent",
     "UnknownItem",
@@ -365,6 +366,7 @@ OPEN_UNIONS = {
     "Tool": "UnknownTool",
     "ResponsesToolParam": "UnknownTool",
     EVENT_UNION: "UnknownEvent",
+    "Annotation": "UnknownAnnotation",
 }
 CONTENT_FIELDS = {"content", "part", "summary", "output"}
 
