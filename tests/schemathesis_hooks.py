@@ -1,17 +1,24 @@
-"""What schemathesis cannot read in the spec: a request's `tool_choice` may only name offered functions.
+"""What schemathesis cannot read in the spec: request rules that relate one field to another.
 
-`tool_choice: {"type": "function", "name": ...}` and the tools of an `allowed_tools` choice must name
-a function in `tools`, which must itself have a valid function name. The spec says so in words
-(the server answers 400 `unknown_tool` otherwise), and no JSON Schema can relate two fields like
-that, so a fuzzer left alone keeps sending schema-valid bodies that no server may accept. This
-hook makes every schema-valid generated body follow the rule: a named function that is not a valid function
-name is renamed, and a function that is not offered is added to `tools`.
+The server answers 400 to bodies that are schema-valid but break a rule no JSON Schema states:
+- a `tool_choice` naming a function (`{"type": "function", "name": ...}`, or the tools of an
+  `allowed_tools` choice) must name a function offered in `tools`, with a valid function name
+  (`unknown_tool`);
+- a `function_call_output` must answer a `function_call` of the conversation (`function_call_not_found`);
+- a top-level parameter must be one the spec defines (`unknown_parameter`): the body schema stays
+  open for vendor fragments' fields, but a server refuses fields it was not built with.
+A fuzzer left alone keeps sending such bodies, so this hook makes every schema-valid case follow the
+rules: it renames invalid function names, offers named functions, adds the missing `function_call`
+before an output, and drops undefined top-level parameters. Invalid cases are left as they are.
+
 Use: `SCHEMATHESIS_HOOKS=tests.schemathesis_hooks schemathesis run ...` from the project root.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import schemathesis
 
@@ -23,8 +30,37 @@ def map_case(context, case):
     """Schema-valid cases only (the coverage phase's too); invalid ones are rejected either way."""
     meta = case.meta
     if meta is None or meta.generation.mode == schemathesis.GenerationMode.POSITIVE:
-        case.body = offer_named_functions(case.body)
+        body = only_defined_parameters(case.body, case.operation.path)
+        case.body = answer_outputs(offer_named_functions(body))
     return case
+
+
+DOCUMENT = json.loads((Path(__file__).resolve().parents[1] / "generated" / "openapi.json").read_text())
+
+
+def only_defined_parameters(body, path: str):
+    """The body without top-level fields the operation's body schema does not define."""
+    schema = DOCUMENT["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    defined = DOCUMENT["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]].get("properties", {})
+    return {k: v for k, v in body.items() if k in defined} if isinstance(body, dict) else body
+
+
+def answer_outputs(body):
+    """A `function_call` before every `function_call_output` whose call the input does not hold."""
+    items = body.get("input") if isinstance(body, dict) and not body.get("previous_response_id") else None
+    if not isinstance(items, list):
+        return body
+    out, calls = [], set()
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "function_call":
+            calls.add(item.get("call_id"))
+        if isinstance(item, dict) and item.get("type") == "function_call_output" and item.get("call_id") not in calls:
+            call_id = item.get("call_id")
+            if isinstance(call_id, str):
+                out.append({"type": "function_call", "call_id": call_id, "name": "f", "arguments": "{}"})
+                calls.add(call_id)
+        out.append(item)
+    return {**body, "input": out}
 
 
 def offer_named_functions(body):
