@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .validate import tag_values, walk
+from .pointers import walk
+from .schema import tag_values
 
 
 def add_mappings(document: dict[str, Any]) -> None:

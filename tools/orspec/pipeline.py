@@ -15,12 +15,13 @@ from .generate.docs import generate_docs
 from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
-from .generate.server import generate_server
+from .generate.server import check_handlers, generate_server
 from .mappings import add_mappings
 from .problems import Level, Problem, SpecError, errors
 from .project import TEMPLATES
 from .publish import published
-from .releases import Release, added_in, load_releases, release_outputs
+from .releases import Release, load_releases, release_outputs
+from .schema import SpecModel, build
 from .statemachines import StateMachines, check_state_machines
 from .validate import validate
 from .write import Outputs
@@ -35,6 +36,7 @@ class Spec:
     state_machines: StateMachines | None = None
     fragments: list[Fragment] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
+    model: SpecModel | None = None  # the typed view every stage reads; set by `load_spec`
 
     @property
     def document(self) -> dict:
@@ -52,10 +54,12 @@ def load_spec(path: Path, *, lenient: bool = False, known_problems: list[Problem
     add_mappings(spec.document)  # after the fragments, so vendor variants are mapped too
     spec.state_machines, machine_problems = check_state_machines(spec.bundle)
     spec.releases, release_problems = load_releases(spec.bundle.root)
+    spec.model = build(spec.document, spec.state_machines, spec.releases)
     if known_problems is not None:
         spec.problems = list(known_problems)
         return spec
     spec.problems = fragment_problems + validate(spec.bundle) + machine_problems + release_problems
+    spec.problems += check_handlers(spec.model, spec.bundle.sources)
     if lenient:
         spec.problems = [Problem(p.file, p.line, p.pointer, p.message, Level.WARNING) for p in spec.problems]
     if errors(spec.problems):
@@ -74,9 +78,8 @@ class Stage:
 
 def _docs(spec: Spec, templates: Path) -> Outputs:
     titles = {f.doc.path.stem: f.title for f in spec.fragments}
-    document = added_in(spec.releases, spec.document)
-    pages = generate_docs(document, templates, spec.bundle.sources, spec.bundle.root_file, titles, spec.state_machines)
-    return pages | generate_client_reference(spec.document, templates)
+    pages = generate_docs(spec.model, templates, spec.bundle.sources, spec.bundle.root_file, titles)
+    return pages | generate_client_reference(spec.model, templates)
 
 
 STAGES = (
@@ -88,24 +91,23 @@ STAGES = (
     ),
     Stage(
         "models",
-        ("spec", "tool"),
-        lambda spec, _: {f"{PACKAGE}/models.py": generate_models(spec.document, spec.bundle.sources).encode()},
+        ("spec", "tool", "templates/models"),
+        lambda spec, t: {f"{PACKAGE}/models.py": generate_models(spec.model, spec.bundle.sources, t).encode()},
     ),
     Stage(
         "registry",
         ("spec", "tool", "templates/registry"),
-        lambda spec, t: generate_registry(spec.document, spec.state_machines, t),
+        lambda spec, t: generate_registry(spec.model, t),
     ),
-    Stage("server", ("spec", "tool", "templates/server"), lambda spec, t: generate_server(spec.document, t)),
-    Stage("client", ("spec", "tool", "templates/client"), lambda spec, t: generate_client(spec.document, t)),
+    Stage(
+        "server",
+        ("spec", "tool", "templates/server", "templates/runtime"),
+        lambda spec, t: generate_server(spec.model, t),
+    ),
+    Stage("client", ("spec", "tool", "templates/client"), lambda spec, t: generate_client(spec.model, t)),
     Stage("docs", ("spec", "tool", "templates/docs"), _docs),
     Stage("releases", ("spec", "tool"), lambda spec, _: release_outputs(spec.releases)),
 )
-
-
-def build_outputs(spec: Spec, templates: Path = TEMPLATES) -> Outputs:
-    """Every generated file, by path relative to the output directory."""
-    return run_stages(spec, templates)[0]
 
 
 def run_stages(
