@@ -16,8 +16,10 @@ from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
 from .generate.server import check_handlers, generate_server
+from .mappings import add_mappings
 from .problems import Level, Problem, SpecError, errors
 from .project import TEMPLATES
+from .publish import published
 from .releases import Release, load_releases, release_outputs
 from .schema import SpecModel, build
 from .statemachines import StateMachines, check_state_machines
@@ -49,6 +51,7 @@ def load_spec(path: Path, *, lenient: bool = False, known_problems: list[Problem
     """
     spec = Spec(bundle(path))
     spec.fragments, fragment_problems = extend(spec.bundle)
+    add_mappings(spec.document)  # after the fragments, so vendor variants are mapped too
     spec.state_machines, machine_problems = check_state_machines(spec.bundle)
     spec.releases, release_problems = load_releases(spec.bundle.root)
     spec.model = build(spec.document, spec.state_machines, spec.releases)
@@ -80,7 +83,7 @@ def _docs(spec: Spec, templates: Path) -> Outputs:
 
 
 STAGES = (
-    Stage("bundle", ("spec", "tool"), lambda spec, _: {"openapi.json": bundled_json(spec.document)}),
+    Stage("bundle", ("spec", "tool"), lambda spec, _: {"openapi.json": bundled_json(published(spec.document))}),
     Stage(
         "package",
         ("spec", "tool", "templates/package", "templates/runtime"),
