@@ -52,6 +52,11 @@ from .steps import Incomplete, Provider, ProviderError, ProviderRequest
 from .store import ResponseStore, StoredResponse, context, open_store
 from .websocket import websocket_endpoint
 
+try:  # orjson is optional; it only makes parsing faster
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover
+    _orjson_loads = None
+
 __all__ = ["create_app", "error_response", "json_path", "response_skeleton"]
 
 log = logging.getLogger("openresponses_runtime.server")
@@ -133,12 +138,9 @@ def _check_content_type(value: str | None) -> None:
 
 def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
     """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise."""
-    try:
-        data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
-    except RecursionError:
-        raise InvalidRequest("The request body nests JSON too deeply.", code="invalid_json") from None
+    data = _fast_loads(raw)
+    if data is None:  # not for orjson: the standard library parses it, or says what is wrong
+        data = _loads(raw)
     if not isinstance(data, dict):
         raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
     if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(data):
@@ -163,6 +165,29 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
     return data, body
 
 
+def _fast_loads(raw: bytes) -> Any:
+    """The body by orjson, or `None` when it must go to `_loads`.
+
+    orjson refuses what `_loads` refuses (NaN, numbers beyond double range, lone surrogates, deep
+    nesting) but also UTF-16 text, and reads an integer beyond 64 bits as a float; those bodies
+    take the standard library's path, which keeps them exact and words the errors."""
+    if _orjson_loads is None or _LONG_DIGITS.search(raw):
+        return None
+    try:
+        return _orjson_loads(raw)
+    except ValueError:
+        return None
+
+
+def _loads(raw: bytes) -> Any:
+    try:
+        return json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
+    except RecursionError:
+        raise InvalidRequest("The request body nests JSON too deeply.", code="invalid_json") from None
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
@@ -175,6 +200,7 @@ def _finite_float(text: str) -> float:
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")  # maybe an integer beyond 64 bits
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -448,7 +474,7 @@ class _Server:
     async def create_response(self, request: Request, model: type = models.CreateResponseBody) -> Response:
         data, body = await self.read(request, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
-        emitter = Emitter(response, policy, check=self.debug)
+        emitter = Emitter(response, policy, check=self.debug, events=bool(data.get("stream")))
         steps, first = await self.first_step(provider_request)
         events = self.run(emitter, steps, first, own_input)
         if data.get("stream"):
