@@ -130,7 +130,7 @@ async def run_first_byte(host, port, request, count) -> dict:
         sent = time.perf_counter()
         first: list[float] = []
         writer.write(request)
-        status, _ = await read_response(reader, lambda: first.append(time.perf_counter()))
+        status, _ = await read_response(reader, lambda first=first: first.append(time.perf_counter()))
         latencies.append(first[0] - sent)
         errors += status != 200
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0

@@ -213,7 +213,9 @@ def main() -> int:
     fixtures = Path(tempfile.mkdtemp(prefix="orspec-server-bench-"))
     procs: dict[str, subprocess.Popen] = {}
     urls: dict[str, str] = {}
-    runs: dict[str, dict[str, list[dict]]] = {name: {"requests": [], "stream": [], "first-byte": []} for name in SERVERS}
+    runs: dict[str, dict[str, list[dict]]] = {
+        name: {"requests": [], "stream": [], "first-byte": []} for name in SERVERS
+    }
     try:
         procs["orspec"], urls["orspec"] = _start("orspec", args.events, None)
         record(urls["orspec"], fixtures, args.events)
