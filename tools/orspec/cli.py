@@ -150,11 +150,17 @@ def cmd_build(args: argparse.Namespace) -> int:
     from .write import stale_files, write_tree
 
     same_spec = previous is not None and all(previous.inputs.get(k) == inputs.get(k) for k in ("spec", "tool", "flags"))
-    spec = load_spec(spec_path, lenient=args.lenient, known_problems=known if same_spec else None)
+    # Validation runs in a child process while the generators run here; its verdict comes first.
+    spec = load_spec(spec_path, lenient=args.lenient, known_problems=known if same_spec else None, background=True)
+    try:
+        outputs, records, ran = run_stages(
+            spec, TEMPLATES, inputs=inputs, previous=previous, out=out, progress=_progress_printer()
+        )
+    except Exception:
+        spec.settle()  # a spec error explains a failed generator better than the generator's own error
+        raise
+    spec.settle()
     _print_problems(spec.problems)
-    outputs, records, ran = run_stages(
-        spec, TEMPLATES, inputs=inputs, previous=previous, out=out, progress=_progress_printer()
-    )
     if args.check:
         stale = stale_files(out, outputs)
         for path in stale:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +21,6 @@ from .problems import Level, Problem, SpecError, errors
 from .project import TEMPLATES
 from .releases import Release, added_in, load_releases, release_outputs
 from .statemachines import StateMachines, check_state_machines
-from .validate import validate
 from .write import Outputs
 
 
@@ -32,17 +33,31 @@ class Spec:
     state_machines: StateMachines | None = None
     fragments: list[Fragment] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
+    pending: Future[list[Problem]] | None = None  # a validation left running by `load_spec`
+    conclude: Callable[[list[Problem]], None] | None = None
 
     @property
     def document(self) -> dict:
         return self.bundle.document
 
+    def settle(self, *, wait: bool = True) -> None:
+        """Take the verdict of a validation left running by `load_spec(..., background=True)`:
+        fill in `problems`, or raise its SpecError. With `wait=False`, only if it has finished."""
+        if self.pending is None or not (wait or self.pending.done()):
+            return
+        pending, self.pending = self.pending, None
+        self.conclude(pending.result())
 
-def load_spec(path: Path, *, lenient: bool = False, known_problems: list[Problem] | None = None) -> Spec:
+
+def load_spec(
+    path: Path, *, lenient: bool = False, known_problems: list[Problem] | None = None, background: bool = False
+) -> Spec:
     """Bundle and validate. Raises SpecError unless the spec is valid (or `lenient`).
 
     `known_problems` are the findings of an earlier run on byte-identical inputs; passing them
-    skips validation, the slowest part of loading.
+    skips validation, the slowest part of loading. `background`: validate in a child process
+    while the caller goes on (to generate); the caller must call `spec.settle()` before it uses
+    `problems` or writes anything.
     """
     spec = Spec(bundle(path))
     spec.fragments, fragment_problems = extend(spec.bundle)
@@ -51,12 +66,39 @@ def load_spec(path: Path, *, lenient: bool = False, known_problems: list[Problem
     if known_problems is not None:
         spec.problems = list(known_problems)
         return spec
-    spec.problems = fragment_problems + validate(spec.bundle) + machine_problems + release_problems
-    if lenient:
-        spec.problems = [Problem(p.file, p.line, p.pointer, p.message, Level.WARNING) for p in spec.problems]
-    if errors(spec.problems):
-        raise SpecError(spec.problems)
+
+    def conclude(found: list[Problem]) -> None:
+        spec.problems = fragment_problems + found + machine_problems + release_problems
+        if lenient:
+            spec.problems = [Problem(p.file, p.line, p.pointer, p.message, Level.WARNING) for p in spec.problems]
+        if errors(spec.problems):
+            raise SpecError(spec.problems)
+
+    if not background:
+        from .validate import validate
+
+        conclude(validate(spec.bundle))
+        return spec
+    spec.pending, spec.conclude = _validate_in_child(path), conclude
     return spec
+
+
+def _validate_in_child(path: Path) -> Future[list[Problem]]:
+    # A fresh interpreter (not a fork, whose copy of this process's memory would count twice)
+    # bundles the spec again, cheaply, and runs the slow part: the OpenAPI schema checks.
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        return pool.submit(_bundle_and_validate, path)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def _bundle_and_validate(path: Path) -> list[Problem]:
+    from .validate import validate
+
+    spec = bundle(path)
+    extend(spec)
+    return validate(spec)
 
 
 @dataclass(frozen=True)
@@ -119,6 +161,7 @@ def run_stages(
     records: dict[str, dict] = {}
     ran: list[str] = []
     for stage in STAGES:
+        spec.settle(wait=False)  # a spec found invalid meanwhile stops the build at once
         key = stage_key(inputs, stage.inputs) if inputs is not None else ""
         reused = previous.reusable(stage.name, key, out) if previous and out and inputs is not None else None
         if reused is None:
