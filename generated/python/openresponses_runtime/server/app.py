@@ -466,8 +466,9 @@ class _Server:
                 log.exception("provider failed")
                 final = emitter.fail(ServerError(f"The provider failed: {type(exc).__name__}"))
         finally:
-            with anyio.CancelScope(shield=True):
-                await steps.aclose()
+            if getattr(steps, "ag_frame", True) is not None:  # a generator run to its end has nothing to close
+                with anyio.CancelScope(shield=True):
+                    await steps.aclose()
         await self.save(emitter.response, own_input, store)
         yield final
 
