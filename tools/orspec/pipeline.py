@@ -5,7 +5,6 @@ from __future__ import annotations
 import multiprocessing
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,20 +32,19 @@ class Spec:
     state_machines: StateMachines | None = None
     fragments: list[Fragment] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
-    pending: Future[list[Problem]] | None = None  # a validation left running by `load_spec`
-    conclude: Callable[[list[Problem]], None] | None = None
+    path: Path | None = None  # what `load_spec` read
+    pending: Callable[[], None] | None = None  # the validation `load_spec(..., background=True)` left to do
 
     @property
     def document(self) -> dict:
         return self.bundle.document
 
-    def settle(self, *, wait: bool = True) -> None:
-        """Take the verdict of a validation left running by `load_spec(..., background=True)`:
-        fill in `problems`, or raise its SpecError. With `wait=False`, only if it has finished."""
-        if self.pending is None or not (wait or self.pending.done()):
-            return
-        pending, self.pending = self.pending, None
-        self.conclude(pending.result())
+    def settle(self) -> None:
+        """Run the validation `load_spec(..., background=True)` left to do: fill in `problems`, or
+        raise its SpecError. Nothing to do otherwise, or the second time."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            pending()
 
 
 def load_spec(
@@ -55,11 +53,11 @@ def load_spec(
     """Bundle and validate. Raises SpecError unless the spec is valid (or `lenient`).
 
     `known_problems` are the findings of an earlier run on byte-identical inputs; passing them
-    skips validation, the slowest part of loading. `background`: validate in a child process
-    while the caller goes on (to generate); the caller must call `spec.settle()` before it uses
-    `problems` or writes anything.
+    skips validation, the slowest part of loading. `background`: leave validation to
+    `run_stages`, which runs it while the slowest generator works in a child process; the caller
+    calls `spec.settle()` before it uses `problems` or writes anything.
     """
-    spec = Spec(bundle(path))
+    spec = Spec(bundle(path), path=path)
     spec.fragments, fragment_problems = extend(spec.bundle)
     spec.state_machines, machine_problems = check_state_machines(spec.bundle)
     spec.releases, release_problems = load_releases(spec.bundle.root)
@@ -67,38 +65,19 @@ def load_spec(
         spec.problems = list(known_problems)
         return spec
 
-    def conclude(found: list[Problem]) -> None:
-        spec.problems = fragment_problems + found + machine_problems + release_problems
+    def conclude() -> None:
+        from .validate import validate
+
+        spec.problems = fragment_problems + validate(spec.bundle) + machine_problems + release_problems
         if lenient:
             spec.problems = [Problem(p.file, p.line, p.pointer, p.message, Level.WARNING) for p in spec.problems]
         if errors(spec.problems):
             raise SpecError(spec.problems)
 
+    spec.pending = conclude
     if not background:
-        from .validate import validate
-
-        conclude(validate(spec.bundle))
-        return spec
-    spec.pending, spec.conclude = _validate_in_child(path), conclude
+        spec.settle()
     return spec
-
-
-def _validate_in_child(path: Path) -> Future[list[Problem]]:
-    # A fresh interpreter (not a fork, whose copy of this process's memory would count twice)
-    # bundles the spec again, cheaply, and runs the slow part: the OpenAPI schema checks.
-    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-    try:
-        return pool.submit(_bundle_and_validate, path)
-    finally:
-        pool.shutdown(wait=False)
-
-
-def _bundle_and_validate(path: Path) -> list[Problem]:
-    from .validate import validate
-
-    spec = bundle(path)
-    extend(spec)
-    return validate(spec)
 
 
 @dataclass(frozen=True)
@@ -160,23 +139,79 @@ def run_stages(
     outputs: Outputs = {}
     records: dict[str, dict] = {}
     ran: list[str] = []
-    for stage in STAGES:
-        spec.settle(wait=False)  # a spec found invalid meanwhile stops the build at once
-        key = stage_key(inputs, stage.inputs) if inputs is not None else ""
-        reused = previous.reusable(stage.name, key, out) if previous and out and inputs is not None else None
-        if reused is None:
-            started = time.perf_counter()
-            if progress:
-                progress(f"{stage.name} ...")
-            produced = stage.run(spec, templates)
-            if progress:
-                progress(f"{stage.name} {time.perf_counter() - started:.1f}s")
-            ran.append(stage.name)
-        else:
-            produced = reused
-        clash = set(produced) & set(outputs)
-        if clash:
-            raise ValueError(f"stage {stage.name} writes {sorted(clash)[0]}, which another stage wrote")
-        outputs.update(produced)
-        records[stage.name] = {"key": key, "files": {p: digest(d) for p, d in sorted(produced.items())}}
+    keys = {stage.name: stage_key(inputs, stage.inputs) if inputs is not None else "" for stage in STAGES}
+    reusable = {
+        stage.name: previous.reusable(stage.name, keys[stage.name], out)
+        if previous and out and inputs is not None
+        else None
+        for stage in STAGES
+    }
+    in_child = _models_in_child(spec) if spec.pending is not None and reusable["models"] is None else None
+    try:
+        spec.settle()  # validation, here, while the models are generated in the child
+        # The other stages run here meanwhile; the models are collected last.
+        for stage in sorted(STAGES, key=lambda stage: in_child is not None and stage.name == "models"):
+            key, reused = keys[stage.name], reusable[stage.name]
+            if reused is None:
+                started = time.perf_counter()
+                if progress:
+                    progress(f"{stage.name} ...")
+                child = in_child is not None and stage.name == "models"
+                produced = in_child.result() if child else stage.run(spec, templates)
+                if progress:
+                    progress(f"{stage.name} {time.perf_counter() - started:.1f}s")
+                ran.append(stage.name)
+            else:
+                produced = reused
+            clash = set(produced) & set(outputs)
+            if clash:
+                raise ValueError(f"stage {stage.name} writes {sorted(clash)[0]}, which another stage wrote")
+            outputs.update(produced)
+            records[stage.name] = {"key": key, "files": {p: digest(d) for p, d in sorted(produced.items())}}
+    finally:
+        if in_child is not None:
+            in_child.terminate()
+    order = [stage.name for stage in STAGES]
+    records = {name: records[name] for name in order if name in records}
+    ran.sort(key=order.index)
     return dict(sorted(outputs.items())), records, ran
+
+
+class _ChildStage:
+    """The models stage in a child process, so that it runs while this process validates the spec.
+
+    A fresh interpreter (not a fork, whose copy of this process's memory would count twice) bundles
+    the spec again, cheaply, and runs datamodel-code-generator, the slowest generator. An invalid
+    spec terminates it.
+    """
+
+    def __init__(self, path: Path):
+        self.pool = multiprocessing.get_context("spawn").Pool(1)
+        self.pending = self.pool.apply_async(_generate_models_at, (path,))
+
+    def result(self) -> Outputs:
+        try:
+            kind, value = self.pending.get()
+        finally:
+            self.terminate()
+        if kind is not None:  # a SpecError, sent back as its class and problems (it does not pickle)
+            raise kind(value)
+        return value
+
+    def terminate(self) -> None:
+        self.pool.terminate()
+        self.pool.join()
+
+
+def _models_in_child(spec: Spec) -> _ChildStage | None:
+    return _ChildStage(spec.path) if spec.path is not None else None
+
+
+def _generate_models_at(path: Path) -> tuple[type[SpecError] | None, Outputs | list[Problem]]:
+    document = bundle(path)
+    extend(document)
+    stage = next(stage for stage in STAGES if stage.name == "models")
+    try:
+        return None, stage.run(Spec(document, path=path), TEMPLATES)
+    except SpecError as exc:
+        return type(exc), exc.problems
