@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -204,7 +205,9 @@ class _ChildStage:
 
 
 def _models_in_child(spec: Spec) -> _ChildStage | None:
-    return _ChildStage(spec.path) if spec.path is not None else None
+    if spec.path is None or os.environ.get("ORSPEC_BUILD_JOBS") == "1":  # 1: every generator in this process
+        return None
+    return _ChildStage(spec.path)
 
 
 def _generate_models_at(path: Path) -> tuple[type[SpecError] | None, Outputs | list[Problem]]:
