@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import pickle
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -181,33 +183,51 @@ def run_stages(
 class _ChildStage:
     """The models stage in a child process, so that it runs while this process validates the spec.
 
-    A fresh interpreter (not a fork, whose copy of this process's memory would count twice) bundles
-    the spec again, cheaply, and runs datamodel-code-generator, the slowest generator. An invalid
-    spec terminates it.
+    A fresh interpreter (not a fork, whose copy of this process's memory would count twice)
+    bundles the spec again, cheaply, runs datamodel-code-generator, the slowest generator, and
+    sends the outputs back pickled on its stdout. An invalid spec terminates it.
     """
 
     def __init__(self, path: Path):
-        self.pool = multiprocessing.get_context("spawn").Pool(1)
-        self.pending = self.pool.apply_async(_generate_models_at, (path,))
+        tools = str(Path(__file__).resolve().parents[1])  # where this `orspec` package is imported from
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tools, os.environ.get("PYTHONPATH")]))}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from orspec.pipeline import _models_child; _models_child()", os.fspath(path)],
+            stdout=subprocess.PIPE,
+            env=env,
+        )
 
     def result(self) -> Outputs:
         try:
-            kind, value = self.pending.get()
+            sent, _ = self.proc.communicate()
         finally:
             self.terminate()
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"the models stage's child process failed (exit status {self.proc.returncode})")
+        kind, value = pickle.loads(sent)
         if kind is not None:  # a SpecError, sent back as its class and problems (it does not pickle)
             raise kind(value)
         return value
 
     def terminate(self) -> None:
-        self.pool.terminate()
-        self.pool.join()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def _models_in_child(spec: Spec) -> _ChildStage | None:
     if spec.path is None or os.environ.get("ORSPEC_BUILD_JOBS") == "1":  # 1: every generator in this process
         return None
     return _ChildStage(spec.path)
+
+
+def _models_child() -> None:
+    """The child's side of `_ChildStage`: the spec path in argv, the pickled result on stdout."""
+    result, sys.stdout = sys.stdout.buffer, sys.stderr  # nothing printed may corrupt the result
+    result.write(pickle.dumps(_generate_models_at(Path(sys.argv[1]))))
+    result.flush()
 
 
 def _generate_models_at(path: Path) -> tuple[type[SpecError] | None, Outputs | list[Problem]]:
