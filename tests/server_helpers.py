@@ -28,10 +28,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(app):
-    """Serve `app` with uvicorn in a thread on 127.0.0.1; yields the base URL (`.../v1`)."""
+def live_server(app, **options):
+    """Serve `app` with uvicorn in a thread on 127.0.0.1; yields the base URL (`.../v1`).
+
+    `options` go to `uvicorn.Config` (`server_header=False`, say)."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **{"lifespan": "off", **options})
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -98,3 +100,32 @@ class EndlessProvider:
         finally:
             self.running -= 1
             self.closed.set()
+
+
+@contextmanager
+def served_process(command: list[str], *, port: int, env: dict | None = None, cwd=None):
+    """Run a server command on loopback `port` until it answers HTTP; yields its base URL (`.../v1`)."""
+    import os
+    import subprocess
+
+    import httpx
+
+    proc = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}, cwd=cwd
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(base + "/responses", timeout=1)
+            break
+        except httpx.TransportError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError(f"{command[:4]} did not start: {proc.stderr.read().decode()}") from None
+            time.sleep(0.1)
+    try:
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(10)

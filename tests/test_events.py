@@ -390,3 +390,42 @@ def test_schema_errors_are_the_adapters():
     with pytest.raises(ValidationError) as plain:
         ev.EVENT_ADAPTER.validate_json(bad)
     assert fast.value.errors(include_url=False) == plain.value.errors(include_url=False)
+
+
+# -- the protocol tables the stream checker reads -------------------------------------------------
+
+
+def test_protocol_tables_come_from_the_state_machines():
+    assert ev.RESPONSE_STATUSES["response.created"] == ("queued", "in_progress")
+    assert ev.RESPONSE_STATUSES["response.completed"] == ("completed",)
+    assert {"message", "function_call", "function_call_output", "acme:web_search_call"} <= ev.ITEM_STATUS_TYPES
+    assert not {"reasoning", "compaction"} & ev.ITEM_STATUS_TYPES
+    assert {"encrypted_content"} == ev.OPAQUE_FIELDS
+    assert ev.TEXT_PARTS["output_text"] == ("response.output_text.done", "text")
+    assert ev.TEXT_PARTS["summary_text"] == ("response.reasoning_summary_text.done", "text")
+    assert {"sequence-gap"} == ev.WARNING_RULES and set(ev.RULES) >= ev.WARNING_RULES
+
+
+def test_status_types_must_match_the_spec(spec_copy):
+    path = spec_copy / "state-machines.yaml"
+    _edit(path, "status_types: [message, function_call, function_call_output]", "status_types: [message, reasoning]")
+    with pytest.raises(SpecError) as info:
+        load_spec(spec_copy)
+    messages = [p.message for p in info.value.problems if "state-machines.yaml" in p.file]
+    assert "item type 'reasoning' has no `status` property in the spec" in messages
+    assert any("'function_call' requires `status` in the spec; list it under `status_types`" in m for m in messages)
+
+
+def test_text_parts_and_warnings_name_real_events_and_rules(spec_copy):
+    path = spec_copy / "state-machines.yaml"
+    _edit(
+        path,
+        "refusal: {done: response.refusal.done, field: refusal}",
+        "refusal: {done: response.refusal.over, field: refusal}",
+    )
+    _edit(path, "warnings: [sequence-gap]", "warnings: [sequence-gaps]")
+    with pytest.raises(SpecError) as info:
+        load_spec(spec_copy)
+    messages = [p.message for p in info.value.problems]
+    assert any("closed by 'response.refusal.over', which is not an event" in m for m in messages)
+    assert "warning 'sequence-gaps' is not a rule listed under `rules`" in messages

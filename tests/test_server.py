@@ -203,11 +203,14 @@ def test_reasoning_and_max_output_tokens(client, server):
     assert '"type":"response.incomplete"' in stream.text
 
 
-def test_json_schema_format_is_echoed_as_the_spec_types_it(server):
-    fmt = {"type": "json_schema", "name": "answer", "schema": {"type": "object"}, "strict": True}
+def test_json_schema_format_is_echoed_with_its_schema(server):
+    """Our spec types the echoed `schema` as an object (a deviation from upstream's null-only)."""
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    fmt = {"type": "json_schema", "name": "answer", "schema": schema, "strict": True}
     raw = post(server, {"input": "x", "text": {"format": fmt}})
     assert raw.status_code == 200, raw.text
-    assert raw.json()["text"]["format"] == {**fmt, "description": None, "schema": None}
+    assert raw.json()["text"]["format"] == {**fmt, "description": None}
+    assert models.ResponseResource.model_validate(raw.json()).text.format.schema_ == schema
 
 
 def test_refusal(client):

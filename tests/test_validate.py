@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from orspec.bundle import bundle
-from orspec.problems import Level
+from orspec.problems import Level, SpecError
 from orspec.validate import validate
 
 from .conftest import RELEASES, ROOT
@@ -74,3 +75,57 @@ def test_wrong_openapi_version(tmp_path, monkeypatch):
         for p in validate(bundle(spec_file(tmp_path, "openapi: 2.0.0\ninfo: {title: t, version: '1'}\npaths: {}\n")))
     ]
     assert found == ["openapi.yaml:1: /openapi: unsupported OpenAPI version '2.0.0'; expected 3.1.x or 3.0.x"]
+
+
+LINTED = """\
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    post:
+      operationId: a
+      responses: {"200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/S"}}}}}
+components:
+  schemas:
+    S:
+      type: object
+      required: [name, nmae]
+      properties:
+        name:
+          type: string
+          default: 5
+        size:
+          $ref: "#/components/schemas/Size"
+          default: -1
+        note:
+          anyOf: [{type: string, default: null}, {type: "null"}]
+    Size: {type: integer, minimum: 0}
+    Both:
+      allOf:
+      - {type: object, properties: {a: {type: string}}}
+      - {type: object, required: [a], properties: {b: {type: string}}}
+"""
+
+
+def test_defaults_required_and_dangling_refs_are_located(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    errors = [str(p) for p in validate(bundle(spec_file(tmp_path, LINTED))) if p.level is Level.ERROR]
+    assert errors == [
+        "openapi.yaml:12: /components/schemas/S/required/1: required property 'nmae' is not one of the schema's properties",
+        "openapi.yaml:16: /components/schemas/S/properties/name/default: default 5 does not match its own schema: "
+        "5 is not of type 'string'",
+        "openapi.yaml:19: /components/schemas/S/properties/size/default: default -1 does not match its own schema: "
+        "-1 is less than the minimum of 0",
+    ]
+
+
+def test_a_dangling_ref_is_reported_at_its_own_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    text = LINTED.replace(
+        '          $ref: "#/components/schemas/Size"', '          $ref: "#/components/schemas/Nothing"'
+    )
+    with pytest.raises(SpecError) as info:
+        bundle(spec_file(tmp_path, text))
+    assert [str(p) for p in info.value.problems] == [
+        "openapi.yaml:18: /components/schemas/S/properties/size/$ref: $ref '#/components/schemas/Nothing' does not resolve"
+    ]

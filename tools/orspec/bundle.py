@@ -135,17 +135,21 @@ class _Bundler:
         try:
             parts = urlsplit(ref)
         except ValueError as exc:  # e.g. an unclosed IPv6 host: "http://[::1/x"
-            self.problems.append(self.sources.problem(at, f"$ref {ref!r} is not a valid reference: {exc}"))
+            self.problems.append(self.sources.problem(f"{at}/$ref", f"$ref {ref!r} is not a valid reference: {exc}"))
             return None
         if parts.scheme or parts.netloc:
             self.problems.append(
-                self.sources.problem(at, f"$ref {ref!r} is remote; only files in the spec directory may be referenced")
+                self.sources.problem(
+                    f"{at}/$ref", f"$ref {ref!r} is remote; only files in the spec directory may be referenced"
+                )
             )
             return None
         file_part, _, fragment = ref.partition("#")
         pointer = unquote(fragment)
         if pointer and not pointer.startswith("/"):
-            self.problems.append(self.sources.problem(at, f"$ref {ref!r} has a fragment that is not a JSON pointer"))
+            self.problems.append(
+                self.sources.problem(f"{at}/$ref", f"$ref {ref!r} has a fragment that is not a JSON pointer")
+            )
             return None
         if not file_part:
             return base, pointer
@@ -156,21 +160,21 @@ class _Bundler:
             outside = not target.is_relative_to(self.root)
             regular = not outside and target.is_file()
         except (OSError, ValueError, RuntimeError) as exc:  # NUL bytes, symlink loops, names too long
-            self.problems.append(self.sources.problem(at, f"$ref {ref!r} is not a usable path: {exc}"))
+            self.problems.append(self.sources.problem(f"{at}/$ref", f"$ref {ref!r} is not a usable path: {exc}"))
             return None
         if outside:
-            self.problems.append(self.sources.problem(at, f"$ref {ref!r} leaves the spec directory"))
+            self.problems.append(self.sources.problem(f"{at}/$ref", f"$ref {ref!r} leaves the spec directory"))
             return None
         if not regular:
             missing = "file not found" if not target.exists() else "not a regular file"
-            self.problems.append(self.sources.problem(at, f"$ref {ref!r}: {missing}"))
+            self.problems.append(self.sources.problem(f"{at}/$ref", f"$ref {ref!r}: {missing}"))
             return None
         return target, pointer
 
     def lookup(self, doc: Document, pointer: str, ref: str, at: str) -> Any:
         node = resolve_pointer(doc.data, pointer)
         if node is MISSING:
-            self.problems.append(self.sources.problem(at, f"$ref {ref!r} does not resolve"))
+            self.problems.append(self.sources.problem(f"{at}/$ref", f"$ref {ref!r} does not resolve"))
             return None
         return node
 
@@ -212,7 +216,7 @@ class _Bundler:
             return {"$ref": f"#{pointer}", **siblings} if pointer else node
         if target in stack:
             chain = " -> ".join(f"{display_path(p)}#{q}" for p, q in (*stack, target))
-            self.problems.append(self.sources.problem(at, f"cyclic $ref: {chain}"))
+            self.problems.append(self.sources.problem(f"{at}/$ref", f"cyclic $ref: {chain}"))
             return None
         target_doc = self.load(path)
         value = self.lookup(target_doc, pointer, ref, at)

@@ -14,6 +14,7 @@ from pathlib import Path
 from .bundle import Bundle, bundle, bundled_json
 from .cache import Stamp, digest, stage_key
 from .extensions import Fragment, extend
+from .generate.client import generate_client, generate_client_reference
 from .generate.docs import generate_docs
 from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
@@ -95,7 +96,8 @@ class Stage:
 def _docs(spec: Spec, templates: Path) -> Outputs:
     titles = {f.doc.path.stem: f.title for f in spec.fragments}
     document = added_in(spec.releases, spec.document)
-    return generate_docs(document, templates, spec.bundle.sources, spec.bundle.root_file, titles, spec.state_machines)
+    pages = generate_docs(document, templates, spec.bundle.sources, spec.bundle.root_file, titles, spec.state_machines)
+    return pages | generate_client_reference(spec.document, templates)
 
 
 STAGES = (
@@ -116,6 +118,7 @@ STAGES = (
         lambda spec, t: generate_registry(spec.document, spec.state_machines, t),
     ),
     Stage("server", ("spec", "tool", "templates/server"), lambda spec, t: generate_server(spec.document, t)),
+    Stage("client", ("spec", "tool", "templates/client"), lambda spec, t: generate_client(spec.document, t)),
     Stage("docs", ("spec", "tool", "templates/docs"), _docs),
     Stage("releases", ("spec", "tool"), lambda spec, _: release_outputs(spec.releases)),
 )

@@ -43,6 +43,10 @@ class Machine:
     terminal: tuple[str, ...]
     states: dict[str, str]
     transitions: tuple[Transition, ...]
+    statuses: dict[str, tuple[str, ...]] = field(default_factory=dict)  # state -> `status` values it shows
+    status_types: tuple[str, ...] = ()  # item types whose schema carries `status`
+    opaque_fields: tuple[str, ...] = ()  # left out of the terminal-output comparison
+    text_parts: dict[str, tuple[str, str]] = field(default_factory=dict)  # part type -> (done event, field)
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,7 @@ class StateMachines:
     custom: EventPlace | None = None
     custom_pattern: re.Pattern[str] | None = None
     rules: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # rules whose findings are warnings
 
     def place(self, event_type: str) -> EventPlace | None:
         """The place of a core event, or the custom-event place for a vendor-prefixed type."""
@@ -146,6 +151,31 @@ def event_types(document: dict) -> list[tuple[str, str, dict]]:
     return out
 
 
+def output_item_types(document: dict) -> dict[str, dict]:
+    """Every item type of a response's `output` union, with its schema (allOf parts merged for `properties`)."""
+    schemas = (document.get("components") or {}).get("schemas") or {}
+    output = deref(((schemas.get("ResponseResource") or {}).get("properties") or {}).get("output"), document)
+    union = deref((output or {}).get("items"), document) if isinstance(output, dict) else None
+    found: dict[str, dict] = {}
+    for variant in (union or {}).get("oneOf") or (union or {}).get("anyOf") or [] if isinstance(union, dict) else ():
+        schema = deref(variant, document)
+        for value in tag_values(variant, "type", document) or []:
+            if isinstance(value, str) and isinstance(schema, dict):
+                found.setdefault(value, schema)
+    return found
+
+
+def item_types_with_status(machines: StateMachines | None, document: dict) -> list[str]:
+    """The item types whose `status` the checker reads: those the machines list, and every vendor item."""
+    item = machines.machines.get("item") if machines else None
+    listed = set(item.status_types) if item else set()
+    pattern = machines.custom_pattern if machines else None
+    for value, schema in output_item_types(document).items():
+        if pattern and pattern.match(value) and "status" in (schema.get("properties") or {}):
+            listed.add(value)
+    return sorted(listed)
+
+
 class _Reader:
     """Turns the loaded file into a StateMachines, collecting shape problems."""
 
@@ -169,6 +199,10 @@ class _Reader:
             self.result.rules = {str(k): str(v) for k, v in rules.items()}
         elif rules is not None:
             self.error("/rules", "`rules` must map rule ids to descriptions")
+        self.result.warnings = self.names(data.get("warnings", []), "/warnings")
+        for i, rule in enumerate(self.result.warnings):
+            if rule not in self.result.rules:
+                self.error(f"/warnings/{i}", f"warning {rule!r} is not a rule listed under `rules`")
         for name, body in (data.get("machines") or {}).items() if isinstance(data.get("machines"), dict) else ():
             machine = self.machine(name, body, f"/machines/{escape(name)}")
             if machine:
@@ -229,6 +263,26 @@ class _Reader:
             if t["to"] not in states:
                 self.error(f"{where}/to", f"unknown state {t['to']!r} of machine {name!r}")
             transitions.append(Transition(name, t["on"], sources, t["to"], where))
+        statuses = {}
+        raw_statuses = body.get("statuses") or {}
+        if not isinstance(raw_statuses, dict):
+            self.error(f"{at}/statuses", "`statuses` must map states to the status values they show")
+            raw_statuses = {}
+        for state, values in raw_statuses.items():
+            where = f"{at}/statuses/{escape(str(state))}"
+            if state not in states:
+                self.error(where, f"unknown state {state!r} of machine {name!r}")
+            statuses[str(state)] = self.names(values, where)
+        text_parts = {}
+        raw_parts = body.get("text_parts") or {}
+        if not isinstance(raw_parts, dict):
+            self.error(f"{at}/text_parts", "`text_parts` must map part types to {done, field}")
+            raw_parts = {}
+        for part, spec in raw_parts.items():
+            if not isinstance(spec, dict) or not all(isinstance(spec.get(k), str) for k in ("done", "field")):
+                self.error(f"{at}/text_parts/{escape(str(part))}", "a text part needs `done` (an event) and `field`")
+                continue
+            text_parts[str(part)] = (spec["done"], spec["field"])
         return Machine(
             name,
             str(body.get("description", "")),
@@ -236,6 +290,10 @@ class _Reader:
             terminal,
             {str(k): str(v) for k, v in states.items()},
             tuple(transitions),
+            statuses,
+            self.names(body.get("status_types", []), f"{at}/status_types"),
+            self.names(body.get("opaque_fields", []), f"{at}/opaque_fields"),
+            text_parts,
         )
 
     def event(self, name: str, body: Any, at: str) -> EventPlace | None:
@@ -309,6 +367,14 @@ def _check_reachable(sm: StateMachines) -> list[Problem]:
                         "to it from the initial state",
                     )
                 )
+        for part, (done, _) in machine.text_parts.items():
+            if done not in sm.events:
+                problems.append(
+                    sm.problem(
+                        f"{at}/text_parts/{escape(part)}/done",
+                        f"text part {part!r} is closed by {done!r}, which is not an event listed under `events`",
+                    )
+                )
         for t in machine.transitions:
             if t.on not in sm.events:
                 problems.append(
@@ -362,6 +428,29 @@ def _check_reachable(sm: StateMachines) -> list[Problem]:
     return problems
 
 
+def _check_item_status(sm: StateMachines, document: dict) -> list[Problem]:
+    """`status_types` lists exactly the core item types whose schema has a required `status`."""
+    item = sm.machines.get("item")
+    items = output_item_types(document)
+    if item is None or not items:
+        return []
+    at = "/machines/item/status_types"
+    problems = []
+    for i, value in enumerate(item.status_types):
+        schema = items.get(value)
+        if schema is None:
+            problems.append(sm.problem(f"{at}/{i}", f"item type {value!r} is not in the response's output union"))
+        elif "status" not in (schema.get("properties") or {}):
+            problems.append(sm.problem(f"{at}/{i}", f"item type {value!r} has no `status` property in the spec"))
+    for value, schema in sorted(items.items()):
+        vendor = sm.custom_pattern is not None and sm.custom_pattern.match(value)
+        if not vendor and "status" in (schema.get("required") or []) and value not in item.status_types:
+            problems.append(
+                sm.problem(at, f"item type {value!r} requires `status` in the spec; list it under `status_types`")
+            )
+    return problems
+
+
 def _check_against_spec(sm: StateMachines, document: dict) -> list[Problem]:
     """Every event type of the streaming union has a place, and carries the fields it is said to."""
     problems = []
@@ -390,6 +479,7 @@ def _check_against_spec(sm: StateMachines, document: dict) -> list[Problem]:
                         f"{value!r} is said to carry {name_!r}, but schema {name} has no such property",
                     )
                 )
+    problems += _check_item_status(sm, document)
     for value, place in sm.events.items():
         if value not in in_spec:
             problems.append(

@@ -155,6 +155,7 @@ def subschemas(pointer: str, schema: Any) -> Iterator[tuple[str, dict]]:
 
 def check_schema_objects(doc: dict, sources: SourceMap, v31: bool) -> Iterator[Problem]:
     meta = _meta_validator(v31)
+    defaults = _DefaultChecker(doc, v31)
     for root, schema in schema_roots(doc):
         for error in meta.iter_errors(schema):
             error = _closest(error)
@@ -166,6 +167,15 @@ def check_schema_objects(doc: dict, sources: SourceMap, v31: bool) -> Iterator[P
                 message = f"{error.instance!r} is not a type; use one of {', '.join(JSON_TYPES)}"
             yield sources.problem(pointer, message)
         yield from check_schema_values(root, schema, sources)
+        for at, node in subschemas(root, schema):
+            yield from check_required(at, node, sources)
+            if "default" in node and "enum" not in node and "const" not in node:  # those two say it better
+                # In a member of a union the default is usually meant for the union (`anyOf: [{type:
+                # object, default: null}, {type: "null"}]`), so it is checked against the union.
+                union = _UNION_MEMBER.match(at)
+                message = defaults.problem(union.group(1) if union else at, node["default"])
+                if message:
+                    yield sources.problem(f"{at}/default", message)
 
 
 @functools.cache
@@ -259,12 +269,66 @@ def check_schema_values(root: str, schema: Any, sources: SourceMap) -> Iterator[
                 yield sources.problem(f"{at}/pattern", f"pattern {pattern!r} is not a valid regular expression: {exc}")
 
 
+_UNION_MEMBER = re.compile(r"^(.*)/(?:anyOf|oneOf)/\d+$")
+_ALL_OF_MEMBER = re.compile(r"/allOf/\d+$")
+
+
+class _DefaultChecker:
+    """Validates a schema's `default` against the schema itself, `$ref`s resolved in the document."""
+
+    URI = "urn:orspec:spec"
+
+    def __init__(self, doc: dict, v31: bool):
+        self.doc = doc
+        self.v31 = v31
+        self._cls: Any = None
+        self._registry: Any = None
+
+    def problem(self, at: str, default: Any) -> str | None:
+        if self._cls is None:  # built on first use: most schemas have no default
+            from openapi_schema_validator import OAS30Validator, OAS31Validator
+            from referencing import Registry
+            from referencing.jsonschema import DRAFT4, DRAFT202012
+
+            self._cls = OAS31Validator if self.v31 else OAS30Validator
+            spec = DRAFT202012 if self.v31 else DRAFT4
+            self._registry = Registry().with_resource(self.URI, spec.create_resource(self.doc))
+        validator = self._cls({"$ref": f"{self.URI}#{at}"}, registry=self._registry)
+        try:
+            error = next(iter(validator.iter_errors(default)), None)
+        except Exception:  # an unresolvable or malformed schema is reported by the other checks
+            return None
+        if error is None:
+            return None
+        return f"default {reprlib.repr(default)} does not match its own schema: {_message(error)}"
+
+
+def check_required(at: str, node: dict, sources: SourceMap) -> Iterator[Problem]:
+    """A `required` entry names a property the schema defines.
+
+    Only where the schema lists its properties itself: with `allOf`, `anyOf`, `oneOf`, `$ref` or
+    `patternProperties` the property may be defined elsewhere.
+    """
+    required, properties = node.get("required"), node.get("properties")
+    if not isinstance(required, list) or not isinstance(properties, dict):
+        return
+    if any(key in node for key in ("allOf", "anyOf", "oneOf", "$ref", "patternProperties", "dependentSchemas")):
+        return
+    if _ALL_OF_MEMBER.search(at):  # the other members of the `allOf` may define it
+        return
+    for i, name in enumerate(required):
+        if isinstance(name, str) and name not in properties:
+            yield sources.problem(
+                f"{at}/required/{i}", f"required property {name!r} is not one of the schema's properties"
+            )
+
+
 def check_refs(doc: dict, sources: SourceMap) -> Iterator[Problem]:
     for at, node in walk(doc):
         if isinstance(node, dict) and isinstance(node.get("$ref"), str):
             ref = node["$ref"]
             if ref.startswith("#") and resolve_pointer(doc, ref[1:]) is MISSING:
-                yield sources.problem(at, f"$ref {ref!r} does not resolve")
+                yield sources.problem(f"{at}/$ref", f"$ref {ref!r} does not resolve")
 
 
 def check_operation_ids(doc: dict, sources: SourceMap) -> Iterator[Problem]:

@@ -34,6 +34,10 @@ class UnknownContent(UnknownType):
     """A content part of a type this spec does not define."""
 
 
+class UnknownAnnotation(UnknownType):
+    """An annotation of a type this spec does not define, such as OpenAI's `file_citation`."""
+
+
 class UnknownTool(UnknownType):
     """A tool of a type this spec does not define."""
 

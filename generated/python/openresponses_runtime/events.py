@@ -28,11 +28,17 @@ __all__ = [
     "EVENT_ADAPTER",
     "EVENT_TYPES",
     "RULES",
+    "ITEM_STATUS_TYPES",
+    "OPAQUE_FIELDS",
+    "RESPONSE_STATUSES",
     "TERMINAL_EVENT_TYPES",
+    "TEXT_PARTS",
+    "WARNING_RULES",
     "Accumulation",
     "Event",
     "EventType",
     "GenericEvent",
+    "SSEDecoder",
     "SSEMessage",
     "Transition",
     "is_custom_event_type",
@@ -205,7 +211,7 @@ EVENT_TYPES: dict[str, EventType] = {
         requires={
             "item": ("in_progress",),
             "response": ("in_progress",),
-            "summary_part": ("open", "text_done"),
+            "summary_part": ("text_done",),
         },
         fields=("sequence_number", "item_id", "output_index", "summary_index", "part"),
         accumulates=None,
@@ -232,7 +238,7 @@ EVENT_TYPES: dict[str, EventType] = {
         applies_to="content_part",
         transition=Transition("content_part", ("closed",)),
         requires={
-            "content_part": ("open", "text_done"),
+            "content_part": ("text_done",),
             "item": ("in_progress",),
             "response": ("in_progress",),
         },
@@ -478,6 +484,51 @@ TERMINAL_EVENT_TYPES: frozenset[str] = frozenset(
 )
 """The events that end a response; only `[DONE]` may follow one."""
 
+RESPONSE_STATUSES: dict[str, tuple[str, ...]] = {
+    "response.completed": ("completed",),
+    "response.created": ("queued", "in_progress"),
+    "response.failed": ("failed",),
+    "response.in_progress": ("in_progress",),
+    "response.incomplete": ("incomplete",),
+    "response.queued": ("queued",),
+}
+"""The `response.status` values each response lifecycle event may carry."""
+
+ITEM_STATUS_TYPES: frozenset[str] = frozenset(
+    {
+        "acme:web_search_call",
+        "anthropic:mcp_tool_result",
+        "anthropic:mcp_tool_use",
+        "function_call",
+        "function_call_output",
+        "message",
+        "openai:web_search_call",
+    }
+)
+"""The item types that carry a `status`; others (reasoning, unknown types) finish without one."""
+
+OPAQUE_FIELDS: frozenset[str] = frozenset(
+    {
+        "encrypted_content",
+    }
+)
+"""Item fields a server may re-encode between an item's `.done` and the terminal event."""
+
+TEXT_PARTS: dict[str, tuple[str, str]] = {
+    "output_text": ("response.output_text.done", "text"),
+    "reasoning_text": ("response.reasoning.done", "text"),
+    "refusal": ("response.refusal.done", "refusal"),
+    "summary_text": ("response.reasoning_summary_text.done", "text"),
+}
+"""Part types whose text streams: the event that closes the text, and the field that holds it."""
+
+WARNING_RULES: frozenset[str] = frozenset(
+    {
+        "sequence-gap",
+    }
+)
+"""The rules whose findings are warnings rather than errors."""
+
 RULES: dict[str, str] = {
     "after-terminal": "Nothing but `[DONE]` follows the terminal event.",
     "created-first": "`response.created` is the first event, and is sent once.",
@@ -497,10 +548,12 @@ RULES: dict[str, str] = {
     "response-status": "The `response.status` of each lifecycle event matches the event.",
     "schema": "Every core event matches its schema in the spec.",
     "sequence": "`sequence_number` is strictly increasing through the stream.",
+    "sequence-gap": "`sequence_number` rises by one from event to event; a gap means events were lost (a warning).",
     "sse-header": "The SSE `event:` header, when present, equals the JSON body's `type`.",
     "sse-json": "Every `data:` line other than `[DONE]` is one JSON object with a string `type`.",
     "summary-part-bracket": "Summary deltas fall between `response.reasoning_summary_part.added` and `response.reasoning_summary_part.done` with the same `summary_index`.",
-    "terminal-output": "The terminal event's `response.output` equals the items streamed.",
+    "terminal-output": "The terminal event's `response.output` equals the items streamed, opaque fields aside.",
+    "text-done": "A text part's own `.done` event (`response.output_text.done`, ...) comes before the `.done` of its part.",
 }
 """The stream rules of the state machines, by the id the stream checker reports."""
 
@@ -658,6 +711,38 @@ def _split(text: str) -> list[str]:
     return _LINE_END.split(text) if "\r" in text else text.split("\n")
 
 
+class SSEDecoder:
+    """Incremental SSE decoding: byte chunks in, split anywhere (mid-line, mid-UTF-8 character), messages out.
+
+    For sources that are not a plain iterable, such as an async byte stream: `feed` each chunk,
+    then `close` for what the end of the stream completes.
+    """
+
+    __slots__ = ("_parser", "_decoder", "_pending")
+
+    def __init__(self) -> None:
+        self._parser = _SSEParser()
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending = ""
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[SSEMessage]:
+        """The messages that `chunk` completes."""
+        text = self._pending + self._decoder.decode(chunk)
+        held = text[-1:] == "\r"  # maybe the first half of a CRLF split across chunks
+        lines = _split(text[:-1] if held else text)
+        self._pending = lines.pop() + ("\r" if held else "")
+        return self._parser.lines(lines) if lines else []
+
+    def close(self) -> list[SSEMessage]:
+        """The messages still open at the end of the stream."""
+        pending = self._pending + self._decoder.decode(b"", final=True)
+        self._pending = ""
+        out = self._parser.lines(_split(pending.removesuffix("\r"))) if pending else []
+        if (message := self._parser.dispatch()) is not None:
+            out.append(message)
+        return out
+
+
 def iter_sse(source: bytes | bytearray | str | Iterable[bytes | bytearray | str]) -> Iterator[SSEMessage]:
     """The SSE messages in `source`, in order.
 
@@ -668,31 +753,23 @@ def iter_sse(source: bytes | bytearray | str | Iterable[bytes | bytearray | str]
     """
     if isinstance(source, bytes | bytearray | memoryview | str):
         source = (source,)
-    parser = _SSEParser()
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    pending = ""
+    decoder = SSEDecoder()
+    parser = decoder._parser
     for chunk in source:
         if isinstance(chunk, str):
-            if pending:
-                yield from parser.lines(_split(pending.removesuffix("\r")))
-                pending = ""
+            if decoder._pending:
+                yield from parser.lines(_split(decoder._pending.removesuffix("\r")))
+                decoder._pending = ""
             if chunk[-1:] == "\n":
                 chunk = chunk[:-2] if chunk[-2:] == "\r\n" else chunk[:-1]
             elif chunk[-1:] == "\r":
                 chunk = chunk[:-1]
             yield from parser.lines(_split(chunk))
             continue
-        text = pending + decoder.decode(chunk)
-        held = text[-1:] == "\r"  # maybe the first half of a CRLF split across chunks
-        lines = _split(text[:-1] if held else text)
-        pending = lines.pop() + ("\r" if held else "")
-        if lines:
-            yield from parser.lines(lines)
-    pending += decoder.decode(b"", final=True)
-    if pending:
-        yield from parser.lines(_split(pending.removesuffix("\r")))
-    if (message := parser.dispatch()) is not None:
-        yield message
+        messages = decoder.feed(chunk)
+        if messages:
+            yield from messages
+    yield from decoder.close()
 
 
 def iter_events(source: bytes | bytearray | str | Iterable[bytes | bytearray | str]) -> Iterator[Any]:

@@ -8,7 +8,14 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
 
-from openresponses_runtime._base import OpenResponsesModel, UnknownContent, UnknownEvent, UnknownItem, UnknownTool
+from openresponses_runtime._base import (
+    OpenResponsesModel,
+    UnknownAnnotation,
+    UnknownContent,
+    UnknownEvent,
+    UnknownItem,
+    UnknownTool,
+)
 
 
 class InputTextContentParam(OpenResponsesModel):
@@ -157,7 +164,25 @@ class UrlCitationBody(OpenResponsesModel):
     """
 
 
-Annotation = TypeAliasType("Annotation", Annotated[UrlCitationBody, Field(discriminator="type")])
+_ANNOTATION_TAGS = frozenset(["url_citation"])
+
+
+def _annotation_tag(value: Any) -> str | None:
+    """Which member of `Annotation` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _ANNOTATION_TAGS:
+        return "unknown"
+    return tag
+
+
+Annotation = TypeAliasType(
+    "Annotation",
+    Annotated[
+        Annotated["UrlCitationBody", Tag("url_citation")] | Annotated[UnknownAnnotation, Tag("unknown")],
+        Discriminator(_annotation_tag),
+    ],
+)
+
 """
 Metadata attached to a range of output text, selected by its `type` field. Currently the only variant is `url_citation`.
 """
@@ -675,7 +700,10 @@ class JsonSchemaResponseFormat(OpenResponsesModel):
     type: Literal["json_schema"]
     name: str
     description: str | None
-    schema_: Annotated[None, Field(alias="schema")]
+    schema_: Annotated[dict[str, Any], Field(alias="schema")]
+    """
+    The JSON Schema the request gave, echoed back as sent. Upstream types this as `null` only; see the deviations in spec/README.md.
+    """
     strict: bool
 
 

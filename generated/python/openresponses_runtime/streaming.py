@@ -27,7 +27,12 @@ from . import models
 from .events import (
     DONE,
     EVENT_TYPES,
+    ITEM_STATUS_TYPES,
+    OPAQUE_FIELDS,
+    RESPONSE_STATUSES,
     TERMINAL_EVENT_TYPES,
+    TEXT_PARTS,
+    WARNING_RULES,
     GenericEvent,
     iter_sse,
     validate_event_json,
@@ -42,30 +47,19 @@ except ImportError:  # pragma: no cover
 __all__ = ["ResponseAccumulator", "StreamChecker", "Violation", "check_sse"]
 
 _IN_PROGRESS = "in_progress"
-_STATUS_OF = {
-    "response.queued": ("queued",),
-    "response.in_progress": ("in_progress",),
-    "response.completed": ("completed",),
-    "response.incomplete": ("incomplete",),
-    "response.failed": ("failed",),
-    "response.created": ("queued", "in_progress"),
-}
-# What the state machines say, with the core protocol as the fallback for specs built without
-# a state-machines file (such as a single upstream OpenAPI document).
-_TERMINAL = TERMINAL_EVENT_TYPES or frozenset({"response.completed", "response.incomplete", "response.failed"})
-_DONE_FIELD = {
-    "response.output_text.done": "text",
-    "response.refusal.done": "refusal",
-    "response.reasoning.done": "text",
-}
-_DONE_FIELD |= {info.accumulates.done: info.accumulates.done_field for info in EVENT_TYPES.values() if info.accumulates}
+# Every table below comes from the state machines, through the generated registry.
+_DONE_FIELD = {done: field for done, field in TEXT_PARTS.values()}  # text `.done` event -> its text field
+_TEXT_FIELD = {part: field for part, (_, field) in TEXT_PARTS.items()}  # part type -> its text field
 _RESPONSE_STATES: dict[str, tuple[str, ...]] = {
     kind: info.requires["response"] for kind, info in EVENT_TYPES.items() if "response" in info.requires
-} or {kind: (_IN_PROGRESS,) for kind in EVENT_TYPES if kind != "error" and kind not in _STATUS_OF}
+} or {kind: (_IN_PROGRESS,) for kind in EVENT_TYPES if kind != "error" and kind not in RESPONSE_STATUSES}
 # The events the ordering checks cannot fault while the response is in progress (most of a stream).
 _STEADY = frozenset(kind for kind in EVENT_TYPES if _IN_PROGRESS in _RESPONSE_STATES.get(kind, (_IN_PROGRESS,)))
 _PART_TEXT_EVENTS = frozenset(
-    {"response.output_text.delta", "response.refusal.delta", "response.reasoning.delta", *_DONE_FIELD}
+    {
+        *_DONE_FIELD,
+        *(kind for kind, info in EVENT_TYPES.items() if info.accumulates and info.accumulates.done in _DONE_FIELD),
+    }
 )
 
 
@@ -91,13 +85,6 @@ _FLAT: dict[str, tuple[str, ...]] = {
     if not {"response", "item", "part"} & set(fields := info.model.model_fields)
     and all(field.alias in (None, name) for name, field in fields.items())
 }
-_TEXT_FIELD = {  # content part type -> the field its text is streamed into
-    "output_text": "text",
-    "refusal": "refusal",
-    "reasoning_text": "text",
-    "summary_text": "text",
-    "text": "text",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +95,15 @@ class Violation:
     sequence_number: int | None
     message: str
 
+    @property
+    def is_warning(self) -> bool:
+        """A finding worth knowing that leaves the stream valid (see `events.WARNING_RULES`)."""
+        return self.rule in WARNING_RULES
+
     def __str__(self) -> str:
         seq = "?" if self.sequence_number is None else self.sequence_number
-        return f"seq {seq}: [{self.rule}] {self.message}"
+        level = "warning " if self.is_warning else ""
+        return f"seq {seq}: {level}[{self.rule}] {self.message}"
 
 
 class _Part:
@@ -160,7 +153,8 @@ class StreamChecker:
         self.items: dict[Any, _Item] = {}
         self.order: list[_Item] = []
         self.incomplete_item: _Item | None = None
-        self._last_seq: int | None = None
+        self._last_seq: int | None = None  # of the last known event
+        self._prev_seq: int | None = None  # of the last event of any type
         self._seq: int | None = None
         self._finished = False
         self._early_state: str | None = "unset"
@@ -211,8 +205,13 @@ class StreamChecker:
         return sum(n for kind, n in self._counts.items() if kind in EVENT_TYPES)
 
     @property
+    def errors(self) -> list[Violation]:
+        """The violations that make the stream invalid: all but the warnings."""
+        return [v for v in self.violations if not v.is_warning]
+
+    @property
     def ok(self) -> bool:
-        return not self.violations
+        return not self.errors
 
     def _add(self, rule: str, message: str) -> None:
         self.violations.append(Violation(rule, self._seq, message))
@@ -306,8 +305,20 @@ class StreamChecker:
         self._seq = seq
         if event_name is not None and event_name != kind:
             self._add("sse-header", f"SSE event header {event_name!r} differs from the body's type {kind!r}")
-        if kind not in EVENT_TYPES:  # unknown event types are ignored
+        if kind not in EVENT_TYPES:  # unknown event types are ignored...
+            if seq is not None:  # ...but share the numbering, so a gap is measured across them
+                if self._prev_seq is not None and seq > self._prev_seq + 1:
+                    self._add("sequence-gap", f"sequence_number jumps from {self._prev_seq} to {seq}")
+                self._prev_seq = seq
             return GenericEvent.model_validate(event) if self.schema else None
+        if seq is not None:
+            prev = self._prev_seq
+            if prev is not None and seq != prev + 1:  # one comparison in the common case
+                if self._last_seq is not None and seq <= self._last_seq:  # only known events break the order
+                    self._add("sequence", f"sequence_number {seq} does not increase (previous {self._last_seq})")
+                elif seq > prev + 1:
+                    self._add("sequence-gap", f"sequence_number jumps from {prev} to {seq}")
+            self._last_seq = self._prev_seq = seq
         if self.schema and model is None:
             try:
                 # From the JSON text when there is one: pydantic validates JSON faster than the dict.
@@ -316,10 +327,6 @@ class StreamChecker:
                 self._add("schema", f"{kind} does not match its schema: {_summarize(exc)}")
             except (TypeError, ValueError) as exc:  # a validator tripping over odd input is still a finding
                 self._add("schema", f"{kind} could not be validated: {type(exc).__name__}: {exc}")
-        if seq is not None:
-            if self._last_seq is not None and seq <= self._last_seq:
-                self._add("sequence", f"sequence_number {seq} does not increase (previous {self._last_seq})")
-            self._last_seq = seq
         state = self.state
         # The steady middle of a stream (an in-progress response), where none of the ordering checks can fire.
         if not (state == _IN_PROGRESS and kind in _STEADY and self.terminal is None and not self.done):
@@ -328,7 +335,7 @@ class StreamChecker:
             if self.done:
                 self._add("after-terminal", f"{kind} after `[DONE]`")
                 return model
-            if self.terminal is not None and kind not in _TERMINAL:
+            if self.terminal is not None and kind not in TERMINAL_EVENT_TYPES:
                 self._add("after-terminal", f"{kind} after the terminal event {self.terminal}")
                 return model
             required = _RESPONSE_STATES.get(kind)
@@ -378,10 +385,10 @@ class StreamChecker:
         if not isinstance(response, Mapping):
             return None
         status = response.get("status")
-        if status not in _STATUS_OF[kind]:
+        if status not in RESPONSE_STATUSES[kind]:
             self._add(
                 "response-status",
-                f"{kind} carries response.status {status!r}, expected {' or '.join(map(repr, _STATUS_OF[kind]))}",
+                f"{kind} carries response.status {status!r}, expected {' or '.join(map(repr, RESPONSE_STATUSES[kind]))}",
             )
         rid = response.get("id")
         if self.response_id is None:
@@ -448,12 +455,14 @@ class StreamChecker:
     def _check_output(self, output: Any, kind: str) -> None:
         if not isinstance(output, list):
             return
-        streamed = [item.done for item in self.order if item.done is not None]
-        if len(output) != len(streamed):
-            self._add("terminal-output", f"{kind} lists {len(output)} output items, but {len(streamed)} were streamed")
+        if len(output) != len(self.order):
+            self._add("terminal-output", f"{kind} lists {len(output)} output items, but {len(self.order)} were streamed")
             return
-        for i, (final, built) in enumerate(zip(output, streamed, strict=True)):
-            if _strip_none(final) != _strip_none(built):
+        for i, (final, item) in enumerate(zip(output, self.order, strict=True)):
+            if item.done is None:  # never finished: `item-closed` has said so
+                continue
+            final, built = _comparable(final), _comparable(item.done)
+            if final != built:
                 self._add(
                     "terminal-output",
                     f"{kind} output[{i}] differs from the item streamed at "
@@ -532,7 +541,8 @@ class StreamChecker:
                     "summary-part-bracket", f"item {item.id!r} done while summary part {part.index} is still open"
                 )
         status = final.get("status")
-        if status not in ("completed", "incomplete"):
+        # Items without a status in their schema (reasoning, unknown types) finish as completed.
+        if status not in ("completed", "incomplete") and (status is not None or item.type in ITEM_STATUS_TYPES):
             self._add(
                 "item-in-progress", f"item {item.id!r} done with status {status!r}, not 'completed' or 'incomplete'"
             )
@@ -685,6 +695,12 @@ class StreamChecker:
         part = self._part(event, key, where, rule, what, states=("open", "text_done"))
         if part is None:
             return
+        if part.state != "text_done" and part.kind in TEXT_PARTS:
+            self._add(
+                "text-done",
+                f"{event['type']} for {what} {part.index} of item {event.get('item_id')!r} "
+                f"before its {TEXT_PARTS[part.kind][0]}",
+            )
         final = event.get("part")
         if isinstance(final, Mapping) and (part.deltas or part.text is not None):
             field = _TEXT_FIELD.get(_key(final.get("type") or part.kind), "text")
@@ -757,6 +773,13 @@ def _short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _comparable(item: Any) -> Any:
+    """An item without its opaque fields (which a server may re-encode) and its null fields."""
+    if isinstance(item, Mapping):
+        item = {k: v for k, v in item.items() if k not in OPAQUE_FIELDS}
+    return _strip_none(item)
+
+
 def _strip_none(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {k: _strip_none(v) for k, v in value.items() if v is not None}
@@ -776,6 +799,17 @@ def _difference(a: Any, b: Any, path: str = "") -> str:
             if _strip_none(x) != _strip_none(y):
                 return _difference(x, y, f"{path}[{i}]")
     return f"{path.lstrip('.') or 'value'}: {_short(a)} != {_short(b)}"
+
+
+_DELTA_EVENTS = frozenset(
+    {
+        "response.output_text.delta",
+        "response.refusal.delta",
+        "response.reasoning.delta",
+        "response.reasoning_summary_text.delta",
+        "response.function_call_arguments.delta",
+    }
+)
 
 
 class ResponseAccumulator:
@@ -802,17 +836,22 @@ class ResponseAccumulator:
 
     def feed(self, event: Any) -> None:
         if isinstance(event, BaseModel):
-            event = event.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            # A delta's fields are plain values, so its attributes will do; dumping the model
+            # would cost more than the rest of the work per event.
+            if getattr(event, "type", None) in _DELTA_EVENTS:
+                event = event.__dict__
+            else:
+                event = event.model_dump(mode="json", by_alias=True, exclude_unset=True)
         if not isinstance(event, Mapping):
             return
         kind = event.get("type")
         if not isinstance(kind, str):
             return
-        if kind in _STATUS_OF:
+        if kind in RESPONSE_STATUSES:
             snapshot = event.get("response")
             if isinstance(snapshot, Mapping):
                 self.response = json.loads(json.dumps(snapshot))
-            if kind in _TERMINAL:
+            if kind in TERMINAL_EVENT_TYPES:
                 self.finished = True
             return
         index = event.get("output_index")

@@ -10,6 +10,7 @@ wrong method), is answered with the spec's error object and a fitting status:
 | (also `NaN`/`Infinity`, a number beyond double range, a lone `\\ud800` surrogate, nesting too deep) | 400 | `invalid_request` / `invalid_json` |
 | body fails the request schema (strictly: no `"yes"` for a boolean, no `false` for a number) | 400 | `invalid_request` / `invalid_value` (+ `param`, e.g. `input[0].content`) |
 | `tool_choice: "required"` but `tools` has no function to call | 400 | `invalid_request` / `invalid_value` (`param` `tool_choice`) |
+| input the server does not honour: unknown item or content types, unknown parameters, a `function_call_output` without its call (see `acceptance`) | 400 | `invalid_request` / `unsupported_item_type`, `unsupported_content_type`, `unknown_parameter`, `function_call_not_found` |
 | `Content-Type` is not `application/json` | 415 | `invalid_request` / `unsupported_media_type` |
 | body larger than `max_body_bytes` | 413 | `invalid_request` / `request_too_large` |
 | missing or wrong bearer token | 401 | `invalid_request` / `invalid_api_key` |
@@ -45,6 +46,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 
 from .. import models
+from .acceptance import Accept, check_function_outputs, check_request
 from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id, sse_frame
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
 from .routes import ROUTES
@@ -274,8 +276,7 @@ def _echo_format(fmt: Any) -> dict[str, Any]:
             "type": "json_schema",
             "name": fmt.get("name") or "response",
             "description": fmt.get("description"),
-            # The spec types the echoed `schema` as null only (as upstream does), so it is not repeated.
-            "schema": None,
+            "schema": fmt.get("schema") if isinstance(fmt.get("schema"), dict) else {},
             "strict": bool(fmt.get("strict")),
         }
     return dict(fmt)
@@ -377,8 +378,10 @@ class _Server:
         debug: bool,
         max_body_bytes: int,
         default_model: str,
+        accept: Accept,
     ):
         self.provider = provider
+        self.accept = accept
         self.store = store
         self.api_keys = api_keys
         self.debug = debug
@@ -403,9 +406,11 @@ class _Server:
     ) -> tuple[dict[str, Any], ProviderRequest, list[dict], ToolPolicy]:
         """The response skeleton, the provider request and this turn's own input items."""
         _check_tool_choice(data)
+        check_request(body, self.accept)
         own_input = input_items(data.get("input"))
         previous = data.get("previous_response_id")
         history = await context(store or self.store, previous) if previous else []
+        check_function_outputs(own_input, history)
         response_id = new_id("resp")
         model = data.get("model") or self.default_model
         response = response_skeleton(data, response_id, model)
@@ -557,6 +562,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     default_model: str = "default",
     max_connection_seconds: float = 3600,
+    accept: Accept | None = None,
 ) -> Starlette:
     """A Starlette app serving the spec's operations with `provider` behind them.
 
@@ -565,6 +571,8 @@ def create_app(
     `$ORSPEC_API_KEY`); there is no open mode, so without any key this raises `ValueError`.
     `debug`: run the stream checker on every response the server emits and fail loudly.
     `max_connection_seconds`: how long a WebSocket connection may last (the spec's 60 minutes).
+    `accept`: the input item types, content types and parameters the provider honours beyond the
+    spec (see `acceptance`); anything else unknown is refused with a 400.
     """
     if api_keys is None:
         api_keys = os.environ.get("ORSPEC_API_KEY")
@@ -574,7 +582,15 @@ def create_app(
         raise ValueError("create_app needs at least one API key (api_keys=... or $ORSPEC_API_KEY); it never runs open")
     if store is None or isinstance(store, str | os.PathLike):
         store = open_store(store)
-    server = _Server(provider, store, keys, debug=debug, max_body_bytes=max_body_bytes, default_model=default_model)
+    server = _Server(
+        provider,
+        store,
+        keys,
+        debug=debug,
+        max_body_bytes=max_body_bytes,
+        default_model=default_model,
+        accept=accept or Accept(),
+    )
     handlers = {"createResponse": server.create_response, "compactResponse": server.compact}
     routes: list[Any] = []
     for op in ROUTES:

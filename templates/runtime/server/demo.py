@@ -2,10 +2,11 @@
 
 - It answers the last user message with `You said: <text>` in word-sized chunks (and says how
   many images came with it).
-- When the message names function tools the request offers (and `tool_choice` allows), it calls
-  each of them (only the first with `parallel_tool_calls: false`) with JSON arguments built from
-  the tool's parameter schema; under `required` (or a forced function) it calls the first allowed
-  tool anyway.
+- When the message shares a word with a function tool the request offers (a word of its name,
+  split at `_`, or of its description: "weather" calls `get_weather`), and `tool_choice` allows
+  it, it calls each such tool (only the first with `parallel_tool_calls: false`) with JSON
+  arguments built from the tool's parameter schema; under `required` (or a forced function) it
+  calls the first allowed tool anyway. Short and common words ("the", "get") never count.
 - After a `function_call_output` it reports what the function returned.
 - With `reasoning` requested it first emits a reasoning summary.
 - It stops `incomplete` when the answer would exceed `max_output_tokens` (one chunk, one token).
@@ -36,9 +37,26 @@ from .steps import (
     UsageReport,
 )
 
-__all__ = ["DemoProvider", "chunks"]
+__all__ = ["DemoProvider", "chunks", "tools_matching"]
 
 _CHUNK = re.compile(r"\S+\s*|\s+")
+_WORD = re.compile(r"[a-z0-9]+")
+# Words too common to say which tool a message is about.
+_STOPWORDS = frozenset(
+    "a an and are can current for from get give how in is it its like me my of on or set show "
+    "tell that the this to use what whats when where which with you your".split()
+)
+
+
+def _words(text: str) -> set[str]:
+    """The distinctive lower-case words of `text` (`get_weather` gives {"weather"})."""
+    return {w for w in _WORD.findall(text.lower().replace("_", " ")) if len(w) > 2 and w not in _STOPWORDS}
+
+
+def tools_matching(text: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tools, in request order, whose name or description shares a distinctive word with `text`."""
+    said = _words(text)
+    return [tool for tool in tools if said & _words(f"{tool.get('name', '')} {tool.get('description') or ''}")]
 
 
 def chunks(text: str) -> list[str]:
@@ -137,7 +155,7 @@ class DemoProvider:
     @staticmethod
     def _pick_tools(request: ProviderRequest, text: str) -> list[dict[str, Any]]:
         tools = [t for name, t in request.function_tools.items() if name in request.allowed_tools]
-        named = [tool for tool in tools if re.search(rf"\b{re.escape(tool['name'])}\b", text)]
+        named = tools_matching(text, tools)
         if not named and request.tool_choice == "required" and tools:
             named = tools[:1]
         parallel = getattr(request.body, "parallel_tool_calls", None) is not False

@@ -18,7 +18,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
+from contextvars import ContextVar
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -49,6 +51,20 @@ class _ConnectionStore:
         self.local._records.pop(response_id, None)
 
 
+# uvicorn's websockets-sansio protocol (its default) logs "ASGI callable returned without completing
+# handshake" after every denial response, although the refusal was sent (Kludex/uvicorn#3138). A
+# refused connection is deliberate, so that one record is dropped, for connections refused here only.
+_REFUSED: ContextVar[bool] = ContextVar("openresponses_websocket_refused", default=False)
+
+
+class _RefusalLogFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_REFUSED.get() and record.getMessage().startswith("ASGI callable returned without completing"))
+
+
+_REFUSAL_FILTER = _RefusalLogFilter()
+
+
 def _envelope(error: OpenResponsesError) -> str:
     return dumps({"type": "error", "status": error.status, "error": error.payload()}).decode()
 
@@ -65,10 +81,13 @@ def websocket_endpoint(server: Any, model: type, max_connection_seconds: float =
     """The WebSocket handler for `server` (the app's `_Server`), validating turns with `model`."""
     from .app import _bearer, error_response, parse_body
 
+    logging.getLogger("uvicorn.error").addFilter(_REFUSAL_FILTER)  # a no-op when already added
+
     async def endpoint(websocket: WebSocket) -> None:
         try:
             server.authorize(_bearer(websocket))
         except OpenResponsesError as exc:
+            _REFUSED.set(True)  # uvicorn logs in this same task, after the endpoint returns
             await websocket.send_denial_response(error_response(exc))
             return
         await websocket.accept()

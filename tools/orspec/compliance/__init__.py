@@ -12,7 +12,7 @@ from typing import Any
 
 # Loaded on first use, so that registering the `compliance` command costs the CLI nothing.
 _EXPORTS = {
-    "CASES": "cases", "Case": "cases", "CheckFailed": "client", "Client": "client",
+    "CASES": "cases", "Case": "cases", "CheckFailed": "target", "Target": "target",
     "Result": "runner", "run": "runner", "select": "runner",
 }  # fmt: skip
 

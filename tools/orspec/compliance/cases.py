@@ -1,6 +1,6 @@
 """The compliance tests, each stated as data: what it sends, what it checks, the MUST it proves.
 
-A test is a function taking a `Client` and raising `CheckFailed` with a reason. Tests that depend
+A test is a function taking a `Target` and raising `CheckFailed` with a reason. Tests that depend
 on the model's behaviour prompt for it explicitly (name the tool to call, ask for a long answer),
 so a real model and a deterministic demo model are held to the same checks.
 """
@@ -14,11 +14,12 @@ from typing import Any
 
 import httpx
 from openresponses_runtime import models
+from openresponses_runtime.client import APIStatusError
 from openresponses_runtime.events import parse_event
 from openresponses_runtime.streaming import StreamChecker
 from pydantic import ValidationError
 
-from .client import TERMINAL, CheckFailed, Client, Stream
+from .target import TERMINAL, CheckFailed, Reply, Stream, Target
 
 __all__ = ["CASES", "Case"]
 
@@ -32,7 +33,7 @@ class Case:
     sends: str
     checks: str
     must: str
-    run: Callable[[Client], None]
+    run: Callable[[Target], None]
     group: str = "http"
 
 
@@ -40,7 +41,7 @@ CASES: list[Case] = []
 
 
 def case(id: str, title: str, *, sends: str, checks: str, must: str, group: str = "http"):
-    def register(fn: Callable[[Client], None]) -> Callable[[Client], None]:
+    def register(fn: Callable[[Target], None]) -> Callable[[Target], None]:
         CASES.append(Case(id, title, sends, checks, must, fn, group))
         return fn
 
@@ -131,14 +132,12 @@ def check_answer(data: dict[str, Any]) -> None:
 
 
 def check_error(
-    reply: httpx.Response, status: int, error_type: str, *, code: str | None = None, param: bool = False
+    reply: Reply, status: int, error_type: str, *, code: str | None = None, param: bool = False
 ) -> dict[str, Any]:
     """An HTTP error reply: `status` and the spec's `{"error": {type, code, param, message}}`."""
     expect(reply.status_code == status, f"expected HTTP {status}, got {reply.status_code}: {reply.text[:160]}")
-    try:
-        body = reply.json()
-    except ValueError:
-        raise CheckFailed(f"the {status} reply is not JSON: {reply.text[:160]!r}") from None
+    body = reply.body
+    expect(body is not None, f"the {status} reply is not JSON: {reply.text[:160]!r}")
     error = body.get("error") if isinstance(body, dict) else None
     expect(isinstance(error, dict), f"the {status} reply has no `error` object")
     for key in ("type", "code", "param", "message"):
@@ -158,7 +157,7 @@ def check_error(
 
 def check_stream(stream: Stream, *, terminal: str = "response.completed") -> dict[str, Any]:
     """A clean SSE stream: 200, text/event-stream, registry-valid events, no checker violations."""
-    expect(stream.status == 200, f"the stream answered HTTP {stream.status}: {stream.raw[:160]!r}")
+    expect(stream.status == 200, f"the stream answered HTTP {stream.status}: {stream.error[:160]}")
     expect(
         stream.content_type.split(";")[0].strip() == "text/event-stream",
         f"Content-Type is {stream.content_type!r}, not text/event-stream",
@@ -212,6 +211,13 @@ def check_ws_error(messages: list[dict[str, Any]], status: int, code: str | None
     return last
 
 
+def _reply(response: httpx.Response) -> Reply:
+    try:
+        return Reply(response.status_code, response.json(), response.text)
+    except ValueError:
+        return Reply(response.status_code, None, response.text)
+
+
 def user(text: str) -> dict[str, Any]:
     return {"type": "message", "role": "user", "content": text}
 
@@ -227,7 +233,7 @@ def user(text: str) -> dict[str, Any]:
     "with output_text, items with id/type/status, and usage",
     must="A response is a ResponseResource; output items carry id, type and status.",
 )
-def basic_text(client: Client) -> None:
+def basic_text(client: Target) -> None:
     data = check_resource(client.create(input="Say hello in one short sentence."))
     check_answer(data)
     messages = [item for item in data["output"] if item.get("type") == "message"]
@@ -248,7 +254,7 @@ def basic_text(client: Client) -> None:
     must="Streams emit typed events in state-machine order, with increasing sequence_number, "
     "and end with `data: [DONE]`.",
 )
-def streaming(client: Client) -> None:
+def streaming(client: Target) -> None:
     final = check_stream(client.stream(input="Stream a short greeting to me."))
     check_answer(check_resource(final, where="the response.completed response"))
 
@@ -261,7 +267,7 @@ def streaming(client: Client) -> None:
     "arguments, which are a JSON object, and the finished item has a call_id",
     must="Function call arguments stream as deltas bracketed by output_item added/done.",
 )
-def streaming_tool_call(client: Client) -> None:
+def streaming_tool_call(client: Target) -> None:
     stream = client.stream(tools=[WEATHER], input="Call the get_weather tool for Paris now.")
     final = check_stream(stream)
     deltas: dict[str, list[str]] = {}
@@ -287,7 +293,7 @@ def streaming_tool_call(client: Client) -> None:
     checks="HTTP 200, completed, instructions echoed on the response",
     must="Servers accept the instructions parameter and system-role messages.",
 )
-def system_prompt(client: Client) -> None:
+def system_prompt(client: Target) -> None:
     instructions = "You are a terse assistant. Answer in one sentence."
     data = check_resource(
         client.create(
@@ -306,7 +312,7 @@ def system_prompt(client: Client) -> None:
     checks="HTTP 200 and a completed response with an answer",
     must="Input messages may have role developer.",
 )
-def developer_role(client: Client) -> None:
+def developer_role(client: Target) -> None:
     developer = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Be brief."}]}
     check_answer(check_resource(client.create(input=[developer, user("Say hello.")])))
 
@@ -318,7 +324,7 @@ def developer_role(client: Client) -> None:
     checks="a function_call item named get_weather with a call_id and JSON-object arguments; status completed",
     must="A model's tool request is a function_call item with call_id, name and JSON arguments.",
 )
-def tool_call(client: Client) -> None:
+def tool_call(client: Target) -> None:
     data = check_resource(client.create(tools=[WEATHER], input="Call the get_weather tool for Paris now."))
     found = calls(data)
     expect(found, "no function_call item in the output")
@@ -333,7 +339,7 @@ def tool_call(client: Client) -> None:
     checks="the second response completes with an assistant answer and echoes previous_response_id",
     must="Function results come back as function_call_output items matched by call_id.",
 )
-def tool_round_trip(client: Client) -> None:
+def tool_round_trip(client: Target) -> None:
     first = check_resource(client.create(tools=[WEATHER], input="Call the get_weather tool for Paris now."))
     found = calls(first)
     expect(found, "no function_call item in the first response")
@@ -354,7 +360,7 @@ def tool_round_trip(client: Client) -> None:
     "and parallel_tool_calls echoed",
     must="With parallel_tool_calls false the model makes at most one tool call per turn.",
 )
-def parallel_tool_calls(client: Client) -> None:
+def parallel_tool_calls(client: Target) -> None:
     prompt = "Call both tools: the get_weather tool and the get_time tool, for Paris, in parallel."
     data = check_resource(client.create(tools=[WEATHER, TIME], parallel_tool_calls=True, input=prompt))
     found = calls(data)
@@ -375,7 +381,7 @@ def parallel_tool_calls(client: Client) -> None:
     checks="HTTP 200 and a completed answer",
     must="User content may include input_image parts.",
 )
-def image_input(client: Client) -> None:
+def image_input(client: Target) -> None:
     content = [
         {"type": "input_text", "text": "Describe this image in one sentence."},
         {"type": "input_image", "image_url": PIXEL, "detail": "auto"},
@@ -390,7 +396,7 @@ def image_input(client: Client) -> None:
     checks="HTTP 200 and a completed answer",
     must="Input may carry the conversation history, including assistant messages.",
 )
-def multi_turn(client: Client) -> None:
+def multi_turn(client: Target) -> None:
     assistant = {
         "type": "message",
         "role": "assistant",
@@ -407,7 +413,7 @@ def multi_turn(client: Client) -> None:
     checks="the second completes and echoes previous_response_id",
     must="previous_response_id continues a stored conversation.",
 )
-def previous_response(client: Client) -> None:
+def previous_response(client: Target) -> None:
     first = check_resource(client.create(input="Remember the word pineapple."))
     second = check_resource(
         client.create(previous_response_id=first["id"], input="Which word did I ask you to remember?")
@@ -423,7 +429,7 @@ def previous_response(client: Client) -> None:
     checks="no function_call in the output; tool_choice echoed as none",
     must='tool_choice "none": the model calls no tool.',
 )
-def tool_choice_none(client: Client) -> None:
+def tool_choice_none(client: Target) -> None:
     data = check_resource(
         client.create(tools=[WEATHER], tool_choice="none", input="Call the get_weather tool for Paris.")
     )
@@ -438,7 +444,7 @@ def tool_choice_none(client: Client) -> None:
     checks="at least one function_call",
     must='tool_choice "required": the model invokes at least one tool.',
 )
-def tool_choice_required(client: Client) -> None:
+def tool_choice_required(client: Target) -> None:
     data = check_resource(client.create(tools=[WEATHER], tool_choice="required", input="Say hello."))
     expect(calls(data), "tool_choice required, yet no function_call")
     for item in calls(data):
@@ -452,7 +458,7 @@ def tool_choice_required(client: Client) -> None:
     checks="at least one function_call, all of them get_time",
     must="A forced function is the one the model calls.",
 )
-def tool_choice_function(client: Client) -> None:
+def tool_choice_function(client: Target) -> None:
     data = check_resource(
         client.create(
             tools=[WEATHER, TIME],
@@ -472,7 +478,7 @@ def tool_choice_function(client: Client) -> None:
     checks="no function_call outside the allowed set",
     must="Servers MUST enforce allowed_tools as a hard constraint.",
 )
-def allowed_tools(client: Client) -> None:
+def allowed_tools(client: Target) -> None:
     data = check_resource(
         client.create(
             tools=[WEATHER, TIME],
@@ -492,7 +498,7 @@ def allowed_tools(client: Client) -> None:
     "the stream ends with response.incomplete and passes StreamChecker",
     must="If any item ends incomplete, the containing response MUST also be incomplete.",
 )
-def max_output_tokens(client: Client) -> None:
+def max_output_tokens(client: Target) -> None:
     prompt = f"Repeat this text back word for word, then write a long essay about it: {LONG_TEXT}"
     data = check_resource(client.create(max_output_tokens=16, input=prompt), status="incomplete")
     reason = (data.get("incomplete_details") or {}).get("reason")
@@ -512,10 +518,17 @@ def max_output_tokens(client: Client) -> None:
     must="Errors are `{error: {type, code, param, message}}` with the matching HTTP status.",
     group="errors",
 )
-def error_invalid_request(client: Client) -> None:
+def error_invalid_request(client: Target) -> None:
     error = check_error(client.post("/responses", client.body(input=42)), 400, "invalid_request", param=True)
     expect("input" in error["param"], f"error.param is {error['param']!r}, expected it to name input")
-    check_error(client.post("/responses", None, content=b"{not json"), 400, "invalid_request")
+    # Bodies no client sends go out through httpx itself.
+    raw = httpx.post(
+        client.base_url + "/responses",
+        content=b"{not json",
+        headers={"Authorization": f"Bearer {client.api_key}", "Content-Type": "application/json"},
+        timeout=client.timeout,
+    )
+    check_error(_reply(raw), 400, "invalid_request")
 
 
 @case(
@@ -526,11 +539,11 @@ def error_invalid_request(client: Client) -> None:
     must="Requests authenticate with `Authorization: Bearer`; a bad key is refused.",
     group="errors",
 )
-def error_auth(client: Client) -> None:
+def error_auth(client: Target) -> None:
     body = client.body(input="hello")
     check_error(client.post("/responses", body, key="sk-orspec-compliance-wrong-key"), 401, "invalid_request")
-    reply = client.http.post(client.base_url + "/responses", json=body)
-    check_error(reply, 401, "invalid_request")
+    reply = httpx.post(client.base_url + "/responses", json=body, timeout=client.timeout)  # no Authorization at all
+    check_error(_reply(reply), 401, "invalid_request")
 
 
 @case(
@@ -541,7 +554,7 @@ def error_auth(client: Client) -> None:
     must="An unknown previous_response_id is a not_found error (404).",
     group="errors",
 )
-def error_not_found(client: Client) -> None:
+def error_not_found(client: Target) -> None:
     check_error(client.post("/responses", client.body(input="hi", previous_response_id=MISSING_ID)), 404, "not_found")
 
 
@@ -553,11 +566,11 @@ def error_not_found(client: Client) -> None:
     "as input and the next response completes",
     must="POST /responses/compact returns a shortened context that round-trips as input.",
 )
-def compaction(client: Client) -> None:
+def compaction(client: Target) -> None:
     first = check_resource(client.create(input="Remember the word pineapple."))
     reply = client.post("/responses/compact", client.body(previous_response_id=first["id"]))
     expect(reply.status_code == 200, f"POST /responses/compact answered {reply.status_code}: {reply.text[:160]}")
-    data = reply.json()
+    data = reply.body
     try:
         models.CompactResource.model_validate(data)
     except ValidationError as exc:
@@ -569,7 +582,7 @@ def compaction(client: Client) -> None:
 # -- WebSocket mode ----------------------------------------------------------------------------
 
 
-def _ws(client: Client) -> Any:
+def _ws(client: Target) -> Any:
     try:
         return client.websocket()
     except Exception as exc:  # pragma: no cover - connection errors surface on enter
@@ -584,7 +597,7 @@ def _ws(client: Client) -> Any:
     must="WebSocket mode answers response.create with the same events as SSE.",
     group="websocket",
 )
-def ws_single_turn(client: Client) -> None:
+def ws_single_turn(client: Target) -> None:
     with _ws(client) as ws:
         check_answer(check_ws_turn(ws.turn(input="Hello over a WebSocket.")))
 
@@ -597,14 +610,12 @@ def ws_single_turn(client: Client) -> None:
     must="WebSocket mode authenticates with the same bearer token as HTTP.",
     group="websocket",
 )
-def ws_auth(client: Client) -> None:
-    from websockets.exceptions import InvalidStatus
-
+def ws_auth(client: Target) -> None:
     try:
         with client.websocket(key="sk-orspec-compliance-wrong-key") as ws:
             ws.turn(input="hello")
-    except InvalidStatus as exc:
-        status = exc.response.status_code
+    except APIStatusError as exc:
+        status = exc.status_code
         expect(status == 401, f"the upgrade was refused with HTTP {status}, expected 401")
         return
     except CheckFailed:
@@ -620,7 +631,7 @@ def ws_auth(client: Client) -> None:
     must="Turns on one connection run one after another.",
     group="websocket",
 )
-def ws_sequential(client: Client) -> None:
+def ws_sequential(client: Target) -> None:
     with _ws(client) as ws:
         a = check_ws_turn(ws.turn(input="First turn."))
         b = check_ws_turn(ws.turn(input="Second turn."))
@@ -635,7 +646,7 @@ def ws_sequential(client: Client) -> None:
     must="previous_response_id may continue from any response the connection has seen.",
     group="websocket",
 )
-def ws_continuation(client: Client) -> None:
+def ws_continuation(client: Target) -> None:
     with _ws(client) as ws:
         first = check_ws_turn(ws.turn(input="Remember the word pineapple."))
         second = check_ws_turn(ws.turn(input="Which word?", previous_response_id=first["id"]))
@@ -650,7 +661,7 @@ def ws_continuation(client: Client) -> None:
     must="store: false responses live only as long as the connection that made them.",
     group="websocket",
 )
-def ws_store_false(client: Client) -> None:
+def ws_store_false(client: Target) -> None:
     with _ws(client) as ws:
         first = check_ws_turn(ws.turn(input="Remember the word pineapple.", store=False))
         check_ws_turn(ws.turn(input="Which word?", previous_response_id=first["id"]))
@@ -668,7 +679,7 @@ def ws_store_false(client: Client) -> None:
     must="A failed turn is reported as an error message and the connection stays open.",
     group="websocket",
 )
-def ws_missing_previous(client: Client) -> None:
+def ws_missing_previous(client: Target) -> None:
     with _ws(client) as ws:
         check_ws_error(ws.turn(input="hi", previous_response_id=MISSING_ID), 404, "previous_response_not_found")
         check_ws_turn(ws.turn(input="Still there?"))
@@ -683,7 +694,7 @@ def ws_missing_previous(client: Client) -> None:
     must="A continuation that fails evicts the previous response from the connection cache.",
     group="websocket",
 )
-def ws_evict_after_failure(client: Client) -> None:
+def ws_evict_after_failure(client: Target) -> None:
     with _ws(client) as ws:
         first = check_ws_turn(ws.turn(input="Remember the word pineapple.", store=False))
         failed = ws.turn(

@@ -8,9 +8,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import httpx
+from openresponses_runtime.client import APIConnectionError
 
 from .cases import CASES, Case
-from .client import CheckFailed, Client
+from .target import CheckFailed, Target
 
 __all__ = ["Result", "run", "select"]
 
@@ -55,13 +56,13 @@ def select(filters: Iterable[str] | None) -> list[Case]:
     return [c for c in CASES if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
 
 
-def run_case(client: Client, case: Case) -> Result:
+def run_case(client: Target, case: Case) -> Result:
     start = time.perf_counter()
     try:
         case.run(client)
     except CheckFailed as exc:
         return Result(case, False, str(exc), time.perf_counter() - start)
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, APIConnectionError) as exc:
         return Result(case, False, f"HTTP failure: {type(exc).__name__}: {exc}", time.perf_counter() - start)
     except Exception as exc:  # a server that breaks the client (bad JSON, closed socket, ...) fails the case
         return Result(case, False, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
@@ -80,7 +81,7 @@ def run(
     """Every selected case against the server at `base_url` (the root `/responses` hangs off)."""
     cases = select(filters)
     results = []
-    with Client(base_url, api_key, model=model, timeout=timeout) as client:
+    with Target(base_url, api_key, model=model, timeout=timeout) as client:
         for case in cases:
             result = run_case(client, case)
             results.append(result)

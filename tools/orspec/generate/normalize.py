@@ -85,6 +85,7 @@ RESERVED_NAMES = {
     "Tag",
     "TypeAliasType",
     "Union",
+    "UnknownAnnotation",
     "UnknownContent",
     "UnknownEvent",
     "UnknownItem",
@@ -319,6 +320,7 @@ OPEN_UNIONS = {
     "Tool": "UnknownTool",
     "ResponsesToolParam": "UnknownTool",
     EVENT_UNION: "UnknownEvent",
+    "Annotation": "UnknownAnnotation",
 }
 CONTENT_FIELDS = {"content", "part", "summary", "output"}
 

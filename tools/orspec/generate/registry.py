@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..statemachines import StateMachines, event_types
+from ..project import CORE_STATE_MACHINES
+from ..statemachines import StateMachines, event_types, item_types_with_status, load_state_machines
 from .package import PACKAGE, environment
 from .pyformat import format_python
 
@@ -56,20 +57,50 @@ def registry_events(document: dict, machines: StateMachines | None) -> list[Regi
     return list(out.values())
 
 
+@dataclass(frozen=True)
+class Protocol:
+    """The tables the stream checker reads, from the state machines."""
+
+    terminal: list[str]
+    response_statuses: dict[str, tuple[str, ...]]  # lifecycle event -> the `response.status` it may carry
+    item_status_types: list[str]
+    opaque_fields: list[str]
+    text_parts: dict[str, tuple[str, str]]  # part type -> (its text's done event, the field holding the text)
+    warnings: list[str]
+
+
+def protocol(machines: StateMachines, document: dict) -> Protocol:
+    response = machines.machines.get("response")
+    transitions = response.transitions if response else ()
+    statuses: dict[str, tuple[str, ...]] = {}
+    for t in transitions:
+        shown = response.statuses.get(t.target, (t.target,))
+        statuses[t.on] = tuple(dict.fromkeys([*statuses.get(t.on, ()), *shown]))
+    item = machines.machines.get("item")
+    text_parts = {}
+    for machine in machines.machines.values():
+        text_parts.update(machine.text_parts)
+    return Protocol(
+        terminal=sorted({t.on for t in transitions if t.target in response.terminal}) if response else [],
+        response_statuses=dict(sorted(statuses.items())),
+        item_status_types=item_types_with_status(machines, document),
+        opaque_fields=sorted(item.opaque_fields) if item else [],
+        text_parts=dict(sorted(text_parts.items())),
+        warnings=sorted(machines.warnings),
+    )
+
+
 def generate_registry(document: dict, machines: StateMachines | None, templates: Path) -> dict[str, bytes]:
     env = environment(templates)
     events = registry_events(document, machines)
     rules = dict(sorted(machines.rules.items())) if machines else {}
     pattern = machines.custom_pattern.pattern if machines and machines.custom_pattern else None
-    terminal = sorted(
-        t.on
-        for t in (machines.machines["response"].transitions if machines and "response" in machines.machines else ())
-        if t.target in machines.machines["response"].terminal
-    )
+    # A spec without state machines (a single upstream file) streams by the core protocol's rules.
+    core = machines or load_state_machines(CORE_STATE_MACHINES)[0]
     code = env.get_template("registry/events.py.jinja").render(
         events=events,
         rules=rules,
         custom_pattern=pattern,
-        terminal=terminal,
+        protocol=protocol(core, document) if core else None,
     )
     return {OUTPUT: format_python(code, filename="events.py").encode()}

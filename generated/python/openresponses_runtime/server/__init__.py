@@ -8,6 +8,7 @@ spec-exact event stream (or one JSON response) and stores the result.
 This subpackage is hand-written, except `routes`, which is generated from the spec's paths.
 """
 
+from .acceptance import Accept
 from .app import create_app, error_response, response_skeleton
 from .demo import DemoProvider
 from .emitter import Emitter, StreamViolation, ToolPolicy, sse_frame
@@ -42,6 +43,7 @@ from .store import MemoryStore, PostgresStore, ResponseStore, SQLiteStore, Store
 
 __all__ = [
     "ROUTES",
+    "Accept",
     "ArgumentsDelta",
     "DemoProvider",
     "Emitter",

@@ -1,0 +1,205 @@
+"""Typed event streams: what `responses.create(stream=True)` returns.
+
+An `EventStream` is a context manager and an iterator of typed events (each the model of its
+event type, a `GenericEvent` for a type this runtime does not know). Every event also feeds a
+`ResponseAccumulator`, so `final_response()` can rebuild the response; with `check=True` a
+`StreamChecker` sees each event as it arrives and the first broken rule raises `StreamViolation`.
+A stream that has begun is never retried: a broken connection raises `APIConnectionError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+
+from .. import models
+from ..events import TERMINAL_EVENT_TYPES, SSEDecoder, SSEMessage, iter_sse, parse_event
+from ..streaming import ResponseAccumulator, StreamChecker
+from ._errors import APIConnectionError, APIResponseValidationError, APITimeoutError, StreamViolation
+
+__all__ = ["AsyncEventStream", "EventStream", "StreamReader"]
+
+_TEXT_DELTA = "response.output_text.delta"
+
+
+class StreamReader:
+    """The per-event work both stream kinds share: type, check and accumulate one SSE message."""
+
+    __slots__ = ("checker", "accumulator", "terminal", "done", "_seen")
+
+    def __init__(self, *, check: bool = False):
+        self.checker = StreamChecker() if check else None
+        self.accumulator = ResponseAccumulator()
+        self.terminal: str | None = None
+        self.done = False
+        self._seen = 0  # violations already raised
+
+    def read(self, message: SSEMessage) -> Any:
+        """The typed event in `message`, or None for `[DONE]` and empty messages."""
+        checker = self.checker
+        if checker is not None:
+            event = checker.feed(message.event, message.data)
+            if len(checker.violations) > self._seen:
+                self._raise_new()
+        elif message.data == "[DONE]" or not message.data:
+            event = None
+        else:
+            try:
+                event = parse_event(message.data)
+            except ValidationError as exc:
+                raise APIResponseValidationError(f"an event breaks the spec's schema: {_summary(exc)}") from exc
+        if message.data == "[DONE]":
+            self.done = True
+        if event is None:
+            return None
+        self.accumulator.feed(event)
+        if event.type in TERMINAL_EVENT_TYPES:
+            self.terminal = event.type
+        return event
+
+    def end(self, *, expect_done: bool = True) -> None:
+        """The stream is over: report what never came."""
+        if self.checker is not None:
+            if not expect_done:
+                self.checker.done = True  # WebSocket turns have no `[DONE]` to wait for
+            self.checker.finish()
+            if len(self.checker.violations) > self._seen:
+                self._raise_new()
+        if self.terminal is None:
+            raise APIConnectionError("the stream ended before a terminal event (response.completed, ...)")
+
+    def final_response(self) -> models.ResponseResource:
+        try:
+            return self.accumulator.result()
+        except ValidationError as exc:
+            raise APIResponseValidationError(f"the streamed response breaks the schema: {_summary(exc)}") from exc
+
+    def _raise_new(self) -> None:
+        violation = self.checker.violations[self._seen]
+        self._seen = len(self.checker.violations)
+        raise StreamViolation(violation)
+
+
+class EventStream:
+    """The typed events of one streamed response (blocking)."""
+
+    def __init__(self, response: httpx.Response, *, check: bool = False):
+        self.http_response = response
+        self.reader = StreamReader(check=check)
+        self._events = self._iterate()
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._events
+
+    def __next__(self) -> Any:
+        return next(self._events)
+
+    def close(self) -> None:
+        self.http_response.close()
+
+    def _iterate(self) -> Iterator[Any]:
+        reader = self.reader
+        try:
+            try:
+                for message in iter_sse(self.http_response.iter_bytes()):
+                    event = reader.read(message)
+                    if event is not None:
+                        yield event
+                    elif reader.done:
+                        break
+            except httpx.TimeoutException as exc:
+                raise APITimeoutError(f"the stream stalled: {exc}") from exc
+            except httpx.TransportError as exc:
+                raise APIConnectionError(f"the connection broke mid-stream: {exc}") from exc
+            reader.end()
+        finally:
+            self.close()
+
+    def text_deltas(self) -> Iterator[str]:
+        """The text of the output as it arrives, delta by delta."""
+        for event in self:
+            if event.type == _TEXT_DELTA:
+                yield event.delta
+
+    def final_response(self) -> models.ResponseResource:
+        """Read the rest of the stream; the response it built."""
+        for _ in self:
+            pass
+        return self.reader.final_response()
+
+
+class AsyncEventStream:
+    """The typed events of one streamed response (async)."""
+
+    def __init__(self, response: httpx.Response, *, check: bool = False):
+        self.http_response = response
+        self.reader = StreamReader(check=check)
+        self._events = self._iterate()
+
+    async def __aenter__(self) -> AsyncEventStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._events
+
+    async def __anext__(self) -> Any:
+        return await self._events.__anext__()
+
+    async def close(self) -> None:
+        await self.http_response.aclose()
+
+    async def _iterate(self) -> AsyncIterator[Any]:
+        reader, decoder = self.reader, SSEDecoder()
+        try:
+            try:
+                async for chunk in self.http_response.aiter_bytes():
+                    for message in decoder.feed(chunk):
+                        event = reader.read(message)
+                        if event is not None:
+                            yield event
+                        elif reader.done:
+                            break
+                    if reader.done:
+                        break
+                else:
+                    for message in decoder.close():
+                        event = reader.read(message)
+                        if event is not None:
+                            yield event
+            except httpx.TimeoutException as exc:
+                raise APITimeoutError(f"the stream stalled: {exc}") from exc
+            except httpx.TransportError as exc:
+                raise APIConnectionError(f"the connection broke mid-stream: {exc}") from exc
+            reader.end()
+        finally:
+            await self.close()
+
+    async def text_deltas(self) -> AsyncIterator[str]:
+        """The text of the output as it arrives, delta by delta."""
+        async for event in self:
+            if event.type == _TEXT_DELTA:
+                yield event.delta
+
+    async def final_response(self) -> models.ResponseResource:
+        """Read the rest of the stream; the response it built."""
+        async for _ in self:
+            pass
+        return self.reader.final_response()
+
+
+def _summary(exc: ValidationError, limit: int = 3) -> str:
+    errors = exc.errors(include_url=False, include_input=False)
+    parts = [f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in errors[:limit]]
+    return "; ".join(parts) + (f" (+{len(errors) - limit} more)" if len(errors) > limit else "")

@@ -1,0 +1,188 @@
+"""The generated half of the client: `openresponses_runtime.client._create`.
+
+`create` takes one keyword per property of the create-request schema, typed from the schema and
+documented from its description, so a field added to the spec or by a vendor fragment becomes a
+keyword of `client.responses.create` at the next build. The hand-written rest of the client
+(`templates/runtime/client/`) calls into it.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonpointer import unescape
+
+from .normalize import class_names
+from .package import PACKAGE, environment
+from .pyformat import format_python
+
+OUTPUT = f"{PACKAGE}/client/_create.py"
+_SCHEMA_REF = "#/components/schemas/"
+_PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
+# Keywords of `create` that the client itself owns; a spec property of the same name is renamed.
+_CLIENT_KEYWORDS = frozenset({"stream", "check", "extra_body", "timeout", "max_retries"})
+
+
+@dataclass(frozen=True)
+class CreateParam:
+    """One keyword of `create`: the JSON property it fills, its Python name, type and description."""
+
+    json_name: str
+    name: str
+    annotation: str
+    description: str
+    required: bool
+
+
+def create_request_schema(document: dict) -> tuple[str, dict] | None:
+    """The name and schema of the `POST /responses` request body, or None if the spec has none."""
+    operation = ((document.get("paths") or {}).get("/responses") or {}).get("post") or {}
+    content = (operation.get("requestBody") or {}).get("content") or {}
+    ref = ((content.get("application/json") or {}).get("schema") or {}).get("$ref", "")
+    if not ref.startswith(_SCHEMA_REF):
+        return None
+    name = unescape(ref[len(_SCHEMA_REF) :])
+    schema = _schemas(document).get(name)
+    return (name, schema) if isinstance(schema, dict) else None
+
+
+def create_params(document: dict) -> list[CreateParam]:
+    """The keywords of `create`, in the schema's property order (the one place that reads the properties)."""
+    found = create_request_schema(document)
+    if found is None:
+        return []
+    _, schema = found
+    classes = class_names(_schemas(document))
+    required = set(schema.get("required") or ())
+    params, taken = [], set(_CLIENT_KEYWORDS)
+    for json_name, prop in (schema.get("properties") or {}).items():
+        if json_name == "stream":
+            continue  # `stream` is the client's own keyword: it picks the return type
+        name = python_name(json_name, taken)
+        taken.add(name)
+        params.append(
+            CreateParam(
+                json_name=json_name,
+                name=name,
+                annotation=annotation(prop, document, classes),
+                description=_description(prop, document),
+                required=json_name in required,
+            )
+        )
+    return params
+
+
+def python_name(json_name: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """A keyword for a JSON property: `anthropic:mcp_servers` -> `anthropic_mcp_servers`."""
+    name = re.sub(r"\W+", "_", json_name).strip("_").lower() or "field"
+    if name[0].isdigit():
+        name = "_" + name
+    if keyword.iskeyword(name) or name in ("self", "cls"):
+        name += "_"
+    while name in taken:
+        name += "_"
+    return name
+
+
+def annotation(schema: Any, document: dict, classes: dict[str, str], depth: int = 0) -> str:
+    """The Python type a caller may pass for `schema`: a model or its plain dict, never narrower than the wire."""
+    if not isinstance(schema, dict) or depth > 8:
+        return "Any"
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_SCHEMA_REF):
+        name = unescape(ref[len(_SCHEMA_REF) :])
+        target = _schemas(document).get(name)
+        cls = classes.get(name)
+        if not isinstance(target, dict) or cls is None:
+            return "Any"
+        if "enum" in target and target.get("type") == "string":
+            return f"models.{cls} | str"
+        if "properties" in target or "anyOf" in target or "oneOf" in target or "discriminator" in target:
+            return f"models.{cls} | dict[str, Any]"
+        return annotation(target, document, classes, depth + 1)
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            return _union(annotation(s, document, classes, depth + 1) for s in schema[key])
+    if "const" in schema:
+        return f"Literal[{schema['const']!r}]"
+    if isinstance(schema.get("enum"), list) and all(isinstance(v, str | int | bool) for v in schema["enum"]):
+        return f"Literal[{', '.join(repr(v) for v in schema['enum'])}]"
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return _union(annotation({**schema, "type": k}, document, classes, depth + 1) for k in kind)
+    if kind == "array":
+        return f"Sequence[{annotation(schema.get('items'), document, classes, depth + 1)}]"
+    if kind == "object":
+        extra = schema.get("additionalProperties")
+        value = annotation(extra, document, classes, depth + 1) if isinstance(extra, dict) else "Any"
+        return f"Mapping[str, {value}]"
+    return _PRIMITIVES.get(kind, "Any") if isinstance(kind, str) else "Any"
+
+
+def _union(parts) -> str:
+    seen: list[str] = []
+    for part in parts:
+        for piece in _split_union(part):
+            if piece not in seen and piece != "None":
+                seen.append(piece)
+    return "Any" if not seen or "Any" in seen else " | ".join(seen)
+
+
+def _split_union(text: str) -> list[str]:
+    """Top-level `|` members of an annotation (brackets respected)."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            out.append(text[start:i].strip())
+            start = i + 1
+    out.append(text[start:].strip())
+    return out
+
+
+def _description(schema: Any, document: dict, depth: int = 0) -> str:
+    """The property's description, else the first among its alternatives, items or referenced schema."""
+    if not isinstance(schema, dict) or depth > 4:
+        return ""
+    text = " ".join(str(schema.get("description") or "").split())
+    ref = schema.get("$ref")
+    if not text and isinstance(ref, str) and ref.startswith(_SCHEMA_REF):
+        text = _description(_schemas(document).get(unescape(ref[len(_SCHEMA_REF) :])), document, depth + 1)
+    for alternative in [*(schema.get("anyOf") or ()), *(schema.get("oneOf") or ()), schema.get("items")]:
+        if not text:
+            text = _description(alternative, document, depth + 1)
+    return text
+
+
+def _schemas(document: dict) -> dict:
+    return (document.get("components") or {}).get("schemas") or {}
+
+
+def generate_client(document: dict, templates: Path) -> dict[str, bytes]:
+    env = environment(templates)
+    found = create_request_schema(document)
+    code = env.get_template("client/create.py.jinja").render(
+        params=create_params(document),
+        request_model=class_names(_schemas(document)).get(found[0]) if found else None,
+    )
+    return {OUTPUT: format_python(code, filename="_create.py").encode()}
+
+
+def generate_client_reference(document: dict, templates: Path) -> dict[str, bytes]:
+    """`generated/docs/client-create.md`: the keywords of the generated `create`, for the docs site."""
+    from .docs import environment as docs_environment
+
+    found = create_request_schema(document)
+    page = (
+        docs_environment(templates)
+        .get_template("docs/client-create.md.jinja")
+        .render(params=create_params(document), request_model=found[0] if found else None)
+    )
+    return {"docs/client-create.md": page.encode()}

@@ -1,0 +1,344 @@
+"""The proxy as an ASGI app: forwards every request to the upstream and observes it on the side.
+
+HTTP: the request body is read (it is small), checked and forwarded; the answer is passed to the
+client chunk by chunk as it arrives, with the upstream's status and headers (hop-by-hop ones
+dropped), and a copy of each chunk goes to the observer after the client has it. WebSocket: the
+proxy opens its own connection to the upstream and relays messages both ways, one turn per
+`response.create`.
+
+Where the upstream fails, the client gets the spec's error object: 502 for a 5xx or an unreachable
+upstream, 504 when it does not answer within `upstream_timeout`. A stream that stalls, or whose
+upstream dies, is ended cleanly: an `error` event, `response.failed` (when the response is
+known) and `[DONE]`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+import anyio
+from openresponses_runtime.server.emitter import dumps, sse_frame
+from openresponses_runtime.server.errors import InvalidRequest, OpenResponsesError, ServerError
+from openresponses_runtime.server.routes import ROUTES
+
+from .observer import StreamObserver, check_json_response, check_request, side_decoder
+from .recorder import Exchange, Recorder
+
+__all__ = ["ProxyApp", "ProxyConfig"]
+
+log = logging.getLogger("orspec.proxy")
+
+# Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded; `host` and
+# `content-length` are set anew for the upstream connection.
+_HOP_BY_HOP = frozenset(
+    {b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"proxy-connection"}
+    | {b"te", b"trailer", b"trailers", b"transfer-encoding", b"upgrade"}
+)
+_NOT_TO_UPSTREAM = _HOP_BY_HOP | {b"host", b"content-length"}
+_WEBSOCKET_HANDSHAKE = frozenset(
+    {b"sec-websocket-key", b"sec-websocket-version", b"sec-websocket-extensions", b"sec-websocket-protocol"}
+)
+_MAX_CHECKED_BODY = 32 * 1024 * 1024  # JSON bodies larger than this are forwarded but not checked
+# aiohttp adds these unless told not to; the upstream gets only what the client sent.
+_NO_AUTO_HEADERS = frozenset({"User-Agent", "Accept", "Accept-Encoding", "Content-Type"})
+_OPERATIONS = {op.path: op for op in ROUTES if op.method == "POST"}
+_WEBSOCKET_OPERATIONS = {op.path: op for op in ROUTES if op.websocket and op.websocket_model is not None}
+
+
+@dataclass(frozen=True)
+class ProxyConfig:
+    upstream: str
+    tool_timeout: float = 30.0
+    stall_timeout: float = 60.0
+    upstream_timeout: float = 60.0
+    enforce: bool = False
+
+
+def _drop_hop_by_hop(headers: list[tuple[bytes, bytes]], also: frozenset[bytes] = frozenset()) -> list:
+    named = {
+        token.strip().lower() for name, value in headers if name.lower() == b"connection" for token in value.split(b",")
+    }
+    skip = _HOP_BY_HOP | also | named
+    return [(name, value) for name, value in headers if name.lower() not in skip]
+
+
+def _bearer(headers: list[tuple[bytes, bytes]]) -> tuple[str, ...]:
+    """The client's credentials, so a record can be scrubbed of them wherever they appear."""
+    found = []
+    for name, value in headers:
+        if name.lower() in (b"authorization", b"api-key", b"x-api-key"):
+            text = value.decode("latin-1")
+            found.append(text)
+            scheme, _, token = text.partition(" ")
+            if token.strip():
+                found.append(token.strip())
+    return tuple(found)
+
+
+class ProxyApp:
+    """An ASGI app forwarding to `config.upstream` and recording each exchange with `recorder`."""
+
+    def __init__(self, config: ProxyConfig, recorder: Recorder) -> None:
+        self.config = config
+        self.recorder = recorder
+        parts = urlsplit(config.upstream.rstrip("/"))
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"--upstream must be an http:// or https:// URL, not {config.upstream!r}")
+        # With or without `/v1`: clients always call `/v1/...`, which maps onto the upstream's base path.
+        self._base_path = parts.path.removesuffix("/v1")
+        self._origin = (parts.scheme, parts.netloc)
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0),
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.config.upstream_timeout),
+                cookie_jar=aiohttp.DummyCookieJar(),  # one client's cookies never reach another's requests
+                auto_decompress=False,  # the client gets the body as the upstream encoded it
+                trust_env=False,  # the upstream is the one given, never an environment proxy
+            )
+        return self._session
+
+    def upstream_url(self, path: str, query: bytes, *, websocket: bool = False) -> str:
+        scheme, netloc = self._origin
+        if websocket:
+            scheme = "wss" if scheme == "https" else "ws"
+        return urlunsplit((scheme, netloc, self._base_path + path, query.decode("latin-1"), ""))
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await self._http(scope, receive, send)
+        elif scope["type"] == "websocket":
+            from .websocket import relay
+
+            await relay(self, scope, receive, send)
+        elif scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await self.aclose()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    # -- HTTP ----------------------------------------------------------------------------------
+
+    async def _http(self, scope: dict, receive: Any, send: Any) -> None:
+        exchange = Exchange(scope["method"], scope["path"])
+        headers = list(scope["headers"])
+        secrets = _bearer(headers)
+        try:
+            await self._exchange(exchange, scope, receive, send, headers)
+        finally:
+            exchange.end()
+            self.recorder.record(exchange, secrets)
+
+    async def _exchange(self, exchange: Exchange, scope: dict, receive: Any, send: Any, headers: list) -> None:
+        body = await _read_body(receive)
+        operation = _OPERATIONS.get(scope["path"]) if scope["method"] == "POST" else None
+        if operation is not None and operation.request_model is not None:
+            data, exchange.request_problems = check_request(body, operation.request_model)
+            model = data.get("model")
+            exchange.model = model if isinstance(model, str) else None
+            if self.recorder.bodies:
+                exchange.request_body = data
+            if exchange.request_problems and self.config.enforce:
+                await _reply(send, exchange, InvalidRequest(exchange.request_problems[0], code="invalid_value"))
+                return
+        sent_at = time.perf_counter()
+        try:
+            with anyio.fail_after(self.config.upstream_timeout):
+                upstream = await self.session.request(
+                    scope["method"],
+                    self.upstream_url(scope["path"], scope.get("query_string", b"")),
+                    data=body,
+                    headers=[
+                        (k.decode("latin-1"), v.decode("latin-1"))
+                        for k, v in _drop_hop_by_hop(headers, _NOT_TO_UPSTREAM)
+                    ],
+                    skip_auto_headers=_NO_AUTO_HEADERS,  # send what the client sent, nothing of the proxy's own
+                    allow_redirects=False,
+                )
+        except TimeoutError:
+            exchange.diagnose("upstream-timeout", f"no answer within {self.config.upstream_timeout:g} s")
+            await _reply(
+                send, exchange, _gateway_error(504, "upstream_timeout", "The upstream server did not answer in time.")
+            )
+            return
+        except aiohttp.ClientError as exc:
+            exchange.diagnose("upstream-unreachable", f"{type(exc).__name__}: {exc}")
+            await _reply(
+                send, exchange, _gateway_error(502, "upstream_unreachable", "The upstream server could not be reached.")
+            )
+            return
+        try:
+            await self._answer(exchange, scope, receive, send, upstream, sent_at)
+        finally:
+            upstream.close()  # a no-op after the end of the body; before it, this cancels the upstream request
+
+    async def _answer(
+        self, exchange: Exchange, scope: dict, receive: Any, send: Any, upstream: aiohttp.ClientResponse, sent_at: float
+    ) -> None:
+        exchange.upstream_status = status = upstream.status
+        if status >= 500:
+            exchange.diagnose("upstream-error", f"the upstream answered {status}")
+            await _reply(
+                send,
+                exchange,
+                _gateway_error(502, "upstream_error", f"The upstream server failed with status {status}."),
+            )
+            return
+        media = upstream.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        checked = scope["path"] in _OPERATIONS
+        observer = None
+        decoder = side_decoder(upstream.headers.get("content-encoding")) if checked else False
+        if decoder is False and checked:
+            exchange.response_problems.append("not checked: the body's content-encoding is unknown to the proxy")
+        if media == "text/event-stream":
+            exchange.transport = "sse"
+            if decoder is not False:
+                observer = StreamObserver(exchange)
+        exchange.status = status
+        await send(
+            {"type": "http.response.start", "status": status, "headers": _drop_hop_by_hop(list(upstream.raw_headers))}
+        )
+        kept: list[bytes] | None = [] if checked and observer is None and decoder is not False else None
+        cut: tuple[str, str] | None = None  # (code, message) when the proxy ends the stream itself
+        last_chunk_at = time.monotonic()
+
+        tick = min(self.config.stall_timeout, self.config.tool_timeout) / 4
+
+        async def watchdog(scope_: anyio.CancelScope) -> None:
+            nonlocal cut
+            while True:
+                if observer is not None:
+                    deadline, kind, message = observer.next_deadline(
+                        self.config.stall_timeout, self.config.tool_timeout
+                    )
+                else:
+                    deadline = last_chunk_at + self.config.stall_timeout
+                    kind, message = "stream-stall", f"no data for {self.config.stall_timeout:g} s"
+                delay = deadline - time.monotonic()
+                if delay <= 0:
+                    exchange.diagnose(kind, message)
+                    cut = (kind.replace("-", "_"), f"The proxy ended the stream: {message}.")
+                    scope_.cancel()
+                    return
+                # A tool call may open while this sleeps and bring its deadline closer: look again soon.
+                await anyio.sleep(min(delay, tick))
+
+        async def client_gone(scope_: anyio.CancelScope) -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            exchange.diagnose(
+                "client-disconnect", "the client disconnected before the end; the upstream request was cancelled"
+            )
+            scope_.cancel()
+
+        ended_early = False
+        checking = True
+        async with anyio.create_task_group() as group:
+            group.start_soon(watchdog, group.cancel_scope)
+            group.start_soon(client_gone, group.cancel_scope)
+            try:
+                # Each chunk is everything that has arrived: nothing waits for more data, and
+                # what came in one network read leaves in one write.
+                async for chunk in upstream.content.iter_any():
+                    exchange.upstream_first_byte(sent_at)
+                    exchange.first_byte()
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    exchange.bytes += len(chunk)
+                    last_chunk_at = time.monotonic()
+                    if not checking:
+                        continue
+                    try:  # the client has its bytes: whatever the checks meet must not reach it
+                        if decoder:
+                            chunk = decoder.decompress(chunk)
+                        if observer is not None:
+                            observer.feed_bytes(chunk)
+                        elif kept is not None:
+                            kept.append(chunk)
+                            if exchange.bytes > _MAX_CHECKED_BODY:
+                                kept = None
+                    except Exception as exc:
+                        checking = False
+                        log.exception("the proxy's checks failed on %s", scope["path"])
+                        exchange.response_problems.append(f"not checked: {type(exc).__name__}: {exc}")
+            except aiohttp.ClientError as exc:
+                exchange.diagnose("upstream-died", f"the upstream connection broke mid-body ({type(exc).__name__})")
+                cut = ("upstream_died", "The upstream server closed the connection before the end of the response.")
+            except OSError:  # the client's connection is gone
+                exchange.diagnose(
+                    "client-disconnect", "the client disconnected before the end; the upstream request was cancelled"
+                )
+            group.cancel_scope.cancel()
+        if any(d.kind == "client-disconnect" for d in exchange.diagnoses):
+            ended_early, cut = True, None
+        elif cut is not None:
+            ended_early = True
+        if observer is not None and checking:
+            observer.finish(ended_early=ended_early)
+        if cut is not None and observer is not None and checking and not decoder:
+            # Close a message the upstream left half-written, so the events below stand on their own.
+            tail = b"\n\n" if observer.sse.mid_message else b""
+            tail += b"".join(sse_frame(event) for event in observer.closing_events(*cut)) + b"data: [DONE]\n\n"
+            await _send_quietly(send, tail, more=False)
+        elif not any(d.kind == "client-disconnect" for d in exchange.diagnoses):
+            await _send_quietly(send, b"", more=False)
+        if kept is not None and checking and not ended_early:
+            data, problems = check_json_response(scope["path"], status, b"".join(kept))
+            exchange.response_problems += problems
+            if isinstance(data, dict) and isinstance(data.get("id"), str) and status < 400:
+                exchange.response_id = data["id"]
+            if self.recorder.bodies:
+                exchange.response_body = data
+
+
+async def _read_body(receive: Any) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    return b"".join(chunks)
+
+
+async def _send_quietly(send: Any, body: bytes, *, more: bool) -> None:
+    with contextlib.suppress(OSError):
+        await send({"type": "http.response.body", "body": body, "more_body": more})
+
+
+def _gateway_error(status: int, code: str, message: str) -> OpenResponsesError:
+    return ServerError(message, code=code, status=status)
+
+
+async def _reply(send: Any, exchange: Exchange, error: OpenResponsesError) -> None:
+    """Answer with the spec's error object (no upstream answer is passed on)."""
+    body = dumps(error.body())
+    exchange.status = error.status
+    exchange.first_byte()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": error.status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,86 @@
+"""The `orspec proxy` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "proxy",
+        help="a byte-transparent reverse proxy that checks real traffic against the spec",
+        description="Forward /v1/responses traffic (JSON, SSE, WebSocket) to an upstream server unchanged, "
+        "check it on the side against the models and state machines, and record a summary of each exchange.",
+    )
+    p.add_argument("--upstream", required=True, metavar="URL", help="the server to forward to, with or without /v1")
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port (default: 8080)")
+    p.add_argument("--record", type=Path, metavar="DIR", help="write one JSON line per exchange into DIR")
+    p.add_argument(
+        "--record-bodies",
+        action="store_true",
+        help="also record request bodies and JSON answers (credentials are still never recorded)",
+    )
+    p.add_argument(
+        "--tool-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="end a stream whose function call arguments get no delta nor .done for S seconds (default: 30)",
+    )
+    p.add_argument(
+        "--stall-timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="end a stream with no event for S seconds (default: 60)",
+    )
+    p.add_argument(
+        "--upstream-timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="answer 504 when the upstream sends no response headers within S seconds (default: 60)",
+    )
+    p.add_argument("--enforce", action="store_true", help="refuse requests that break the request schema (400)")
+    p.add_argument("--quiet", action="store_true", help="no line per exchange on the console; only the summary at exit")
+    p.set_defaults(run=cmd_proxy)
+
+
+def cmd_proxy(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..cli import UsageError
+    from .app import ProxyApp, ProxyConfig
+    from .recorder import Recorder
+
+    for name in ("tool_timeout", "stall_timeout", "upstream_timeout"):
+        if getattr(args, name) <= 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be more than 0 seconds")
+    config = ProxyConfig(
+        upstream=args.upstream,
+        tool_timeout=args.tool_timeout,
+        stall_timeout=args.stall_timeout,
+        upstream_timeout=args.upstream_timeout,
+        enforce=args.enforce,
+    )
+    recorder = Recorder(args.record, bodies=args.record_bodies, console=None if args.quiet else sys.stderr)
+    try:
+        app = ProxyApp(config, recorder)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(
+        f"orspec: proxying http://{args.host}:{args.port}/v1/responses -> {args.upstream}"
+        + (f"; recording into {recorder.path}" if recorder.path else ""),
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        # No `server` or `date` header of uvicorn's own: the client sees the upstream's.
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", server_header=False, date_header=False)
+    finally:
+        recorder.close()
+        print("orspec proxy summary:\n" + recorder.summary(), file=sys.stderr)
+    return 0
