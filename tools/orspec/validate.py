@@ -13,8 +13,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jsonpointer import escape
-from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
-from openapi_spec_validator.validation.exceptions import ParameterDuplicateError, UnresolvableParameterError
 
 from .bundle import Bundle, SourceMap
 from .pointers import MISSING, resolve_pointer
@@ -58,6 +56,10 @@ def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         else:
             yield sources.problem("", "missing required field 'openapi' (the OpenAPI version, e.g. 3.1.0)")
         return
+    # Imported here, not at the top: helpers of this module are used where no validation runs.
+    from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
+    from openapi_spec_validator.validation.exceptions import ParameterDuplicateError, UnresolvableParameterError
+
     version = str(doc["openapi"])
     if version.startswith("3.1"):
         validator = OpenAPIV31SpecValidator(doc)
