@@ -77,8 +77,11 @@ def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         yield from check_schema_objects(doc, sources, version.startswith("3.1"))
         if structural:
             return  # the keyword checks below assume a well-formed document
-        for error in validator.root_validator(validator.schema_path):
-            # Keep the operation-level findings; schema-level ones are reported above, located.
+        # Only the operation-level findings are kept (schema-level ones are reported above, located),
+        # so only the paths are walked: the components walk would check every schema a second time.
+        spec = validator.schema_path
+        paths = validator.root_validator.paths_validator(spec / "paths") if "paths" in spec else ()
+        for error in paths:
             if isinstance(error, UnresolvableParameterError | ParameterDuplicateError):
                 yield sources.problem("/paths", error.message)
     except RecursionError:
