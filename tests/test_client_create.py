@@ -81,7 +81,7 @@ def test_a_vendor_fragment_field_becomes_a_keyword_of_create(tmp_path):
     spec = tmp_path / "spec"
     shutil.copytree(ROOT / "spec", spec)
     (spec / "extensions" / "zeta.yaml").write_text(FRAGMENT)
-    params = {p.name: p for p in create_params(load_spec(spec).document)}
+    params = {p.name: p for p in create_params(load_spec(spec).model)}
     assert params["zeta_priority"].json_name == "zeta:priority"
     assert params["zeta_priority"].annotation == "int" and "scheduler" in params["zeta_priority"].description
 

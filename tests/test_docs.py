@@ -83,8 +83,21 @@ def test_every_event_type_is_in_the_catalogue(document, pages):
     assert len(types) >= 24
     for value in types:
         assert f"{{ #event-{anchor(value)} }}" in catalogue, value
-    for heading in ("Response lifecycle", "Items and parts", "Deltas and done events", "Errors"):
+    for heading in ("Lifecycle events", "Deltas and done events", "Errors", "Vendor events"):
         assert f"## {heading}" in catalogue
+
+
+def test_catalogue_categories_are_the_registrys(pages):
+    """Each event sits in the section of the category `state-machines.yaml` gives it, as the registry says."""
+    from openresponses_runtime.events import EVENT_TYPES
+
+    catalogue = pages["event-catalogue.md"]
+    sections = {"lifecycle": "Lifecycle events", "delta": "Deltas and done events", "error": "Errors"}
+    sections["custom"] = "Vendor events"
+    rows = dict(re.findall(r"^\| \[[^\]]+\]\(#event-([^)]+)\) \| ([^|]+) \|", catalogue, re.M))
+    assert len(rows) == len(EVENT_TYPES)
+    for event_type, info in EVENT_TYPES.items():
+        assert rows[anchor(event_type)].strip() == sections[info.category], event_type
 
 
 def test_lifecycle_diagrams_come_from_the_state_machines(pages):
@@ -228,7 +241,7 @@ def _nasty_spec(tmp_path: Path) -> Path:
 def test_untrusted_strings_render_as_text(tmp_path):
     markdown_lib = pytest.importorskip("markdown")
     spec = load_spec(_nasty_spec(tmp_path), lenient=True)
-    out = generate_docs(spec.document, TEMPLATES, spec.bundle.sources, spec.bundle.root_file)
+    out = generate_docs(spec.model, TEMPLATES, spec.bundle.sources, spec.bundle.root_file)
     page = out["docs/items.md"].decode()
     for text in out.values():
         assert b"<script" not in text and b"{{" not in text and b"{%" not in text
@@ -253,8 +266,8 @@ def test_untrusted_strings_render_as_text(tmp_path):
 
 def test_docs_are_deterministic_and_relative():
     spec = load_spec(ROOT / "spec")
-    first = generate_docs(spec.document, TEMPLATES, spec.bundle.sources, spec.bundle.root_file)
-    second = generate_docs(spec.document, TEMPLATES, spec.bundle.sources, spec.bundle.root_file)
+    first = generate_docs(spec.model, TEMPLATES, spec.bundle.sources, spec.bundle.root_file)
+    second = generate_docs(spec.model, TEMPLATES, spec.bundle.sources, spec.bundle.root_file)
     assert first == second
     for content in first.values():
         assert str(ROOT).encode() not in content
@@ -262,7 +275,7 @@ def test_docs_are_deterministic_and_relative():
 
 def test_single_file_spec_is_split_by_name(shared):
     spec = load_spec(RELEASES["2026-04-24"], lenient=True)
-    out = generate_docs(spec.document, TEMPLATES, spec.bundle.sources, spec.bundle.root_file)
+    out = generate_docs(spec.model, TEMPLATES, spec.bundle.sources, spec.bundle.root_file)
     assert {"docs/items.md", "docs/content.md", "docs/events.md", "docs/event-catalogue.md"} <= set(out)
     text = "".join(v.decode() for v in out.values())
     for name in spec.document["components"]["schemas"]:

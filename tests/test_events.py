@@ -14,7 +14,8 @@ from orspec.bundle import bundle
 from orspec.generate.registry import generate_registry
 from orspec.pipeline import TEMPLATES, load_spec
 from orspec.problems import SpecError
-from orspec.statemachines import check_state_machines, event_types
+from orspec.schema import build, event_union
+from orspec.statemachines import check_state_machines
 from pydantic import ValidationError
 
 from .conftest import ROOT, run_orspec
@@ -35,7 +36,7 @@ def test_spec_state_machines_are_clean():
 
 def test_every_streaming_event_has_a_place():
     spec = load_spec(SPEC)  # with the vendor fragments merged in
-    for value, _, _ in event_types(spec.document):
+    for value, _, _ in event_union(spec.document):
         assert spec.state_machines.place(value) is not None, value
 
 
@@ -127,7 +128,7 @@ def test_single_file_specs_need_no_state_machines(tmp_path):
 
 
 def test_registry_covers_the_streaming_union():
-    union = {value for value, _, _ in event_types(load_spec(SPEC).document)}
+    union = {value for value, _, _ in event_union(load_spec(SPEC).document)}
     assert set(ev.EVENT_TYPES) == union
     created = ev.EVENT_TYPES["response.created"]
     assert created.model is models.ResponseCreatedStreamingEvent
@@ -289,7 +290,7 @@ def test_spec_strings_are_escaped_in_generated_code():
             }
         },
     }
-    code = generate_registry(document, None, TEMPLATES)["python/openresponses_runtime/events.py"].decode()
+    code = generate_registry(build(document), TEMPLATES)["python/openresponses_runtime/events.py"].decode()
     compile(code, "events.py", "exec")
     assert "'evil\\'\"\\\\\\n:type'" in code or '"evil\'\\"\\\\\\n:type"' in code
 

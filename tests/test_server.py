@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -33,6 +35,7 @@ from openresponses_runtime.server import (
 )
 from openresponses_runtime.streaming import StreamChecker, check_sse
 
+from .conftest import ROOT, run_orspec
 from .server_helpers import API_KEY, EndlessProvider, RecordingProvider, StepsProvider, free_port, live_server
 
 WEATHER = {
@@ -525,11 +528,13 @@ def test_routes_come_from_the_spec():
         ("POST", "/v1/responses/compact", "compactResponse"),
     }
     create = next(op for op in ROUTES if op.operation_id == "createResponse")
-    assert create.request_model is models.CreateResponseBody and create.streams and create.websocket
+    assert create.request_model is models.CreateResponseBody and create.websocket
+    assert [op.handler for op in ROUTES] == ["create_response", "compact_response"]
 
 
 def test_route_specs_from_a_minimal_document():
     from orspec.generate.server import route_specs
+    from orspec.schema import build
 
     document = {
         "servers": [{"url": "https://x.example/api/v2/"}],
@@ -545,13 +550,48 @@ def test_route_specs_from_a_minimal_document():
             "/bad": {"post": {"operationId": "not an identifier"}},
         },
     }
-    (spec,) = route_specs(document)
-    assert (spec.path, spec.operation_id, spec.request_model, spec.streams) == (
+    bad, made = route_specs(build(document))
+    assert (bad.path, bad.operation_id, bad.handler, bad.request_model) == (
+        "/api/v2/bad",
+        "not an identifier",
+        "not_an_identifier",  # an id that is no identifier still gets a handler name
+        None,
+    )
+    assert (made.path, made.operation_id, made.handler, made.request_model) == (
         "/api/v2/things",
         "makeThing",
+        "make_thing",
         "T",
-        True,
     )
+
+
+def test_an_operation_without_a_handler_fails_the_build(tmp_path):
+    spec = tmp_path / "spec"
+    shutil.copytree(ROOT / "spec", spec)
+    root = spec / "openapi.yaml"
+    text = root.read_text()
+    assert "\n  /responses/compact:\n" in text
+    root.write_text(
+        text.replace(
+            "\n  /responses/compact:\n",
+            "\n  /responses/{id}/cancel:\n    post:\n      operationId: cancelResponse\n"
+            "      responses:\n        '200':\n          description: The cancelled response.\n"
+            "  /responses/compact:\n",
+            1,
+        )
+    )
+    result = run_orspec("build", "--spec", str(spec), "--out", str(tmp_path / "out"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert re.search(
+        r"openapi\.yaml:\d+: /paths/~1responses~1\{id\}~1cancel/post: operation 'cancelResponse' "
+        r"\(POST /responses/\{id\}/cancel\) has no handler",
+        result.stderr,
+    ), result.stderr
+    assert not (tmp_path / "out").exists()
+    lenient = run_orspec("build", "--spec", str(spec), "--out", str(tmp_path / "out"), "--lenient")
+    assert lenient.returncode == 0, lenient.stderr[-2000:]
+    routes = (tmp_path / "out" / "python" / "openresponses_runtime" / "server" / "routes.py").read_text()
+    assert "cancelResponse" not in routes and "compactResponse" in routes
 
 
 def test_orspec_serve_prints_a_key_and_serves(tmp_path):

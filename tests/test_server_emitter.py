@@ -121,3 +121,36 @@ def test_json_path_skips_union_tags():
     assert json_path(loc, data, missing=True) == "input[0].content[0].text"
     assert json_path(("temperature",), {"temperature": "x"}) == "temperature"
     assert json_path(("model",), {}, missing=True) == "model"
+
+
+def test_the_emitter_takes_event_names_from_the_registry():
+    """No event type is spelt out in the emitter's code; each comes from `EVENT_TYPES` by its model."""
+    import ast
+    import inspect
+
+    from openresponses_runtime.events import EVENT_TYPES
+    from openresponses_runtime.server import emitter as module
+
+    tree = ast.parse(inspect.getsource(module))
+    literals = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    assert not literals & (set(EVENT_TYPES) - {"error"})  # `error` is also the name of a response field
+    assert "error" in EVENT_TYPES and module._ERROR == "error"
+    assert module._FINISHED == {"completed": "response.completed", "incomplete": "response.incomplete"}
+
+
+def test_response_states_the_defaults_the_spec_declares():
+    """An omitted setting is echoed with the `default` spec/ declares for it on the create request."""
+    import json
+
+    from openresponses_runtime import models
+
+    from .conftest import ROOT
+
+    body = json.loads((ROOT / "generated" / "openapi.json").read_text())["components"]["schemas"]["CreateResponseBody"]
+    declared = {k: v["default"] for k, v in body["properties"].items() if "default" in v}
+    assert declared == {"tool_choice": "auto"}  # the one default the protocol states
+    response = response_skeleton({}, "resp_1", "m")
+    for name, value in declared.items():
+        assert response[name] == value, name
+    models.ResponseResource.model_validate(response)  # and the whole skeleton is a valid response
+    assert response_skeleton({"tool_choice": "none", "presence_penalty": 0.5}, "r", "m")["tool_choice"] == "none"

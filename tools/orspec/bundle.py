@@ -19,7 +19,7 @@ from jsonpointer import escape
 
 from .load import MAX_DEPTH, MAX_NODES, Document, display_path, load_file, too_deep
 from .pointers import MISSING, resolve_pointer
-from .problems import Problem, SpecError
+from .problems import Problem, SpecError, TooBig
 
 ROOT_NAMES = ("openapi.yaml", "openapi.yml", "openapi.json")
 
@@ -55,10 +55,6 @@ class Bundle:
     document: dict[str, Any]
     sources: SourceMap
     files: dict[Path, Document]
-
-
-class _TooBig(Exception):
-    pass
 
 
 def bundled_json(document: dict) -> bytes:
@@ -114,7 +110,7 @@ class _Bundler:
                         self.homes[target] = name
         try:
             out = self.resolve(data, root_doc, "", "", ())
-        except _TooBig:
+        except TooBig:
             raise SpecError(list(dict.fromkeys(self.problems))) from None
         if self.problems:
             raise SpecError(list(dict.fromkeys(self.problems)))  # a home's ref is checked twice
@@ -186,7 +182,7 @@ class _Bundler:
             self.problems.append(
                 self.sources.problem(at, f"resolving $refs expands the spec to more than {MAX_NODES:,} values")
             )
-            raise _TooBig
+            raise TooBig
         if isinstance(node, list):
             return [self.resolve(v, doc, f"{src}/{i}", f"{at}/{i}", stack) for i, v in enumerate(node)]
         if not isinstance(node, dict):

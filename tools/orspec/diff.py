@@ -25,70 +25,148 @@ path, which is treated conservatively as both). Most kinds follow one of two eff
 - narrow (the set of valid values shrinks): breaks whoever *sends* the value, i.e. clients for
   request schemas, servers for response schemas.
 
-`RULES` below states, for every kind, which effect applies.
+`RULES` is the whole classification, one row per fact: its kind, whom it breaks (never, always, or
+only where the schema travels in requests or in responses) and its message. `_Differ` is only the
+walker: it pairs up the two documents (component schemas from `orspec.schema`, normalised below)
+and reports each difference it finds by rule id.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonpointer import escape
+from jsonpointer import escape, unescape
 
 from .bundle import bundle
+from .schema import HTTP_METHODS, REF_PREFIX, build, deref
 
-__all__ = ["FORMATS", "RULES", "Change", "diff_documents", "diff_specs", "render"]
+__all__ = ["FORMATS", "RULES", "Breaks", "Change", "Rule", "diff_documents", "diff_specs", "render"]
 
 FORMATS = ("text", "md", "json")
 
-#: kind -> how it is classified (see the module docstring for widen / narrow).
-RULES: dict[str, str] = {
-    "schema-added": "not breaking (what matters is who refers to it, reported separately)",
-    "schema-removed": "breaks clients",
-    "property-added": "optional: breaks servers in requests (they must accept it), nothing in responses "
-    "(clients ignore unknown fields); required: breaks clients and servers in requests, servers in responses",
-    "property-removed": "breaks clients",
-    "required-added": "narrow: breaks clients in requests (they must now send it), servers in responses",
-    "required-removed": "widen: breaks servers in requests, clients in responses (the field may now be missing)",
-    "type-changed": "widen if types were only added, narrow if only removed, otherwise (or a different $ref) "
-    "breaks both",
-    "nullable-changed": "became nullable: widen; no longer nullable: narrow",
-    "enum-value-added": "widen: breaks servers in requests, clients in responses (exhaustive switches)",
-    "enum-value-removed": "narrow: breaks clients in requests, servers in responses",
-    "variant-added": "widen (a new oneOf/anyOf member)",
-    "variant-removed": "narrow",
-    "composition-changed": "an allOf member added or removed: breaks both",
-    "default-changed": "breaks both (behaviour when the field is omitted changes)",
-    "discriminator-changed": "breaks both",
-    "constraint-changed": "tightened (lower max, higher min, new pattern, enum or limit): narrow; loosened: widen; "
-    "otherwise both",
-    "deprecated-changed": "not breaking",
-    "description-changed": "not breaking (reported only with docs=True)",
-    "path-added": "not breaking",
-    "path-removed": "breaks clients",
-    "operation-added": "not breaking",
-    "operation-removed": "breaks clients",
-    "operation-id-changed": "not breaking on the wire (generated client method names may change)",
-    "parameter-added": "optional: breaks servers; required: breaks both",
-    "parameter-removed": "breaks clients",
-    "request-body-added": "optional: breaks servers; required: breaks both",
-    "request-body-removed": "breaks clients",
-    "response-added": "widen in responses: breaks clients (a new status to handle)",
-    "response-removed": "breaks servers (they may still send it)",
-    "media-type-added": "widen: breaks servers for request bodies, clients for responses",
-    "media-type-removed": "breaks clients; for responses also servers",
-    "security-scheme-added": "not breaking by itself (a requirement change is reported separately)",
-    "security-scheme-removed": "breaks clients",
-    "security-scheme-changed": "breaks both",
-    "security-requirement-changed": "breaks both",
-    "servers-changed": "breaks clients (the base URL they were told to use changed)",
-    "info-changed": "not breaking",
-    "extension-added": "not breaking (vendor extension outside schemas)",
-    "extension-removed": "not breaking",
-    "extension-changed": "not breaking",
+
+class Breaks(enum.Enum):
+    """When a change breaks one side: never, always, or only where the schema travels one way."""
+
+    NEVER = "never"
+    ALWAYS = "always"
+    IN_REQUESTS = "in requests"
+    IN_RESPONSES = "in responses"
+
+    def applies(self, where: frozenset[str]) -> bool:
+        if self is Breaks.IN_REQUESTS:
+            return REQUEST in where
+        if self is Breaks.IN_RESPONSES:
+            return RESPONSE in where
+        return self is Breaks.ALWAYS
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the table: what changed, whom it breaks, and how the change is told."""
+
+    kind: str
+    clients: Breaks
+    servers: Breaks
+    message: str  # a `str.format` template over the facts the walker reports
+
+    def change(self, pointer: str, where: frozenset[str], **facts: Any) -> Change:
+        return Change(
+            pointer, self.kind, self.message.format(**facts), self.clients.applies(where), self.servers.applies(where)
+        )
+
+
+N, A, RQ, RS = Breaks.NEVER, Breaks.ALWAYS, Breaks.IN_REQUESTS, Breaks.IN_RESPONSES
+# Widen (the valid set grows) breaks whoever receives the value: clients for responses, servers for
+# requests. Narrow (it shrinks) breaks whoever sends it: clients for requests, servers for responses.
+WIDEN, NARROW = (RS, RQ), (RQ, RS)
+
+#: rule id -> Rule. The walker below only finds facts; every classification and message is here.
+RULES: dict[str, Rule] = {
+    rule_id: Rule(kind, clients, servers, message)
+    for rule_id, kind, (clients, servers), message in (
+        # document
+        ("openapi-version", "info-changed", (N, N), "OpenAPI version {old} -> {new}"),
+        ("servers", "servers-changed", (A, N), "servers {old} -> {new}"),
+        ("info", "info-changed", (N, N), "info `{key}` {old} -> {new}"),
+        ("info-description", "description-changed", (N, N), "API description changed"),
+        ("extension-added", "extension-added", (N, N), "extension `{key}` added"),
+        ("extension-removed", "extension-removed", (N, N), "extension `{key}` removed"),
+        ("extension-changed", "extension-changed", (N, N), "extension `{key}` changed"),
+        ("extension-description", "description-changed", (N, N), "description of extension `{key}` changed"),
+        # security
+        ("scheme-added", "security-scheme-added", (N, N), "security scheme `{name}` added ({scheme})"),
+        ("scheme-removed", "security-scheme-removed", (A, N), "security scheme `{name}` removed"),
+        ("scheme-changed", "security-scheme-changed", (A, A), "security scheme `{name}` changed: {old} -> {new}"),
+        ("scheme-description", "description-changed", (N, N), "description of security scheme `{name}` changed"),
+        ("requirement", "security-requirement-changed", (A, A), "{scope} security requirement {old} -> {new}"),
+        # schemas
+        ("schema-added", "schema-added", (N, N), "schema `{name}` added"),
+        ("schema-removed", "schema-removed", (A, N), "schema `{name}` removed"),
+        ("description", "description-changed", (N, N), "description changed"),
+        ("ref-target", "type-changed", (A, A), "refers to `{new}` instead of `{old}`"),
+        ("ref-inline", "type-changed", (A, A), "was {old}, now {new}"),
+        ("types-widened", "type-changed", WIDEN, "type {old} -> {new}"),
+        ("types-narrowed", "type-changed", NARROW, "type {old} -> {new}"),
+        ("types-changed", "type-changed", (A, A), "type {old} -> {new}"),
+        ("nullable-added", "nullable-changed", WIDEN, "now nullable"),
+        ("nullable-removed", "nullable-changed", NARROW, "no longer nullable"),
+        ("default", "default-changed", (A, A), "default {old} -> {new}"),
+        ("deprecated", "deprecated-changed", (N, N), "{state} deprecated"),
+        ("items-added", "constraint-changed", NARROW, "`items` schema added"),
+        ("items-removed", "constraint-changed", WIDEN, "`items` schema removed"),
+        ("enum-restricted", "constraint-changed", NARROW, "now restricted to enum [{values}]"),
+        ("enum-unrestricted", "constraint-changed", WIDEN, "enum [{values}] restriction removed"),
+        ("enum-value-added", "enum-value-added", WIDEN, "enum value `{value}` added"),
+        ("enum-value-removed", "enum-value-removed", NARROW, "enum value `{value}` removed"),
+        ("property-removed", "property-removed", (A, N), "property `{name}` removed"),
+        ("property-added-required", "property-added", (RQ, A), "required property `{name}` added"),
+        ("property-added-optional", "property-added", (N, RQ), "optional property `{name}` added"),
+        ("required-added", "required-added", NARROW, "property `{name}` is now required"),
+        ("required-removed", "required-removed", WIDEN, "property `{name}` is now optional"),
+        ("required-removed-unlisted", "required-removed", WIDEN, "`{name}` is no longer required"),
+        ("additional-narrowed", "constraint-changed", NARROW, "{old} -> {new}"),
+        ("additional-widened", "constraint-changed", WIDEN, "{old} -> {new}"),
+        ("union-keyword", "constraint-changed", (A, A), "`{old}` became `{new}`"),
+        ("variant-added", "variant-added", WIDEN, "variant {key} added"),
+        ("variant-removed", "variant-removed", NARROW, "variant {key} removed"),
+        ("all-of-added", "composition-changed", (A, A), "allOf member {key} added"),
+        ("all-of-removed", "composition-changed", (A, A), "allOf member {key} removed"),
+        ("discriminator", "discriminator-changed", (A, A), "discriminator {old} -> {new}"),
+        ("keyword-tightened", "constraint-changed", NARROW, "`{key}` {old} -> {new}"),
+        ("keyword-loosened", "constraint-changed", WIDEN, "`{key}` {old} -> {new}"),
+        ("keyword-changed", "constraint-changed", (A, A), "`{key}` {old} -> {new}"),
+        # paths and operations
+        ("path-added", "path-added", (N, N), "path `{path}` added"),
+        ("path-removed", "path-removed", (A, N), "path `{path}` removed"),
+        ("operation-added", "operation-added", (N, N), "operation {op} added"),
+        ("operation-removed", "operation-removed", (A, N), "operation {op} removed"),
+        ("operation-id", "operation-id-changed", (N, N), "operationId of {op} {old} -> {new}"),
+        ("operation-text", "description-changed", (N, N), "{key} of {op} changed"),
+        ("operation-deprecated", "deprecated-changed", (N, N), "{op} {state} deprecated"),
+        ("response-added", "response-added", (A, N), "response {status} of {op} added"),
+        ("response-removed", "response-removed", (N, A), "response {status} of {op} removed"),
+        ("response-description", "description-changed", (N, N), "description of response {status} changed"),
+        ("response-headers", "constraint-changed", (A, A), "headers of response {status} changed"),
+        ("parameter-added-required", "parameter-added", (A, A), "required {label} added"),
+        ("parameter-added-optional", "parameter-added", (N, A), "optional {label} added"),
+        ("parameter-removed", "parameter-removed", (A, N), "{label} removed"),
+        ("parameter-required", "required-added", NARROW, "{label} is now required"),
+        ("parameter-optional", "required-removed", WIDEN, "{label} is now optional"),
+        ("body-added-required", "request-body-added", (A, A), "required request body of {op} added"),
+        ("body-added-optional", "request-body-added", (N, A), "optional request body of {op} added"),
+        ("body-removed", "request-body-removed", (A, N), "request body of {op} removed"),
+        ("body-required", "required-added", (A, N), "request body of {op} is now required"),
+        ("body-optional", "required-removed", (N, A), "request body of {op} is now optional"),
+        ("media-type-added", "media-type-added", WIDEN, "{side} media type `{media}` added"),
+        ("media-type-removed", "media-type-removed", (A, RS), "{side} media type `{media}` removed"),
+        ("media-schema", "type-changed", (A, A), "schema of `{media}` {state}"),
+    )
 }
 
 ANNOTATIONS = frozenset(
@@ -104,8 +182,6 @@ ANNOTATIONS = frozenset(
         "$comment",
     }
 )
-HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-SCHEMA_PREFIX = "#/components/schemas/"
 
 REQUEST = "request"
 RESPONSE = "response"
@@ -193,25 +269,6 @@ def _render_md(changes: list[Change]) -> str:
 
 def _md(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-# --- classification ---------------------------------------------------------------------------------
-
-
-def _widen(where: frozenset[str]) -> tuple[bool, bool]:
-    """The valid set grew: whoever receives the value breaks."""
-    return RESPONSE in where, REQUEST in where
-
-
-def _narrow(where: frozenset[str]) -> tuple[bool, bool]:
-    """The valid set shrank: whoever sends the value breaks."""
-    return REQUEST in where, RESPONSE in where
-
-
-_BOTH_BREAK = (True, True)
-_CLIENTS = (True, False)
-_SERVERS = (False, True)
-_NONE = (False, False)
 
 
 # --- normalised schemas -----------------------------------------------------------------------------
@@ -349,7 +406,7 @@ def _normalise(raw: Any, at: str) -> _Schema:
         if key in ANNOTATIONS:
             continue
         if key == "$ref" and isinstance(value, str):
-            node.ref = value.removeprefix(SCHEMA_PREFIX) if value.startswith(SCHEMA_PREFIX) else value
+            node.ref = value.removeprefix(REF_PREFIX) if value.startswith(REF_PREFIX) else value
         elif key == "type":
             node.types = frozenset([value] if isinstance(value, str) else value)
         elif key in ("enum", "const"):
@@ -388,8 +445,8 @@ def _normalise(raw: Any, at: str) -> _Schema:
 def _short_refs(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _short_refs(v) for k, v in value.items()}
-    if isinstance(value, str) and value.startswith(SCHEMA_PREFIX):
-        return value[len(SCHEMA_PREFIX) :]
+    if isinstance(value, str) and value.startswith(REF_PREFIX):
+        return value[len(REF_PREFIX) :]
     return value
 
 
@@ -425,22 +482,23 @@ def _types(types: frozenset[str]) -> str:
 
 
 class _Differ:
+    """Walks both documents side by side and reports each fact it finds under a rule of `RULES`."""
+
     def __init__(self, old: dict, new: dict, docs: bool):
         self.old, self.new, self.docs = old, new, docs
         self.changes: list[Change] = []
-        self.old_schemas = _schemas(old)
-        self.new_schemas = _schemas(new)
+        self.old_schemas = {n: s.node for n, s in build(old).schemas.items()}
+        self.new_schemas = {n: s.node for n, s in build(new).schemas.items()}
         old_dirs, new_dirs = _directions(old), _directions(new)
         self.directions = {
             name: frozenset(old_dirs.get(name, set()) | new_dirs.get(name, set())) or BOTH
             for name in {*self.old_schemas, *self.new_schemas}
         }
-        self._norm_old: dict[str, _Schema] = {}
-        self._norm_new: dict[str, _Schema] = {}
+        self._norm: dict[tuple[bool, str], _Schema] = {}
         self._expanding: set[tuple[str | None, str | None]] = set()
 
-    def add(self, pointer: str, kind: str, message: str, effect: tuple[bool, bool]) -> None:
-        self.changes.append(Change(pointer, kind, message, *effect))
+    def emit(self, rule: str, pointer: str, where: frozenset[str] = BOTH, **facts: Any) -> None:
+        self.changes.append(RULES[rule].change(pointer, where, **facts))
 
     def run(self) -> None:
         self.compare_meta()
@@ -453,18 +511,18 @@ class _Differ:
     def compare_meta(self) -> None:
         old, new = self.old, self.new
         if old.get("openapi") != new.get("openapi"):
-            self.add("/openapi", "info-changed", f"OpenAPI version {old.get('openapi')} -> {new.get('openapi')}", _NONE)
+            self.emit("openapi-version", "/openapi", old=old.get("openapi"), new=new.get("openapi"))
         if _canon(old.get("servers")) != _canon(new.get("servers")):
             urls = [[s.get("url") for s in d.get("servers") or [] if isinstance(s, dict)] for d in (old, new)]
-            self.add("/servers", "servers-changed", f"servers {_fmt(urls[0])} -> {_fmt(urls[1])}", _CLIENTS)
+            self.emit("servers", "/servers", old=_fmt(urls[0]), new=_fmt(urls[1]))
         old_info, new_info = old.get("info") or {}, new.get("info") or {}
         for key in sorted({*old_info, *new_info}):
             a, b = old_info.get(key, _ABSENT), new_info.get(key, _ABSENT)
             if key == "description":
                 if self.docs and a != b:
-                    self.add("/info/description", "description-changed", "API description changed", _NONE)
+                    self.emit("info-description", "/info/description")
             elif key not in ANNOTATIONS and _canon(_opt(a)) != _canon(_opt(b)):
-                self.add(f"/info/{escape(key)}", "info-changed", f"info `{key}` {_show(a)} -> {_show(b)}", _NONE)
+                self.emit("info", f"/info/{escape(key)}", key=key, old=_show(a), new=_show(b))
         self.compare_extensions(old, new, "")
 
     def compare_extensions(self, old: dict, new: dict, at: str) -> None:
@@ -472,13 +530,13 @@ class _Differ:
         for key in sorted(keys):
             pointer = f"{at}/{escape(key)}"
             if key not in new:
-                self.add(pointer, "extension-removed", f"extension `{key}` removed", _NONE)
+                self.emit("extension-removed", pointer, key=key)
             elif key not in old:
-                self.add(pointer, "extension-added", f"extension `{key}` added", _NONE)
+                self.emit("extension-added", pointer, key=key)
             elif _canon(_short_refs(old[key])) != _canon(_short_refs(new[key])):
-                self.add(pointer, "extension-changed", f"extension `{key}` changed", _NONE)
+                self.emit("extension-changed", pointer, key=key)
             elif self.docs and _descriptions(old[key]) != _descriptions(new[key]):
-                self.add(pointer, "description-changed", f"description of extension `{key}` changed", _NONE)
+                self.emit("extension-description", pointer, key=key)
 
     def compare_security(self) -> None:
         old_schemes = (self.old.get("components") or {}).get("securitySchemes") or {}
@@ -486,70 +544,57 @@ class _Differ:
         for name in sorted({*old_schemes, *new_schemes}):
             pointer = f"/components/securitySchemes/{escape(name)}"
             if name not in new_schemes:
-                self.add(pointer, "security-scheme-removed", f"security scheme `{name}` removed", _CLIENTS)
+                self.emit("scheme-removed", pointer, name=name)
             elif name not in old_schemes:
-                self.add(
-                    pointer,
-                    "security-scheme-added",
-                    f"security scheme `{name}` added ({_scheme(new_schemes[name])})",
-                    _NONE,
-                )
+                self.emit("scheme-added", pointer, name=name, scheme=_scheme(new_schemes[name]))
             elif _canon(old_schemes[name]) != _canon(new_schemes[name]):
-                message = (
-                    f"security scheme `{name}` changed: {_scheme(old_schemes[name])} -> {_scheme(new_schemes[name])}"
-                )
-                self.add(pointer, "security-scheme-changed", message, _BOTH_BREAK)
+                old_scheme, new_scheme = _scheme(old_schemes[name]), _scheme(new_schemes[name])
+                self.emit("scheme-changed", pointer, name=name, old=old_scheme, new=new_scheme)
             elif self.docs and old_schemes[name].get("description") != new_schemes[name].get("description"):
-                self.add(pointer, "description-changed", f"description of security scheme `{name}` changed", _NONE)
+                self.emit("scheme-description", pointer, name=name)
         self.compare_requirements(self.old.get("security"), self.new.get("security"), "/security", "document")
 
     def compare_requirements(self, old: Any, new: Any, pointer: str, scope: str) -> None:
         if _canon(_requirements(old)) != _canon(_requirements(new)):
-            message = f"{scope} security requirement {_show_req(old)} -> {_show_req(new)}"
-            self.add(pointer, "security-requirement-changed", message, _BOTH_BREAK)
+            self.emit("requirement", pointer, scope=scope, old=_show_req(old), new=_show_req(new))
 
     # schemas
 
-    def norm_old(self, name: str) -> _Schema:
-        if name not in self._norm_old:
-            self._norm_old[name] = _normalise(self.old_schemas[name], f"/components/schemas/{escape(name)}")
-        return self._norm_old[name]
-
-    def norm_new(self, name: str) -> _Schema:
-        if name not in self._norm_new:
-            self._norm_new[name] = _normalise(self.new_schemas[name], f"/components/schemas/{escape(name)}")
-        return self._norm_new[name]
+    def norm(self, new: bool, name: str) -> _Schema:
+        if (new, name) not in self._norm:
+            raw = (self.new_schemas if new else self.old_schemas)[name]
+            self._norm[(new, name)] = _normalise(raw, f"/components/schemas/{escape(name)}")
+        return self._norm[(new, name)]
 
     def compare_schemas(self) -> None:
         for name in sorted({*self.old_schemas, *self.new_schemas}):
             pointer = f"/components/schemas/{escape(name)}"
             if name not in self.new_schemas:
-                self.add(pointer, "schema-removed", f"schema `{name}` removed", _CLIENTS)
+                self.emit("schema-removed", pointer, name=name)
             elif name not in self.old_schemas:
-                self.add(pointer, "schema-added", f"schema `{name}` added", _NONE)
+                self.emit("schema-added", pointer, name=name)
             else:
-                self.compare(self.norm_old(name), self.norm_new(name), self.directions[name])
+                self.compare(self.norm(False, name), self.norm(True, name), self.directions[name])
 
     def compare(self, old: _Schema, new: _Schema, where: frozenset[str]) -> None:
         at = new.at
         if self.docs and (old.description or "") != (new.description or ""):
-            self.add(at, "description-changed", "description changed", _NONE)
+            self.emit("description", at)
         if old.ref != new.ref:
             if old.ref and new.ref:
-                self.add(at, "type-changed", f"refers to `{new.ref}` instead of `{old.ref}`", _BOTH_BREAK)
+                self.emit("ref-target", at, old=old.ref, new=new.ref)
                 return
             # A reference on one side, an inline schema on the other: compare what they mean.
             if not self.compare_expanded(old, new, where):
                 shown = [f"`$ref {n.ref}`" if n.ref else "an inline schema" for n in (old, new)]
-                self.add(at, "type-changed", f"was {shown[0]}, now {shown[1]}", _BOTH_BREAK)
+                self.emit("ref-inline", at, old=shown[0], new=shown[1])
             return
         if old.nullable != new.nullable:
-            message = "now nullable" if new.nullable else "no longer nullable"
-            self.add(at, "nullable-changed", message, _widen(where) if new.nullable else _narrow(where))
+            self.emit("nullable-added" if new.nullable else "nullable-removed", at, where)
         if _canon(_opt(old.default), strip=False) != _canon(_opt(new.default), strip=False):
-            self.add(at, "default-changed", f"default {_show(old.default)} -> {_show(new.default)}", _BOTH_BREAK)
+            self.emit("default", at, old=_show(old.default), new=_show(new.default))
         if old.deprecated != new.deprecated:
-            self.add(at, "deprecated-changed", "now deprecated" if new.deprecated else "no longer deprecated", _NONE)
+            self.emit("deprecated", at, state="now" if new.deprecated else "no longer")
         if bool(old.variants) != bool(new.variants):
             # One side is a union, the other a single schema: compare it as a union of one.
             self.compare_union(_as_union(old), _as_union(new), where, at)
@@ -560,19 +605,13 @@ class _Differ:
         if old.items and new.items:
             self.compare(old.items, new.items, where)
         elif old.items or new.items:
-            effect = _narrow(where) if new.items else _widen(where)
-            self.add(at, "constraint-changed", "`items` schema " + ("added" if new.items else "removed"), effect)
+            self.emit("items-added" if new.items else "items-removed", at, where)
         self.compare_additional(old, new, where, at)
         if old.variants and new.variants:
             self.compare_union(old, new, where, at)
         self.compare_all_of(old, new, where, at)
         if old.discriminator != new.discriminator:
-            self.add(
-                at,
-                "discriminator-changed",
-                f"discriminator {_show_canon(old.discriminator)} -> {_show_canon(new.discriminator)}",
-                _BOTH_BREAK,
-            )
+            self.emit("discriminator", at, old=_show_canon(old.discriminator), new=_show_canon(new.discriminator))
         self.compare_keywords(old, new, where, at)
 
     def compare_expanded(self, old: _Schema, new: _Schema, where: frozenset[str]) -> bool:
@@ -581,25 +620,19 @@ class _Differ:
         if pair in self._expanding:
             return False
         if old.ref and not old.structural() and old.ref in self.old_schemas:
-            target = self.norm_old(old.ref)
-            expanded = _Schema(**{**vars(target), "at": old.at})
-            expanded.nullable = target.nullable or old.nullable
-            if old.default is not _ABSENT:
-                expanded.default = old.default
+            bare, side = old, False
         elif new.ref and not new.structural() and new.ref in self.new_schemas:
-            target = self.norm_new(new.ref)
-            expanded = _Schema(**{**vars(target), "at": new.at})
-            expanded.nullable = target.nullable or new.nullable
-            if new.default is not _ABSENT:
-                expanded.default = new.default
+            bare, side = new, True
         else:
             return False
+        target = self.norm(side, bare.ref)
+        expanded = _Schema(**{**vars(target), "at": bare.at})
+        expanded.nullable = target.nullable or bare.nullable
+        if bare.default is not _ABSENT:
+            expanded.default = bare.default
         self._expanding.add(pair)
         try:
-            if old.ref:
-                self.compare(expanded, new, where)
-            else:
-                self.compare(old, expanded, where)
+            self.compare(old, expanded, where) if side else self.compare(expanded, new, where)
         finally:
             self._expanding.discard(pair)
         return True
@@ -608,54 +641,45 @@ class _Differ:
         if old.types == new.types:
             return
         if not new.types or (old.types and new.types > old.types):
-            effect = _widen(where)
+            rule = "types-widened"
         elif not old.types or new.types < old.types:
-            effect = _narrow(where)
+            rule = "types-narrowed"
         else:
-            effect = _BOTH_BREAK
-        self.add(at, "type-changed", f"type {_types(old.types)} -> {_types(new.types)}", effect)
+            rule = "types-changed"
+        self.emit(rule, at, where, old=_types(old.types), new=_types(new.types))
 
     def compare_enum(self, old: _Schema, new: _Schema, where: frozenset[str], at: str) -> None:
         if old.enum is None and new.enum is None:
             return
         if old.enum is None or new.enum is None:
-            values = new.enum or old.enum or {}
-            listed = ", ".join(sorted(values))
-            if new.enum is not None:
-                self.add(at, "constraint-changed", f"now restricted to enum [{listed}]", _narrow(where))
-            else:
-                self.add(at, "constraint-changed", f"enum [{listed}] restriction removed", _widen(where))
+            listed = ", ".join(sorted(new.enum or old.enum or {}))
+            self.emit("enum-restricted" if new.enum is not None else "enum-unrestricted", at, where, values=listed)
             return
         for key in sorted(new.enum.keys() - old.enum.keys()):
-            self.add(at, "enum-value-added", f"enum value `{key}` added", _widen(where))
+            self.emit("enum-value-added", at, where, value=key)
         for key in sorted(old.enum.keys() - new.enum.keys()):
-            self.add(at, "enum-value-removed", f"enum value `{key}` removed", _narrow(where))
+            self.emit("enum-value-removed", at, where, value=key)
 
     def compare_properties(self, old: _Schema, new: _Schema, where: frozenset[str]) -> None:
         for name in sorted({*old.properties, *new.properties}):
             a, b = old.properties.get(name), new.properties.get(name)
             if b is None:
                 assert a is not None
-                self.add(a.at, "property-removed", f"property `{name}` removed", _CLIENTS)
+                self.emit("property-removed", a.at, where, name=name)
             elif a is None:
-                if name in new.required:
-                    effect = (REQUEST in where, True)
-                    self.add(b.at, "property-added", f"required property `{name}` added", effect)
-                else:
-                    self.add(b.at, "property-added", f"optional property `{name}` added", (False, REQUEST in where))
+                rule = "property-added-required" if name in new.required else "property-added-optional"
+                self.emit(rule, b.at, where, name=name)
             else:
                 self.compare(a, b, where)
         for name in sorted(new.required - old.required):
             if name in old.properties or name not in new.properties:
                 where_at = new.properties[name].at if name in new.properties else f"{new.base}/required"
-                self.add(where_at, "required-added", f"property `{name}` is now required", _narrow(where))
+                self.emit("required-added", where_at, where, name=name)
         for name in sorted(old.required - new.required):
             if name in new.properties:
-                self.add(
-                    new.properties[name].at, "required-removed", f"property `{name}` is now optional", _widen(where)
-                )
+                self.emit("required-removed", new.properties[name].at, where, name=name)
             elif name not in old.properties:
-                self.add(f"{new.base}", "required-removed", f"`{name}` is no longer required", _widen(where))
+                self.emit("required-removed-unlisted", new.base, where, name=name)
 
     def compare_additional(self, old: _Schema, new: _Schema, where: frozenset[str], at: str) -> None:
         a, b = old.additional, new.additional
@@ -667,31 +691,27 @@ class _Differ:
         ra = 1 if isinstance(a, _Schema) else rank.get(a, 2)
         rb = 1 if isinstance(b, _Schema) else rank.get(b, 2)
         if ra != rb:
-            shown = {
-                0: "no additional properties",
-                1: "additional properties of one schema",
-                2: "any additional properties",
-            }
-            effect = _narrow(where) if rb < ra else _widen(where)
-            self.add(at, "constraint-changed", f"{shown[ra]} -> {shown[rb]}", effect)
+            shown = ("no additional properties", "additional properties of one schema", "any additional properties")
+            rule = "additional-narrowed" if rb < ra else "additional-widened"
+            self.emit(rule, at, where, old=shown[ra], new=shown[rb])
 
     def compare_union(self, old: _Schema, new: _Schema, where: frozenset[str], at: str) -> None:
         if old.union_kind != new.union_kind and old.union_kind and new.union_kind:
-            self.add(at, "constraint-changed", f"`{old.union_kind}` became `{new.union_kind}`", _BOTH_BREAK)
+            self.emit("union-keyword", at, old=old.union_kind, new=new.union_kind)
         a, b = _variant_keys(old.variants), _variant_keys(new.variants)
         for key in sorted(b.keys() - a.keys()):
-            self.add(b[key].at, "variant-added", f"variant {key} added", _widen(where))
+            self.emit("variant-added", b[key].at, where, key=key)
         for key in sorted(a.keys() - b.keys()):
-            self.add(a[key].at, "variant-removed", f"variant {key} removed", _narrow(where))
+            self.emit("variant-removed", a[key].at, where, key=key)
         for key in sorted(a.keys() & b.keys()):
             self.compare(a[key], b[key], where)
 
     def compare_all_of(self, old: _Schema, new: _Schema, where: frozenset[str], at: str) -> None:
         a, b = _variant_keys(old.all_of), _variant_keys(new.all_of)
         for key in sorted(b.keys() - a.keys()):
-            self.add(b[key].at, "composition-changed", f"allOf member {key} added", _BOTH_BREAK)
+            self.emit("all-of-added", b[key].at, key=key)
         for key in sorted(a.keys() - b.keys()):
-            self.add(a[key].at, "composition-changed", f"allOf member {key} removed", _BOTH_BREAK)
+            self.emit("all-of-removed", a[key].at, key=key)
         for key in sorted(a.keys() & b.keys()):
             self.compare(a[key], b[key], where)
 
@@ -701,8 +721,8 @@ class _Differ:
             if a == b:
                 continue
             tighter = _tighter(key, a, b)
-            effect = _BOTH_BREAK if tighter is None else _narrow(where) if tighter else _widen(where)
-            self.add(at, "constraint-changed", f"`{key}` {_show_canon(a)} -> {_show_canon(b)}", effect)
+            rule = "keyword-changed" if tighter is None else "keyword-tightened" if tighter else "keyword-loosened"
+            self.emit(rule, at, where, key=key, old=_show_canon(a), new=_show_canon(b))
 
     # paths
 
@@ -713,9 +733,9 @@ class _Differ:
         for path in sorted({*old_paths, *new_paths}):
             pointer = f"/paths/{escape(path)}"
             if path not in new_paths:
-                self.add(pointer, "path-removed", f"path `{path}` removed", _CLIENTS)
+                self.emit("path-removed", pointer, path=path)
             elif path not in old_paths:
-                self.add(pointer, "path-added", f"path `{path}` added", _NONE)
+                self.emit("path-added", pointer, path=path)
             else:
                 self.compare_path_item(self.deref_old(old_paths[path]), self.deref_new(new_paths[path]), path, pointer)
 
@@ -724,55 +744,46 @@ class _Differ:
         self.compare_parameters(old.get("parameters"), new.get("parameters"), f"{pointer}/parameters", path)
         for method in HTTP_METHODS:
             at = f"{pointer}/{method}"
-            where = f"{method.upper()} {path}"
+            op = f"{method.upper()} {path}"
             if method in old and method not in new:
-                self.add(at, "operation-removed", f"operation {where} removed", _CLIENTS)
+                self.emit("operation-removed", at, op=op)
             elif method in new and method not in old:
-                self.add(at, "operation-added", f"operation {where} added", _NONE)
+                self.emit("operation-added", at, op=op)
             elif method in new:
-                self.compare_operation(old[method], new[method], at, where)
+                self.compare_operation(old[method], new[method], at, op)
 
-    def compare_operation(self, old: dict, new: dict, at: str, where: str) -> None:
+    def compare_operation(self, old: dict, new: dict, at: str, op: str) -> None:
         if old.get("operationId") != new.get("operationId"):
-            message = f"operationId of {where} {_show(old.get('operationId', _ABSENT))} -> {_show(new.get('operationId', _ABSENT))}"
-            self.add(f"{at}/operationId", "operation-id-changed", message, _NONE)
+            old_id, new_id = (_show(d.get("operationId", _ABSENT)) for d in (old, new))
+            self.emit("operation-id", f"{at}/operationId", op=op, old=old_id, new=new_id)
         if self.docs:
             for key in ("summary", "description"):
                 if old.get(key) != new.get(key):
-                    self.add(f"{at}/{key}", "description-changed", f"{key} of {where} changed", _NONE)
+                    self.emit("operation-text", f"{at}/{key}", key=key, op=op)
         if old.get("deprecated", False) != new.get("deprecated", False):
-            self.add(
-                at, "deprecated-changed", f"{where} {'now' if new.get('deprecated') else 'no longer'} deprecated", _NONE
-            )
+            self.emit("operation-deprecated", at, op=op, state="now" if new.get("deprecated") else "no longer")
         if "security" in old or "security" in new:
-            self.compare_requirements(old.get("security"), new.get("security"), f"{at}/security", f"{where}")
+            self.compare_requirements(old.get("security"), new.get("security"), f"{at}/security", op)
         self.compare_extensions(old, new, at)
-        self.compare_parameters(old.get("parameters"), new.get("parameters"), f"{at}/parameters", where)
-        self.compare_request_body(old.get("requestBody"), new.get("requestBody"), f"{at}/requestBody", where)
+        self.compare_parameters(old.get("parameters"), new.get("parameters"), f"{at}/parameters", op)
+        self.compare_request_body(old.get("requestBody"), new.get("requestBody"), f"{at}/requestBody", op)
         old_responses = old.get("responses") or {}
         new_responses = new.get("responses") or {}
         for status in sorted({*old_responses, *new_responses}, key=str):
             pointer = f"{at}/responses/{escape(str(status))}"
             if status not in new_responses:
-                self.add(pointer, "response-removed", f"response {status} of {where} removed", _SERVERS)
+                self.emit("response-removed", pointer, status=status, op=op)
             elif status not in old_responses:
-                self.add(pointer, "response-added", f"response {status} of {where} added", _CLIENTS)
+                self.emit("response-added", pointer, status=status, op=op)
             else:
                 a, b = self.deref_old(old_responses[status]), self.deref_new(new_responses[status])
                 if self.docs and a.get("description") != b.get("description"):
-                    self.add(
-                        f"{pointer}/description",
-                        "description-changed",
-                        f"description of response {status} changed",
-                        _NONE,
-                    )
+                    self.emit("response-description", f"{pointer}/description", status=status)
                 self.compare_content(a.get("content"), b.get("content"), pointer, frozenset({RESPONSE}))
                 if _canon(a.get("headers")) != _canon(b.get("headers")):
-                    self.add(
-                        f"{pointer}/headers", "constraint-changed", f"headers of response {status} changed", _BOTH_BREAK
-                    )
+                    self.emit("response-headers", f"{pointer}/headers", status=status)
 
-    def compare_parameters(self, old: Any, new: Any, at: str, where: str) -> None:
+    def compare_parameters(self, old: Any, new: Any, at: str, op: str) -> None:
         def keyed(params: Any, deref: Any) -> dict[tuple[str, str], tuple[int, dict]]:
             out = {}
             for i, p in enumerate(params or []):
@@ -784,29 +795,21 @@ class _Differ:
         a, b = keyed(old, self.deref_old), keyed(new, self.deref_new)
         request = frozenset({REQUEST})
         for key in sorted({*a, *b}):
-            label = f"{key[0]} parameter `{key[1]}` of {where}"
+            label = f"{key[0]} parameter `{key[1]}` of {op}"
             if key not in b:
-                self.add(f"{at}/{a[key][0]}", "parameter-removed", f"{label} removed", _CLIENTS)
+                self.emit("parameter-removed", f"{at}/{a[key][0]}", label=label)
                 continue
             i, p = b[key]
             if key not in a:
                 required = p.get("required") is True
-                self.add(
-                    f"{at}/{i}",
-                    "parameter-added",
-                    f"{'required' if required else 'optional'} {label} added",
-                    _BOTH_BREAK if required else _SERVERS,
+                self.emit(
+                    "parameter-added-required" if required else "parameter-added-optional", f"{at}/{i}", label=label
                 )
                 continue
             q = a[key][1]
             if q.get("required", False) != p.get("required", False):
-                kind = "required-added" if p.get("required") else "required-removed"
-                self.add(
-                    f"{at}/{i}",
-                    kind,
-                    f"{label} is now {'required' if p.get('required') else 'optional'}",
-                    _narrow(request) if p.get("required") else _widen(request),
-                )
+                rule = "parameter-required" if p.get("required") else "parameter-optional"
+                self.emit(rule, f"{at}/{i}", request, label=label)
             if "schema" in q and "schema" in p:
                 self.compare(
                     _normalise(q["schema"], f"{at}/{a[key][0]}/schema"),
@@ -815,31 +818,18 @@ class _Differ:
                 )
             self.compare_content(q.get("content"), p.get("content"), f"{at}/{i}", request)
 
-    def compare_request_body(self, old: Any, new: Any, at: str, where: str) -> None:
+    def compare_request_body(self, old: Any, new: Any, at: str, op: str) -> None:
         old, new = self.deref_old(old), self.deref_new(new)
         if not old and not new:
             return
         if not new:
-            self.add(at, "request-body-removed", f"request body of {where} removed", _CLIENTS)
+            self.emit("body-removed", at, op=op)
             return
         if not old:
-            required = new.get("required") is True
-            self.add(
-                at,
-                "request-body-added",
-                f"{'required' if required else 'optional'} request body of {where} added",
-                _BOTH_BREAK if required else _SERVERS,
-            )
+            self.emit("body-added-required" if new.get("required") is True else "body-added-optional", at, op=op)
             return
         if old.get("required", False) != new.get("required", False):
-            required = new.get("required") is True
-            kind = "required-added" if required else "required-removed"
-            self.add(
-                at,
-                kind,
-                f"request body of {where} is now {'required' if required else 'optional'}",
-                _CLIENTS if required else _SERVERS,
-            )
+            self.emit("body-required" if new.get("required") is True else "body-optional", at, op=op)
         self.compare_content(old.get("content"), new.get("content"), at, frozenset({REQUEST}))
 
     def compare_content(self, old: Any, new: Any, at: str, where: frozenset[str]) -> None:
@@ -848,21 +838,15 @@ class _Differ:
         for media in sorted({*old, *new}):
             pointer = f"{at}/content/{escape(media)}"
             if media not in new:
-                effect = _CLIENTS if side == "request" else _BOTH_BREAK
-                self.add(pointer, "media-type-removed", f"{side} media type `{media}` removed", effect)
+                self.emit("media-type-removed", pointer, where, side=side, media=media)
             elif media not in old:
-                self.add(pointer, "media-type-added", f"{side} media type `{media}` added", _widen(where))
+                self.emit("media-type-added", pointer, where, side=side, media=media)
             else:
                 a, b = (old[media] or {}).get("schema"), (new[media] or {}).get("schema")
                 if a is not None and b is not None:
                     self.compare(_normalise(a, f"{pointer}/schema"), _normalise(b, f"{pointer}/schema"), where)
                 elif a is not None or b is not None:
-                    self.add(
-                        f"{pointer}/schema",
-                        "type-changed",
-                        f"schema of `{media}` {'added' if b else 'removed'}",
-                        _BOTH_BREAK,
-                    )
+                    self.emit("media-schema", f"{pointer}/schema", media=media, state="added" if b else "removed")
 
     def deref_old(self, node: Any) -> Any:
         return _deref_component(node, self.old)
@@ -874,26 +858,10 @@ class _Differ:
 # --- helpers ---------------------------------------------------------------------------------------
 
 
-def _schemas(doc: dict) -> dict[str, Any]:
-    components = doc.get("components")
-    schemas = components.get("schemas") if isinstance(components, dict) else None
-    return schemas if isinstance(schemas, dict) else {}
-
-
 def _deref_component(node: Any, doc: dict) -> Any:
     """Follow local `$ref`s to non-schema components (responses, request bodies, parameters, path items)."""
-    seen: set[str] = set()
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
-        ref = node["$ref"]
-        if ref in seen:
-            return {}
-        seen.add(ref)
-        target: Any = doc
-        for token in ref[2:].split("/"):
-            token = token.replace("~1", "/").replace("~0", "~")
-            target = target.get(token) if isinstance(target, dict) else None
-        node = target if isinstance(target, dict) else {}
-    return node
+    target = deref(node, doc)
+    return target if isinstance(target, dict) and "$ref" not in target else {}
 
 
 def _refs(node: Any) -> Iterator[str]:
@@ -902,8 +870,8 @@ def _refs(node: Any) -> Iterator[str]:
         value = stack.pop()
         if isinstance(value, dict):
             ref = value.get("$ref")
-            if isinstance(ref, str) and ref.startswith(SCHEMA_PREFIX):
-                yield ref[len(SCHEMA_PREFIX) :].split("/")[0].replace("~1", "/").replace("~0", "~")
+            if isinstance(ref, str) and ref.startswith(REF_PREFIX):
+                yield unescape(ref[len(REF_PREFIX) :].split("/")[0])
             stack.extend(value.values())
         elif isinstance(value, list):
             stack.extend(value)
@@ -926,7 +894,7 @@ def _directions(doc: dict) -> dict[str, set[str]]:
                 # Message schemas of other transports (e.g. x-openresponses-websocket): client* ones are requests.
                 for name, part in value.items():
                     seeds[REQUEST if name.lower().startswith("client") else RESPONSE].append(part)
-    schemas = _schemas(doc)
+    schemas = {n: s.node for n, s in build(doc).schemas.items()}
     found: dict[str, set[str]] = {}
     for direction, roots in seeds.items():
         todo = list(_refs(roots))

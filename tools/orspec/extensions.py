@@ -30,24 +30,23 @@ from jsonpointer import escape
 
 from .bundle import Bundle
 from .load import Document, display_path, load_file
-from .pointers import resolve_pointer
+from .pointers import resolve_pointer, walk
 from .problems import Problem, SpecError
-from .validate import SCHEMA_PREFIX, tag_values, walk
+from .schema import REF_PREFIX, VENDOR, ref_name, schema_ref, stream_pointers, tag_values, union_of
 
 BLOCK = "x-openresponses-extension"
 EXTENDS = "x-openresponses-extends"
 KIND = "x-openresponses-kind"
-VENDOR = "x-openresponses-vendor"
 SLUG = re.compile(r"^[a-z][a-z0-9_-]*$")
-EVENT_UNION = "/paths/~1responses/post/responses/200/content/text~1event-stream/schema"
 
 # Where each kind of vendor schema joins the core: output and input items, tools as echoed and as
-# sent, message content parts, and the streaming-event union.
+# sent, message content parts, and the streaming-event union (wherever the spec's operations
+# answer with an event stream).
 KIND_UNIONS: dict[str, tuple[str, ...]] = {
     "item": ("/components/schemas/ItemField", "/components/schemas/ItemParam"),
     "tool": ("/components/schemas/Tool", "/components/schemas/ResponsesToolParam"),
     "content": ("/components/schemas/Message/properties/content/items",),
-    "event": (EVENT_UNION,),
+    "event": (),
 }
 REQUIRED_BY_KIND = {"item": ("id", "type", "status"), "event": ("type", "sequence_number")}
 
@@ -212,7 +211,7 @@ def _check_schemas(fragment: Fragment) -> list[Problem]:
 
 
 def _check_ref(fragment: Fragment, pointer: str, ref: str) -> list[Problem]:
-    if not ref.startswith(SCHEMA_PREFIX) or "/" in ref[len(SCHEMA_PREFIX) :]:
+    if ref_name(ref) is None:
         return [
             fragment.problem(
                 pointer,
@@ -283,9 +282,9 @@ def _check_across(fragments: list[Fragment], core: dict) -> list[Problem]:
                 fields.setdefault((target, prop), fragment)
     for fragment in fragments:
         for pointer, node in walk(fragment.doc.data):
-            if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith(SCHEMA_PREFIX):
-                name = node["$ref"][len(SCHEMA_PREFIX) :]
-                if "/" not in name and name not in core_schemas and name not in fragment.schemas:
+            if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith(REF_PREFIX):
+                name = ref_name(node["$ref"])
+                if name is not None and name not in core_schemas and name not in fragment.schemas:
                     owner = names.get(name)
                     why = (
                         f"belongs to {owner.doc.display}; fragments may not depend on each other"
@@ -303,10 +302,10 @@ def _merge(fragment: Fragment, bundle: Bundle) -> None:
         schemas[name] = {**copy.deepcopy(schema), VENDOR: fragment.vendor}
         bundle.sources.mount(f"/components/schemas/{escape(name)}", fragment.doc, f"/components/schemas/{escape(name)}")
     for name, kind, _schema in fragment.kinds():
-        for union_at in KIND_UNIONS[kind]:
-            union = resolve_pointer(doc, union_at)
-            if isinstance(union, dict) and isinstance(union.get("oneOf"), list):
-                union["oneOf"].append({"$ref": SCHEMA_PREFIX + escape(name)})
+        for union_at in KIND_UNIONS[kind] or stream_pointers(doc):
+            found = union_of(resolve_pointer(doc, union_at))
+            if found and {"$ref": schema_ref(name)} not in found[1]:
+                found[1].append({"$ref": schema_ref(name)})
     for target, ext in fragment.extends.items():
         props = schemas[target].setdefault("properties", {})
         for prop, schema in ext.get("properties", {}).items():

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 from jsonpointer import escape
 
-from .problems import Problem, SpecError
+from .problems import Problem, SpecError, TooBig
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_NODES = 2_000_000
@@ -221,7 +221,7 @@ def _compose(text: str, shown: str) -> tuple[Any, list[Problem], dict[str, int]]
     except RecursionError:  # cannot happen with MAX_DEPTH bounded; a last resort all the same
         builder.problems.append(Problem(shown, 1, "", "nesting is too deep to load"))
         data = None
-    except _TooBig:
+    except TooBig:
         data = None
     return data, builder.problems, builder.lines
 
@@ -315,10 +315,6 @@ def _stack_pointer(stack: list[list[Any]]) -> str:
     return "".join(f"/{p}" for p in parts)
 
 
-class _TooBig(Exception):
-    pass
-
-
 class _Builder:
     """Turns composed YAML nodes into JSON-compatible data with a pointer-to-line map."""
 
@@ -330,9 +326,9 @@ class _Builder:
         self.active: set[int] = set()
         self.scalars = yaml.SafeLoader("")
 
-    def stop(self, node: yaml.Node, pointer: str, message: str) -> _TooBig:
+    def stop(self, node: yaml.Node, pointer: str, message: str) -> TooBig:
         self.problems.append(Problem(self.shown, node.start_mark.line + 1, pointer, message))
-        return _TooBig()
+        return TooBig()
 
     def build(self, node: yaml.Node, pointer: str, depth: int) -> Any:
         self.count += 1

@@ -19,10 +19,11 @@ from .generate.docs import generate_docs
 from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
-from .generate.server import generate_server
+from .generate.server import check_handlers, generate_server
 from .problems import Level, Problem, SpecError, errors
 from .project import TEMPLATES
-from .releases import Release, added_in, load_releases, release_outputs
+from .releases import Release, load_releases, release_outputs
+from .schema import SpecModel, build
 from .statemachines import StateMachines, check_state_machines
 from .write import Outputs
 
@@ -36,6 +37,7 @@ class Spec:
     state_machines: StateMachines | None = None
     fragments: list[Fragment] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
+    model: SpecModel | None = None  # the typed view every stage reads; set by `load_spec`
     path: Path | None = None  # what `load_spec` read
     pending: Callable[[], None] | None = None  # the validation `load_spec(..., background=True)` left to do
 
@@ -65,6 +67,7 @@ def load_spec(
     spec.fragments, fragment_problems = extend(spec.bundle)
     spec.state_machines, machine_problems = check_state_machines(spec.bundle)
     spec.releases, release_problems = load_releases(spec.bundle.root)
+    spec.model = build(spec.document, spec.state_machines, spec.releases)
     if known_problems is not None:
         spec.problems = list(known_problems)
         return spec
@@ -73,6 +76,7 @@ def load_spec(
         from .validate import validate
 
         spec.problems = fragment_problems + validate(spec.bundle) + machine_problems + release_problems
+        spec.problems += check_handlers(spec.model, spec.bundle.sources)
         if lenient:
             spec.problems = [Problem(p.file, p.line, p.pointer, p.message, Level.WARNING) for p in spec.problems]
         if errors(spec.problems):
@@ -95,9 +99,8 @@ class Stage:
 
 def _docs(spec: Spec, templates: Path) -> Outputs:
     titles = {f.doc.path.stem: f.title for f in spec.fragments}
-    document = added_in(spec.releases, spec.document)
-    pages = generate_docs(document, templates, spec.bundle.sources, spec.bundle.root_file, titles, spec.state_machines)
-    return pages | generate_client_reference(spec.document, templates)
+    pages = generate_docs(spec.model, templates, spec.bundle.sources, spec.bundle.root_file, titles)
+    return pages | generate_client_reference(spec.model, templates)
 
 
 STAGES = (
@@ -109,24 +112,23 @@ STAGES = (
     ),
     Stage(
         "models",
-        ("spec", "tool"),
-        lambda spec, _: {f"{PACKAGE}/models.py": generate_models(spec.document, spec.bundle.sources).encode()},
+        ("spec", "tool", "templates/models"),
+        lambda spec, t: {f"{PACKAGE}/models.py": generate_models(spec.model, spec.bundle.sources, t).encode()},
     ),
     Stage(
         "registry",
         ("spec", "tool", "templates/registry"),
-        lambda spec, t: generate_registry(spec.document, spec.state_machines, t),
+        lambda spec, t: generate_registry(spec.model, t),
     ),
-    Stage("server", ("spec", "tool", "templates/server"), lambda spec, t: generate_server(spec.document, t)),
-    Stage("client", ("spec", "tool", "templates/client"), lambda spec, t: generate_client(spec.document, t)),
+    Stage(
+        "server",
+        ("spec", "tool", "templates/server", "templates/runtime"),
+        lambda spec, t: generate_server(spec.model, t),
+    ),
+    Stage("client", ("spec", "tool", "templates/client"), lambda spec, t: generate_client(spec.model, t)),
     Stage("docs", ("spec", "tool", "templates/docs"), _docs),
     Stage("releases", ("spec", "tool"), lambda spec, _: release_outputs(spec.releases)),
 )
-
-
-def build_outputs(spec: Spec, templates: Path = TEMPLATES) -> Outputs:
-    """Every generated file, by path relative to the output directory."""
-    return run_stages(spec, templates)[0]
 
 
 def run_stages(
@@ -152,7 +154,7 @@ def run_stages(
         else None
         for stage in STAGES
     }
-    in_child = _models_in_child(spec) if spec.pending is not None and reusable["models"] is None else None
+    in_child = _models_in_child(spec, templates) if spec.pending is not None and reusable["models"] is None else None
     try:
         spec.settle()  # validation, here, while the models are generated in the child
         # The other stages run here meanwhile; the models are collected last.
@@ -191,11 +193,12 @@ class _ChildStage:
     sends the outputs back pickled on its stdout. An invalid spec terminates it.
     """
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, templates: Path):
         tools = str(Path(__file__).resolve().parents[1])  # where this `orspec` package is imported from
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tools, os.environ.get("PYTHONPATH")]))}
+        code = "from orspec.pipeline import _models_child; _models_child()"
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from orspec.pipeline import _models_child; _models_child()", os.fspath(path)],
+            [sys.executable, "-c", code, os.fspath(path), os.fspath(templates)],
             stdout=subprocess.PIPE,
             env=env,
         )
@@ -220,24 +223,25 @@ class _ChildStage:
             self.proc.stdout.close()
 
 
-def _models_in_child(spec: Spec) -> _ChildStage | None:
+def _models_in_child(spec: Spec, templates: Path) -> _ChildStage | None:
     if spec.path is None or os.environ.get("ORSPEC_BUILD_JOBS") == "1":  # 1: every generator in this process
         return None
-    return _ChildStage(spec.path)
+    return _ChildStage(spec.path, templates)
 
 
 def _models_child() -> None:
-    """The child's side of `_ChildStage`: the spec path in argv, the pickled result on stdout."""
+    """The child's side of `_ChildStage`: spec and templates paths in argv, the pickled result on stdout."""
     result, sys.stdout = sys.stdout.buffer, sys.stderr  # nothing printed may corrupt the result
-    result.write(pickle.dumps(_generate_models_at(Path(sys.argv[1]))))
+    result.write(pickle.dumps(_generate_models_at(Path(sys.argv[1]), Path(sys.argv[2]))))
     result.flush()
 
 
-def _generate_models_at(path: Path) -> tuple[type[SpecError] | None, Outputs | list[Problem]]:
-    document = bundle(path)
-    extend(document)
+def _generate_models_at(
+    path: Path, templates: Path = TEMPLATES
+) -> tuple[type[SpecError] | None, Outputs | list[Problem]]:
     stage = next(stage for stage in STAGES if stage.name == "models")
     try:
-        return None, stage.run(Spec(document, path=path), TEMPLATES)
+        spec = load_spec(path, known_problems=[])  # loaded as the parent did; validation is the parent's
+        return None, stage.run(spec, templates)
     except SpecError as exc:
         return type(exc), exc.problems

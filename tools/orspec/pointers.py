@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from jsonpointer import EndOfList, JsonPointer, JsonPointerException
+from jsonpointer import EndOfList, JsonPointer, JsonPointerException, escape
 
 MISSING: Any = object()
 
@@ -16,3 +17,15 @@ def resolve_pointer(doc: Any, pointer: str) -> Any:
     except (JsonPointerException, TypeError):
         return MISSING
     return MISSING if isinstance(found, EndOfList) else found
+
+
+def walk(node: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
+    """Every (pointer, value) in a JSON document, depth first, parents before children."""
+    stack = [(pointer, node)]
+    while stack:
+        at, value = stack.pop()
+        yield at, value
+        if isinstance(value, dict):
+            stack.extend((f"{at}/{escape(k)}", v) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{at}/{i}", v) for i, v in reversed(list(enumerate(value))))

@@ -45,5 +45,9 @@ class SpecError(Exception):
         super().__init__("\n".join(str(p) for p in problems))
 
 
+class TooBig(Exception):
+    """Stops loading or bundling at a size limit; the problem that says why is already recorded."""
+
+
 def errors(problems: list[Problem]) -> list[Problem]:
     return [p for p in problems if p.level is Level.ERROR]

@@ -24,7 +24,6 @@ from .load import Document, display_path, load_file
 from .problems import Problem, SpecError
 
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-ADDED_IN = "x-openresponses-added-in"
 INDEX = "index.yaml"
 
 
@@ -125,31 +124,6 @@ def make_release(spec_root: Path, core: dict, date: str) -> Release:
     header = "# Dated releases of the core spec, oldest first. Written by `orspec release`; do not edit.\n"
     (folder / INDEX).write_text(header + yaml.safe_dump({"releases": entries}, sort_keys=False))
     return Release(date, target, data, notes)
-
-
-def added_in(releases: list[Release], document: dict) -> dict:
-    """A copy of `document` whose schemas and properties carry the release that introduced them.
-
-    Only what came after the first release gets a date; dates the spec states itself are kept.
-    """
-    out = copy.deepcopy(document)
-    if len(releases) < 2:
-        return out
-    snapshots = [(r.date, (r.document.get("components") or {}).get("schemas") or {}) for r in releases]
-    first = snapshots[0][0]
-    for name, schema in ((out.get("components") or {}).get("schemas") or {}).items():
-        if not isinstance(schema, dict) or "x-openresponses-vendor" in schema:
-            continue
-        born = next((d for d, s in snapshots if name in s), None)
-        if born and born != first:
-            schema.setdefault(ADDED_IN, born)
-        for prop, prop_schema in (schema.get("properties") or {}).items():
-            if not isinstance(prop_schema, dict) or "x-openresponses-vendor" in prop_schema:
-                continue
-            prop_born = next((d for d, s in snapshots if prop in ((s.get(name) or {}).get("properties") or {})), None)
-            if prop_born and prop_born != first and prop_born != born:
-                prop_schema.setdefault(ADDED_IN, prop_born)
-    return out
 
 
 def release_outputs(releases: list[Release]) -> dict[str, bytes]:

@@ -20,7 +20,7 @@ from jsonpointer import escape
 from .bundle import Bundle
 from .load import Document, load_file
 from .problems import Level, Problem, SpecError
-from .validate import SCHEMA_PREFIX, deref, tag_values
+from .schema import deref, event_union, tag_values, union_of
 
 FILE_NAME = "state-machines.yaml"
 CATEGORIES = ("lifecycle", "delta", "error", "custom")
@@ -72,6 +72,7 @@ class StateMachines:
     custom: EventPlace | None = None
     custom_pattern: re.Pattern[str] | None = None
     rules: dict[str, str] = field(default_factory=dict)
+    categories: dict[str, str] = field(default_factory=dict)  # category -> what its events do
     warnings: tuple[str, ...] = ()  # rules whose findings are warnings
 
     def place(self, event_type: str) -> EventPlace | None:
@@ -117,47 +118,13 @@ def check_state_machines(bundle: Bundle) -> tuple[StateMachines | None, list[Pro
     return machines, sorted(set(problems), key=lambda p: (p.level != Level.ERROR, p.line, p.pointer, p.message))
 
 
-def streaming_union(document: dict) -> list[tuple[str, dict]]:
-    """(schema name, schema) of every variant of the spec's `text/event-stream` unions, in order."""
-    found: dict[str, dict] = {}
-    for item in (document.get("paths") or {}).values():
-        for op in item.values() if isinstance(item, dict) else ():
-            if not isinstance(op, dict):
-                continue
-            for response in (op.get("responses") or {}).values():
-                media = (
-                    ((response or {}).get("content") or {}).get("text/event-stream")
-                    if isinstance(response, dict)
-                    else None
-                )
-                schema = deref((media or {}).get("schema"), document) if isinstance(media, dict) else None
-                if not isinstance(schema, dict):
-                    continue
-                for variant in schema.get("oneOf") or schema.get("anyOf") or []:
-                    ref = variant.get("$ref", "") if isinstance(variant, dict) else ""
-                    target = deref(variant, document)
-                    if ref.startswith(SCHEMA_PREFIX) and isinstance(target, dict):
-                        found.setdefault(ref[len(SCHEMA_PREFIX) :], target)
-    return list(found.items())
-
-
-def event_types(document: dict) -> list[tuple[str, str, dict]]:
-    """(type value, schema name, schema) for every event of the streaming union."""
-    out = []
-    for name, schema in streaming_union(document):
-        for value in tag_values(schema, "type", document) or []:
-            if isinstance(value, str):
-                out.append((value, name, schema))
-    return out
-
-
 def output_item_types(document: dict) -> dict[str, dict]:
     """Every item type of a response's `output` union, with its schema (allOf parts merged for `properties`)."""
     schemas = (document.get("components") or {}).get("schemas") or {}
     output = deref(((schemas.get("ResponseResource") or {}).get("properties") or {}).get("output"), document)
     union = deref((output or {}).get("items"), document) if isinstance(output, dict) else None
     found: dict[str, dict] = {}
-    for variant in (union or {}).get("oneOf") or (union or {}).get("anyOf") or [] if isinstance(union, dict) else ():
+    for variant in (union_of(union) or ("", []))[1]:
         schema = deref(variant, document)
         for value in tag_values(variant, "type", document) or []:
             if isinstance(value, str) and isinstance(schema, dict):
@@ -199,6 +166,11 @@ class _Reader:
             self.result.rules = {str(k): str(v) for k, v in rules.items()}
         elif rules is not None:
             self.error("/rules", "`rules` must map rule ids to descriptions")
+        categories = data.get("categories")
+        if isinstance(categories, dict):
+            self.result.categories = {str(k): str(v) for k, v in categories.items()}
+        elif categories is not None:
+            self.error("/categories", "`categories` must map category names to descriptions")
         self.result.warnings = self.names(data.get("warnings", []), "/warnings")
         for i, rule in enumerate(self.result.warnings):
             if rule not in self.result.rules:
@@ -454,7 +426,7 @@ def _check_item_status(sm: StateMachines, document: dict) -> list[Problem]:
 def _check_against_spec(sm: StateMachines, document: dict) -> list[Problem]:
     """Every event type of the streaming union has a place, and carries the fields it is said to."""
     problems = []
-    union = event_types(document)
+    union = event_union(document)
     if not union:
         return [sm.problem("", "the spec has no `text/event-stream` union of events to place", Level.WARNING)]
     in_spec = set()

@@ -15,11 +15,9 @@ from typing import Any
 from jsonpointer import escape
 
 from .bundle import Bundle, SourceMap
-from .pointers import MISSING, resolve_pointer
+from .pointers import MISSING, resolve_pointer, walk
 from .problems import Level, Problem
-
-SCHEMA_PREFIX = "#/components/schemas/"
-HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+from .schema import HTTP_METHODS, REF_PREFIX, deref, ref_name, tag_values, union_of
 
 
 def validate(bundle: Bundle) -> list[Problem]:
@@ -30,18 +28,6 @@ def validate(bundle: Bundle) -> list[Problem]:
     problems += check_discriminators(doc, sources)
     problems += check_unused_schemas(doc, sources)
     return sorted(set(problems), key=lambda p: (p.level != Level.ERROR, p.file, p.line, p.pointer, p.message))
-
-
-def walk(node: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
-    """Every (pointer, value) in a JSON document, depth first, parents before children."""
-    stack = [(pointer, node)]
-    while stack:
-        at, value = stack.pop()
-        yield at, value
-        if isinstance(value, dict):
-            stack.extend((f"{at}/{escape(k)}", v) for k, v in reversed(value.items()))
-        elif isinstance(value, list):
-            stack.extend((f"{at}/{i}", v) for i, v in reversed(list(enumerate(value))))
 
 
 def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
@@ -351,47 +337,12 @@ def check_operation_ids(doc: dict, sources: SourceMap) -> Iterator[Problem]:
                     yield sources.problem(at, f"duplicate operationId {op['operationId']!r} (first used at {first})")
 
 
-def tag_values(schema: Any, prop: str, doc: dict) -> list[Any] | None:
-    """The fixed values a variant declares for its discriminator property, or None if not fixed."""
-    schema = deref(schema, doc)
-    if not isinstance(schema, dict):
-        return None
-    for part in schema.get("allOf") if isinstance(schema.get("allOf"), list) else ():
-        found = tag_values(part, prop, doc)
-        if found:
-            return found
-    properties = schema.get("properties")
-    spec = deref(properties.get(prop), doc) if isinstance(properties, dict) and isinstance(prop, str) else None
-    if isinstance(spec, dict) and isinstance(spec.get("anyOf"), list):
-        # A nullable tag (`anyOf: [{enum: [x]}, {type: null}]`) still fixes its one non-null value.
-        members = [deref(m, doc) for m in spec["anyOf"] if m != {"type": "null"}]
-        spec = members[0] if len(members) == 1 else None
-    if not isinstance(spec, dict):
-        return None
-    if "const" in spec:
-        return [spec["const"]]
-    if isinstance(spec.get("enum"), list):
-        return spec["enum"]
-    return None
-
-
-def deref(schema: Any, doc: dict) -> Any:
-    seen = set()
-    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"] not in seen:
-        seen.add(schema["$ref"])
-        target = resolve_pointer(doc, schema["$ref"][1:]) if schema["$ref"].startswith("#") else MISSING
-        if target is MISSING:
-            return None
-        schema = target
-    return schema
-
-
 def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
     for at, node in walk(doc):
         if not (isinstance(node, dict) and isinstance(node.get("discriminator"), dict)):
             continue
         prop = node["discriminator"].get("propertyName")
-        variants = node.get("oneOf") or node.get("anyOf") or []
+        keyword, variants = union_of(node) or ("oneOf", [])
         mapping = node["discriminator"].get("mapping") or {}
         if not isinstance(prop, str) or not isinstance(variants, list) or not isinstance(mapping, dict):
             continue  # the OpenAPI schema check reports the malformed discriminator
@@ -408,9 +359,9 @@ def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
                 )
         for i, variant in enumerate(variants):
             values = tag_values(variant, prop, doc)
-            where = f"{at}/{'oneOf' if 'oneOf' in node else 'anyOf'}/{i}"
+            where = f"{at}/{keyword}/{i}"
             ref = variant.get("$ref") if isinstance(variant, dict) else None
-            name = ref.removeprefix(SCHEMA_PREFIX) if isinstance(ref, str) else ""
+            name = ref_name(ref) or ""
             if not values:
                 yield sources.problem(where, f"variant {name or i} has no fixed value for discriminator {prop!r}")
                 continue
@@ -437,8 +388,8 @@ def check_unused_schemas(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         return
     used: set[str] = set()
     for at, node in walk(doc):
-        if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith(SCHEMA_PREFIX):
-            name = node["$ref"][len(SCHEMA_PREFIX) :].split("/")[0]
+        if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith(REF_PREFIX):
+            name = node["$ref"][len(REF_PREFIX) :].split("/")[0]
             if not at.startswith(f"/components/schemas/{name}/"):
                 used.add(name)
     for name in schemas:

@@ -2436,7 +2436,7 @@ class CreateResponseBody(OpenResponsesModel):
     """
     Tool definitions the model may call while producing this response, such as functions whose calls the client executes. Omit or send `null` to offer no tools.
     """
-    tool_choice: ToolChoiceParam | None = None
+    tool_choice: Annotated[ToolChoiceParam | None, Field(validate_default=True)] = "auto"
     """
     Controls whether and which tools the model calls: `auto` (default), `none`, `required`, a specific function, or an `allowed_tools` subset. See `ToolChoiceParam`.
     """

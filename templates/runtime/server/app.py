@@ -1,8 +1,9 @@
 """`create_app`: a Starlette app serving the spec's operations for one provider.
 
-Every route comes from the generated `routes.ROUTES`; this module binds a handler to each
-operation id it knows. Every failure, including ones the framework detects (unknown route,
-wrong method), is answered with the spec's error object and a fitting status:
+Every route comes from the generated `routes.ROUTES`, each naming the `_Server` method that
+handles it; `HANDLERS` lists those methods, and the build fails on an operation it does not list.
+Every failure, including ones the framework detects (unknown route, wrong method), is answered
+with the spec's error object and a fitting status:
 
 | problem | status | `error.type` / `code` |
 |---|---|---|
@@ -27,6 +28,7 @@ clients MUST send JSON, and a nested body has no faithful form encoding; such re
 from __future__ import annotations
 
 import base64
+import enum
 import hmac
 import json
 import logging
@@ -38,7 +40,8 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import anyio
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticUndefined
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -63,6 +66,8 @@ __all__ = ["create_app", "error_response", "json_path", "response_skeleton"]
 
 log = logging.getLogger("openresponses_runtime.server")
 
+#: The `_Server` methods that serve operations, named after their operation ids (read by the build).
+HANDLERS = ("create_response", "compact_response")
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -255,8 +260,6 @@ def _echo_tool(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def _echo_tool_choice(choice: Any) -> Any:
-    if choice is None:
-        return "auto"
     if isinstance(choice, dict) and choice.get("type") == "function":
         return {"type": "function", "name": choice.get("name")}
     if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
@@ -286,11 +289,39 @@ def _or(value: Any, default: Any) -> Any:
     return default if value is None else value
 
 
+def _declared_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """The `default`s the spec declares for a request model's fields, by JSON name."""
+    out = {}
+    for name, info in model.model_fields.items():
+        if info.default is not None and info.default is not PydanticUndefined:
+            value = info.default
+            out[info.alias or name] = value.value if isinstance(value, enum.Enum) else value
+    return out
+
+
+# What the response states for a setting the request left out: the default the spec declares
+# (`tool_choice`), else this server's own choice where the spec leaves it open.
+SETTING_DEFAULTS: dict[str, Any] = {
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+    "truncation": "disabled",
+    "parallel_tool_calls": True,
+    "verbosity": "medium",
+    "top_p": 1.0,
+    "temperature": 1.0,
+    "top_logprobs": 0,
+    "store": True,
+    "background": False,
+    **_declared_defaults(models.CreateResponseBody),
+}
+
+
 def response_skeleton(data: dict[str, Any], response_id: str, model: str) -> dict[str, Any]:
     """A complete `ResponseResource` in status `in_progress`, echoing the request's settings."""
     text = data.get("text") if isinstance(data.get("text"), dict) else {}
     reasoning = data.get("reasoning") if isinstance(data.get("reasoning"), dict) else None
     tier = data.get("service_tier")
+    default = SETTING_DEFAULTS
     return {
         "id": response_id,
         "object": "response",
@@ -304,23 +335,26 @@ def response_skeleton(data: dict[str, Any], response_id: str, model: str) -> dic
         "output": [],
         "error": None,
         "tools": [_echo_tool(t) for t in data.get("tools") or () if isinstance(t, dict)],
-        "tool_choice": _echo_tool_choice(data.get("tool_choice")),
-        "truncation": _or(data.get("truncation"), "disabled"),
-        "parallel_tool_calls": _or(data.get("parallel_tool_calls"), True),
-        "text": {"format": _echo_format(text.get("format")), "verbosity": _or(text.get("verbosity"), "medium")},
-        "top_p": float(_or(data.get("top_p"), 1.0)),
-        "presence_penalty": float(_or(data.get("presence_penalty"), 0.0)),
-        "frequency_penalty": float(_or(data.get("frequency_penalty"), 0.0)),
-        "top_logprobs": _or(data.get("top_logprobs"), 0),
-        "temperature": float(_or(data.get("temperature"), 1.0)),
+        "tool_choice": _echo_tool_choice(_or(data.get("tool_choice"), default["tool_choice"])),
+        "truncation": _or(data.get("truncation"), default["truncation"]),
+        "parallel_tool_calls": _or(data.get("parallel_tool_calls"), default["parallel_tool_calls"]),
+        "text": {
+            "format": _echo_format(text.get("format")),
+            "verbosity": _or(text.get("verbosity"), default["verbosity"]),
+        },
+        "top_p": float(_or(data.get("top_p"), default["top_p"])),
+        "presence_penalty": float(_or(data.get("presence_penalty"), default["presence_penalty"])),
+        "frequency_penalty": float(_or(data.get("frequency_penalty"), default["frequency_penalty"])),
+        "top_logprobs": _or(data.get("top_logprobs"), default["top_logprobs"]),
+        "temperature": float(_or(data.get("temperature"), default["temperature"])),
         "reasoning": None
         if reasoning is None
         else {"effort": reasoning.get("effort"), "summary": reasoning.get("summary")},
         "usage": None,
         "max_output_tokens": data.get("max_output_tokens"),
         "max_tool_calls": data.get("max_tool_calls"),
-        "store": _or(data.get("store"), True),
-        "background": _or(data.get("background"), False),
+        "store": _or(data.get("store"), default["store"]),
+        "background": _or(data.get("background"), default["background"]),
         "service_tier": "default" if tier in (None, "auto") else tier,
         "metadata": _or(data.get("metadata"), {}),
         "safety_identifier": data.get("safety_identifier"),
@@ -520,7 +554,9 @@ class _Server:
             self.active -= 1
             await events.aclose()
 
-    async def compact(self, request: Request, model: type = models.CompactResponseMethodPublicBody) -> Response:
+    async def compact_response(
+        self, request: Request, model: type = models.CompactResponseMethodPublicBody
+    ) -> Response:
         data, _ = await self.read(request, model)
         previous = data.get("previous_response_id")
         items = (await context(self.store, previous) if previous else []) + input_items(data.get("input"))
@@ -591,15 +627,11 @@ def create_app(
         default_model=default_model,
         accept=accept or Accept(),
     )
-    handlers = {"createResponse": server.create_response, "compactResponse": server.compact}
     routes: list[Any] = []
     for op in ROUTES:
-        handler = handlers.get(op.operation_id)
-        if handler is not None:
-            routes.append(
-                Route(op.path, _guarded(handler, op.request_model), methods=[op.method], name=op.operation_id)
-            )
-        if op.websocket and op.websocket_model is not None and handler is not None:
+        handler = getattr(server, op.handler)
+        routes.append(Route(op.path, _guarded(handler, op.request_model), methods=[op.method], name=op.operation_id))
+        if op.websocket and op.websocket_model is not None:
             endpoint = websocket_endpoint(server, op.websocket_model, max_connection_seconds)
             routes.append(WebSocketRoute(op.path, endpoint, name=f"{op.operation_id}_websocket"))
 

@@ -14,14 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jsonpointer import unescape
-
+from ..schema import SpecModel, deref, handler_name, ref_name
 from .normalize import class_names
 from .package import PACKAGE, environment
 from .pyformat import format_python
 
 OUTPUT = f"{PACKAGE}/client/_create.py"
-_SCHEMA_REF = "#/components/schemas/"
 _PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 # Keywords of `create` that the client itself owns; a spec property of the same name is renamed.
 _CLIENT_KEYWORDS = frozenset({"stream", "check", "extra_body", "timeout", "max_retries"})
@@ -38,39 +36,36 @@ class CreateParam:
     required: bool
 
 
-def create_request_schema(document: dict) -> tuple[str, dict] | None:
-    """The name and schema of the `POST /responses` request body, or None if the spec has none."""
-    operation = ((document.get("paths") or {}).get("/responses") or {}).get("post") or {}
-    content = (operation.get("requestBody") or {}).get("content") or {}
-    ref = ((content.get("application/json") or {}).get("schema") or {}).get("$ref", "")
-    if not ref.startswith(_SCHEMA_REF):
-        return None
-    name = unescape(ref[len(_SCHEMA_REF) :])
-    schema = _schemas(document).get(name)
-    return (name, schema) if isinstance(schema, dict) else None
+def create_request_schema(model: SpecModel) -> tuple[str, dict] | None:
+    """The name and schema of the create operation's request body (`createResponse`), or None if the spec has none."""
+    for op in model.operations:
+        name = op.request_schema if handler_name(op) == "create_response" else None
+        if name in model.schemas and isinstance(model.schemas[name].node, dict):
+            return name, model.schemas[name].node
+    return None
 
 
-def create_params(document: dict) -> list[CreateParam]:
+def create_params(model: SpecModel) -> list[CreateParam]:
     """The keywords of `create`, in the schema's property order (the one place that reads the properties)."""
-    found = create_request_schema(document)
+    found = create_request_schema(model)
     if found is None:
         return []
-    _, schema = found
-    classes = class_names(_schemas(document))
-    required = set(schema.get("required") or ())
+    name, _ = found
+    schema, document = model.schemas[name], model.document
+    classes = class_names(model.schemas)
     params, taken = [], set(_CLIENT_KEYWORDS)
-    for json_name, prop in (schema.get("properties") or {}).items():
+    for json_name, prop in schema.properties.items():
         if json_name == "stream":
             continue  # `stream` is the client's own keyword: it picks the return type
-        name = python_name(json_name, taken)
-        taken.add(name)
+        python = python_name(json_name, taken)
+        taken.add(python)
         params.append(
             CreateParam(
                 json_name=json_name,
-                name=name,
+                name=python,
                 annotation=annotation(prop, document, classes),
                 description=_description(prop, document),
-                required=json_name in required,
+                required=json_name in schema.required,
             )
         )
     return params
@@ -92,10 +87,9 @@ def annotation(schema: Any, document: dict, classes: dict[str, str], depth: int 
     """The Python type a caller may pass for `schema`: a model or its plain dict, never narrower than the wire."""
     if not isinstance(schema, dict) or depth > 8:
         return "Any"
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith(_SCHEMA_REF):
-        name = unescape(ref[len(_SCHEMA_REF) :])
-        target = _schemas(document).get(name)
+    name = ref_name(schema.get("$ref"))
+    if name is not None:
+        target = deref(schema, document)
         cls = classes.get(name)
         if not isinstance(target, dict) or cls is None:
             return "Any"
@@ -152,37 +146,32 @@ def _description(schema: Any, document: dict, depth: int = 0) -> str:
     if not isinstance(schema, dict) or depth > 4:
         return ""
     text = " ".join(str(schema.get("description") or "").split())
-    ref = schema.get("$ref")
-    if not text and isinstance(ref, str) and ref.startswith(_SCHEMA_REF):
-        text = _description(_schemas(document).get(unescape(ref[len(_SCHEMA_REF) :])), document, depth + 1)
+    if not text and ref_name(schema.get("$ref")) is not None:
+        text = _description(deref(schema, document), document, depth + 1)
     for alternative in [*(schema.get("anyOf") or ()), *(schema.get("oneOf") or ()), schema.get("items")]:
         if not text:
             text = _description(alternative, document, depth + 1)
     return text
 
 
-def _schemas(document: dict) -> dict:
-    return (document.get("components") or {}).get("schemas") or {}
-
-
-def generate_client(document: dict, templates: Path) -> dict[str, bytes]:
+def generate_client(model: SpecModel, templates: Path) -> dict[str, bytes]:
     env = environment(templates)
-    found = create_request_schema(document)
+    found = create_request_schema(model)
     code = env.get_template("client/create.py.jinja").render(
-        params=create_params(document),
-        request_model=class_names(_schemas(document)).get(found[0]) if found else None,
+        params=create_params(model),
+        request_model=class_names(model.schemas).get(found[0]) if found else None,
     )
     return {OUTPUT: format_python(code, filename="_create.py").encode()}
 
 
-def generate_client_reference(document: dict, templates: Path) -> dict[str, bytes]:
+def generate_client_reference(model: SpecModel, templates: Path) -> dict[str, bytes]:
     """`generated/docs/client-create.md`: the keywords of the generated `create`, for the docs site."""
     from .docs import environment as docs_environment
 
-    found = create_request_schema(document)
+    found = create_request_schema(model)
     page = (
         docs_environment(templates)
         .get_template("docs/client-create.md.jinja")
-        .render(params=create_params(document), request_model=found[0] if found else None)
+        .render(params=create_params(model), request_model=found[0] if found else None)
     )
     return {"docs/client-create.md": page.encode()}

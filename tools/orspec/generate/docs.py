@@ -20,7 +20,7 @@ from typing import Any
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from ..validate import tag_values
+from ..schema import EVENT_STREAM, REF_PREFIX, SpecModel, union_of
 
 OUT = "docs"
 
@@ -237,37 +237,19 @@ def lifecycle_diagrams(machines: Any) -> list[Diagram]:
     return out
 
 
-EVENT_CATEGORIES = (
-    (
-        "lifecycle",
-        "Response lifecycle",
-        "The response as a whole: created, queued, in progress and its terminal state.",
-    ),
-    ("structure", "Items and parts", "Open and close output items, content parts and reasoning summary parts."),
-    ("content", "Deltas and done events", "Stream content into an open part, then give its final value."),
-    ("error", "Errors", "A failure during streaming; `response.failed` follows when the response cannot continue."),
-    ("other", "Vendor and other events", "Events outside the core categories, such as those of vendor extensions."),
-)
-
-
-def event_category(value: str) -> str:
-    if value == "error":
-        return "error"
-    if not value.startswith("response."):
-        return "other"
-    rest = value[len("response.") :]
-    if "." not in rest:
-        return "lifecycle"
-    if rest.split(".", 1)[0] in ("output_item", "content_part", "reasoning_summary_part"):
-        return "structure"
-    return "content"
+# Catalogue sections by the category `spec/state-machines.yaml` gives each event (the registry's
+# `EVENT_TYPES[...].category`); the file's own description of a category is the section's intro.
+EVENT_CATEGORIES = {
+    "lifecycle": ("Lifecycle events", "Events that move the response, an item, a content part or a summary part."),
+    "delta": ("Deltas and done events", "Stream content into an open part, then give its final value."),
+    "error": ("Errors", "A failure during streaming; `response.failed` follows when the response cannot continue."),
+    "custom": ("Vendor events", "Events of vendor extensions, named `<vendor>:<name>`."),
+    OTHER: ("Other events", "Events the spec's state machines do not place."),
+}
 
 
 # --------------------------------------------------------------------------------------------------
 # Reading the spec.
-
-_REF = "#/components/schemas/"
-
 
 def _name_domain(name: str) -> str:
     """Where a schema belongs when the spec is one file (e.g. an upstream release)."""
@@ -289,7 +271,7 @@ def _name_domain(name: str) -> str:
 def schema_domain(name: str, sources: Any, root_file: Path | None) -> str:
     """The stem of the file a schema is written in; a name heuristic for schemas in the root file."""
     if sources is not None:
-        file, _ = sources.locate(f"{_REF[1:]}{name.replace('~', '~0').replace('/', '~1')}")
+        file, _ = sources.locate(f"{REF_PREFIX[1:]}{name.replace('~', '~0').replace('/', '~1')}")
         if file and (root_file is None or PurePath(file).name != root_file.name):
             slug = anchor(PurePath(file).stem.lower())
             return f"{slug}-schemas" if slug in _RESERVED else slug
@@ -297,22 +279,16 @@ def schema_domain(name: str, sources: Any, root_file: Path | None) -> str:
 
 
 class _Reader:
-    def __init__(self, document: dict, domains: dict[str, str]):
-        self.document = document
-        self.schemas: dict[str, Any] = (document.get("components") or {}).get("schemas") or {}
+    def __init__(self, model: SpecModel, domains: dict[str, str]):
+        self.model = model
+        self.document = model.document
         self.domains = domains
 
     # -- types --------------------------------------------------------------------------------------
 
-    def deref(self, schema: Any) -> Any:
-        seen = 0
-        while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and seen < 32:
-            ref = schema["$ref"]
-            if not ref.startswith(_REF) or ref[len(_REF) :] not in self.schemas:
-                return {}
-            schema = self.schemas[ref[len(_REF) :]]
-            seen += 1
-        return schema if isinstance(schema, dict) else {}
+    def deref(self, schema: Any) -> dict:
+        target = self.model.deref(schema)
+        return target if isinstance(target, dict) and "$ref" not in target else {}
 
     def link(self, name: str, page: str) -> str:
         target = self.domains.get(name)
@@ -341,7 +317,7 @@ class _Reader:
             return "any"
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            return self.link(ref[len(_REF) :], page) if ref.startswith(_REF) else md_inline(ref)
+            return self.link(ref[len(REF_PREFIX) :], page) if ref.startswith(REF_PREFIX) else md_inline(ref)
         options, nullable = self._split_null(schema)
         if nullable or len(options) != 1 or options[0] is not schema:
             parts = [self.type_md(o, page, depth + 1) for o in options]
@@ -414,8 +390,9 @@ class _Reader:
 
     # -- schema entries -----------------------------------------------------------------------------
 
-    def fields(self, schema: dict, page: str) -> list[Field]:
+    def fields(self, schema: dict, page: str, owner: str = "") -> list[Field]:
         props = schema.get("properties")
+        born = self.model.schemas[owner].property_added_in if owner in self.model.schemas else {}
         if not isinstance(props, dict):
             return []
         listed = schema.get("required") if isinstance(schema.get("required"), list) else []
@@ -438,14 +415,14 @@ class _Reader:
                     values_md=self.values_md(prop, describe=True),
                     description=self.description(prop),
                     disallowed=prop.get("x-openresponses-disallowed") is True,
-                    added_in=str(prop.get("x-openresponses-added-in") or ""),
+                    added_in=born.get(str(name), ""),
                     vendor=str(prop.get("x-openresponses-vendor") or ""),
                 )
             )
         return out
 
     def tags(self, schema: Any, prop: str) -> list[Any]:
-        return [v for v in tag_values(schema, prop, self.document) or [] if v is not None]
+        return self.model.tags(schema, prop)
 
     def variants(self, options: list[Any], discriminator: str, page: str) -> list[Variant]:
         tagged = [(o, self.tags(o, discriminator)) for o in options]
@@ -475,7 +452,7 @@ class _Reader:
             page=page,
             description=self.description(schema) if "$ref" not in schema else str(schema.get("description") or ""),
             kind="value",
-            added_in=str(schema.get("x-openresponses-added-in") or ""),
+            added_in=self.model.schemas[name].added_in if name in self.model.schemas else "",
             vendor=str(schema.get("x-openresponses-vendor") or ""),
         )
         parts = [schema]
@@ -484,7 +461,7 @@ class _Reader:
             bases = [p for p in parts if "$ref" in p]
             entry.extends_md = ", ".join(self.type_md(b, page) for b in bases)
             parts = [p for p in parts if "$ref" not in p]
-        fields = [f for part in parts for f in self.fields(part, page)]
+        fields = [f for part in parts for f in self.fields(part, page, name)]
         union = next((schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)), None)
         if fields or entry.extends_md:
             entry.kind = "object"
@@ -513,7 +490,7 @@ _STRINGS = {"date-time": "2026-01-01T00:00:00Z", "uri": "https://example.com/", 
 def example_for(document: dict, name: str) -> Any:
     """An example value of `components/schemas/<name>`: required fields, first variants, first enum values."""
     schemas = (document.get("components") or {}).get("schemas") or {}
-    return _example(schemas, {"$ref": _REF + name}, (), "")
+    return _example(schemas, {"$ref": REF_PREFIX + name}, (), "")
 
 
 def example_json(value: Any) -> str:
@@ -528,7 +505,7 @@ def _example(schemas: dict, schema: Any, stack: tuple[str, ...], key: str) -> An
         return None
     ref = schema.get("$ref")
     if isinstance(ref, str):
-        target = ref[len(_REF) :] if ref.startswith(_REF) else ""
+        target = ref[len(REF_PREFIX) :] if ref.startswith(REF_PREFIX) else ""
         if target not in schemas or stack.count(target) >= 1 or len(stack) > 8:
             return None
         return _example(schemas, schemas[target], (*stack, target), key)
@@ -602,91 +579,51 @@ def _example(schemas: dict, schema: Any, stack: tuple[str, ...], key: str) -> An
 # Events and HTTP operations.
 
 
-def stream_event_refs(document: dict) -> list[str]:
-    """Schema names of the `text/event-stream` union(s), in spec order."""
-    names: list[str] = []
-    for item in (document.get("paths") or {}).values():
-        for op in (item or {}).values() if isinstance(item, dict) else ():
-            if not isinstance(op, dict):
-                continue
-            for response in (op.get("responses") or {}).values() if isinstance(op.get("responses"), dict) else ():
-                media = (
-                    ((response or {}).get("content") or {}).get("text/event-stream")
-                    if isinstance(response, dict)
-                    else None
-                )
-                schema = (media or {}).get("schema") if isinstance(media, dict) else None
-                for option in (schema or {}).get("oneOf") or [] if isinstance(schema, dict) else []:
-                    ref = option.get("$ref") if isinstance(option, dict) else None
-                    if isinstance(ref, str) and ref.startswith(_REF) and ref[len(_REF) :] not in names:
-                        names.append(ref[len(_REF) :])
-    if not names:
-        schemas = (document.get("components") or {}).get("schemas") or {}
-        names = [n for n in schemas if n.endswith("StreamingEvent")]
-    return names
-
-
-_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
-
-
 def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
     ops, sockets = [], []
-    for path, item in (reader.document.get("paths") or {}).items():
-        if not isinstance(item, dict):
-            continue
-        ws = item.get("x-openresponses-websocket")
-        if isinstance(ws, dict):
+    for op in reader.model.operations:
+        ws = op.websocket
+        if ws is not None:
             sockets.append(
                 WebSocket(
-                    str(path),
+                    op.path,
                     str(ws.get("description") or ""),
                     reader.type_md(ws.get("clientMessage"), "http-api") if ws.get("clientMessage") else "",
                     reader.type_md(ws.get("errorMessage"), "http-api") if ws.get("errorMessage") else "",
                 )
             )
-        for method in _METHODS:
-            op = item.get(method)
-            if not isinstance(op, dict):
-                continue
-            body = op.get("requestBody") if isinstance(op.get("requestBody"), dict) else {}
-            requests = [
-                (str(media), reader.type_md((spec or {}).get("schema"), "http-api"))
-                for media, spec in (body.get("content") or {}).items()
-            ]
-            responses = []
-            for status, response in (op.get("responses") or {}).items():
-                response = response if isinstance(response, dict) else {}
-                content = response.get("content") if isinstance(response.get("content"), dict) else {}
-                rows = content.items() or [("", {})]
-                for media, spec in rows:
-                    schema = (spec or {}).get("schema") if isinstance(spec, dict) else None
-                    shown = _stream_type(reader, schema) if media == "text/event-stream" else None
-                    responses.append(
-                        (
-                            str(status),
-                            str(response.get("description") or ""),
-                            str(media),
-                            shown or (reader.type_md(schema, "http-api") if schema else ""),
-                        )
+        requests = [(media, reader.type_md(schema, "http-api")) for media, schema in op.request.items()]
+        responses = []
+        for response in op.responses:
+            for media, schema in response.content.items() or [("", None)]:
+                shown = _stream_type(reader, schema) if media == EVENT_STREAM else None
+                responses.append(
+                    (
+                        response.status,
+                        response.description,
+                        media,
+                        shown or (reader.type_md(schema, "http-api") if schema else ""),
                     )
-            ops.append(
-                Operation(
-                    method.upper(),
-                    str(path),
-                    str(op.get("operationId") or ""),
-                    str(op.get("summary") or ""),
-                    str(op.get("description") or ""),
-                    requests,
-                    responses,
-                    str(op.get("x-openresponses-added-in") or ""),
                 )
+        ops.append(
+            Operation(
+                op.method.upper(),
+                op.path,
+                op.operation_id,
+                op.summary,
+                op.description,
+                requests,
+                responses,
+                op.added_in,
             )
+        )
     return ops, sockets
 
 
 def _stream_type(reader: _Reader, schema: Any) -> str | None:
-    if isinstance(schema, dict) and isinstance(schema.get("oneOf"), list):
-        return f"one of {len(schema['oneOf'])} [streaming events](event-catalogue.md)"
+    found = union_of(reader.model.deref(schema))
+    if found is not None:
+        return f"one of {len(found[1])} [streaming events](event-catalogue.md)"
     return None
 
 
@@ -720,15 +657,15 @@ def environment(templates: Path) -> SandboxedEnvironment:
 
 
 def reference_pages(
-    document: dict, sources: Any = None, root_file: Path | None = None, titles: dict[str, str] | None = None
+    model: SpecModel, sources: Any = None, root_file: Path | None = None, titles: dict[str, str] | None = None
 ) -> list[Page]:
-    schemas = (document.get("components") or {}).get("schemas") or {}
-    domains = {str(name): schema_domain(str(name), sources, root_file) for name in schemas}
-    reader = _Reader(document, domains)
+    schemas = model.schemas
+    domains = {name: schema_domain(name, sources, root_file) for name in schemas}
+    reader = _Reader(model, domains)
     order = list(DOMAINS) + sorted({d for d in domains.values() if d not in DOMAINS})
     pages = []
     for slug in order:
-        names = [n for n in schemas if domains[str(n)] == slug]
+        names = [n for n in schemas if domains[n] == slug]
         if not names:
             continue
         title, intro = DOMAINS.get(slug, (slug.replace("-", " ").replace("_", " ").capitalize(), ""))
@@ -736,58 +673,63 @@ def reference_pages(
             title, intro = "Other schemas", "Schemas that belong to none of the core domains."
         elif slug not in DOMAINS and (titles or {}).get(slug):
             title, intro = str((titles or {})[slug]), f"Schemas from the `{slug}` extension fragment."
-        pages.append(Page(slug, title, intro, [reader.entry(str(n), schemas[n], slug) for n in names]))
+        pages.append(Page(slug, title, intro, [reader.entry(n, schemas[n].node, slug) for n in names]))
     return pages
 
 
+def event_sections(model: SpecModel, reader: _Reader) -> list[tuple[str, str, str, list[Event]]]:
+    """The catalogue's sections: (category, title, intro, events), in `EVENT_CATEGORIES` order."""
+    events, used = [], set()
+    for event in model.events:
+        slug = "event-" + anchor(event.type)
+        while slug in used:
+            slug += "-"
+        used.add(slug)
+        schema = reader.deref(event.node)
+        events.append(
+            Event(
+                event.type,
+                slug,
+                event.schema,
+                reader.link(event.schema, "event-catalogue"),
+                reader.description(schema),
+                reader.fields(schema, "event-catalogue", event.schema),
+                event.category if event.category in EVENT_CATEGORIES else OTHER,
+            )
+        )
+    stated = model.machines.categories if model.machines else {}
+    return [
+        (key, title, stated.get(key) or intro, [e for e in events if e.category == key])
+        for key, (title, intro) in EVENT_CATEGORIES.items()
+        if any(e.category == key for e in events)
+    ]
+
+
 def generate_docs(
-    document: dict,
+    model: SpecModel,
     templates: Path,
     sources: Any = None,
     root_file: Path | None = None,
     titles: dict[str, str] | None = None,
-    machines: Any = None,
 ) -> dict[str, bytes]:
-    """`generated/docs/*.md` from the bundled document.
+    """`generated/docs/*.md` from the spec's model.
 
     `sources` (the bundle's source map) and `root_file` put each schema on the page of the file it
-    is written in; `titles` names pages by file stem (e.g. vendor fragments by their own title);
-    `machines` (the parsed `spec/state-machines.yaml`) adds lifecycle diagrams to the event catalogue.
+    is written in; `titles` names pages by file stem (e.g. vendor fragments by their own title).
+    The model's state machines, when the spec has them, give the events their catalogue sections
+    and the catalogue its lifecycle diagrams.
     """
     env = environment(templates)
-    pages = reference_pages(document, sources, root_file, titles or {})
+    document = model.document
+    pages = reference_pages(model, sources, root_file, titles or {})
     domains = {e.name: p.slug for p in pages for e in p.entries}
-    reader = _Reader(document, domains)
-    schemas = (document.get("components") or {}).get("schemas") or {}
-
-    events, used = [], set()
-    for name in stream_event_refs(document):
-        schema = reader.deref({"$ref": _REF + name})
-        for value in reader.tags({"$ref": _REF + name}, "type") or [name]:
-            slug = "event-" + anchor(value)
-            while slug in used:
-                slug += "-"
-            used.add(slug)
-            events.append(
-                Event(
-                    str(value),
-                    slug,
-                    name,
-                    reader.link(name, "event-catalogue"),
-                    reader.description(schema),
-                    reader.fields(schema, "event-catalogue"),
-                    event_category(str(value)),
-                )
-            )
-    categories = [
-        (key, title, intro, [e for e in events if e.category == key])
-        for key, title, intro in EVENT_CATEGORIES
-        if any(e.category == key for e in events)
-    ]
+    reader = _Reader(model, domains)
+    categories = event_sections(model, reader)
+    events = [e for _, _, _, section in categories for e in section]
     ops, sockets = operations(reader)
     info = document.get("info") if isinstance(document.get("info"), dict) else {}
     root_security = [next(iter(r), "") for r in document.get("security") or [] if isinstance(r, dict) and r]
-    errors = {n: reader.link(n, "http-api") for n in ("Error", "ErrorPayload") if n in schemas}
+    errors = {n: reader.link(n, "http-api") for n in ("Error", "ErrorPayload") if n in model.schemas}
 
     context = {
         "info": {k: str(info.get(k) or "") for k in ("title", "version", "description")},
@@ -800,7 +742,7 @@ def generate_docs(
         "security": security(document),
         "root_security": [str(s) for s in root_security],
         "errors": errors,
-        "diagrams": lifecycle_diagrams(machines) if machines is not None else [],
+        "diagrams": lifecycle_diagrams(model.machines) if model.machines is not None else [],
         "servers": [str(s.get("url")) for s in document.get("servers") or [] if isinstance(s, dict) and s.get("url")],
     }
     out = {

@@ -21,10 +21,10 @@ from typing import Any
 
 from jsonpointer import escape, unescape
 
-from ..validate import SCHEMA_PREFIX, deref, tag_values
+from ..pointers import resolve_pointer
+from ..schema import EVENT_UNION, OPEN_UNIONS, REF_PREFIX, deref, stream_pointers, tag_values, union_of
 
 ANNOTATIONS = {"description", "title", "example", "examples", "x-enumDescriptions", "x-openresponses-added-in"}
-EVENT_UNION = "StreamingEvent"
 
 
 @dataclass
@@ -143,7 +143,7 @@ def _rename_schemas(doc: dict, schemas: dict) -> None:
         return
     for name in list(schemas):
         schemas[renames.get(name, name)] = schemas.pop(name)  # keeps the spec's order
-    prefix = SCHEMA_PREFIX
+    prefix = REF_PREFIX
 
     def rename(ref: str) -> str:
         if not ref.startswith(prefix):
@@ -242,19 +242,17 @@ def _is_plain_primitive(schema: Any) -> bool:
 
 
 def _name_event_union(doc: dict, schemas: dict) -> None:
-    for item in (doc.get("paths") or {}).values():
-        for op in (item or {}).values() if isinstance(item, dict) else ():
-            if not isinstance(op, dict):
-                continue
-            for response in (op.get("responses") or {}).values():
-                media = ((response or {}).get("content") or {}).get("text/event-stream")
-                if media and isinstance(media.get("schema"), dict) and "oneOf" in media["schema"]:
-                    if EVENT_UNION not in schemas:
-                        schemas[EVENT_UNION] = {
-                            **media["schema"],
-                            "description": "Any event of a streamed response, told apart by `type`.",
-                        }
-                    media["schema"] = {"$ref": SCHEMA_PREFIX + EVENT_UNION}
+    """An inline streaming-event union becomes component schema `StreamingEvent`, so it has a class."""
+    for at in stream_pointers(doc):
+        media = resolve_pointer(doc, at.removesuffix("/schema"))
+        if at.startswith("/components/") or not isinstance(media, dict) or union_of(media.get("schema")) is None:
+            continue
+        if EVENT_UNION not in schemas:
+            schemas[EVENT_UNION] = {
+                **media["schema"],
+                "description": "Any event of a streamed response, told apart by `type`.",
+            }
+        media["schema"] = {"$ref": REF_PREFIX + EVENT_UNION}
 
 
 def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str = "") -> Any:
@@ -264,7 +262,7 @@ def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str 
     if not isinstance(node, dict):
         return node
     node = {k: _tag_unions(v, owner, doc, result, f"{path}/{k}") for k, v in node.items()}
-    members = node.get("oneOf") or node.get("anyOf")
+    members = (union_of(node) or ("", None))[1]
     fallback = _open_kind(owner, path)
     if not isinstance(members, list) or len(members) < (1 if fallback else 2):
         return node
@@ -306,22 +304,13 @@ def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str 
             doc["components"]["schemas"][name] = {
                 k: v for k, v in node.items() if k not in ANNOTATIONS | {"discriminator"}
             }
-        return {"$ref": SCHEMA_PREFIX + name, **{k: v for k, v in node.items() if k in ANNOTATIONS}}
+        return {"$ref": REF_PREFIX + name, **{k: v for k, v in node.items() if k in ANNOTATIONS}}
     union.name = owner
     result.tagged_unions[owner] = union
     node.pop("discriminator", None)
     return node
 
 
-# Unions that must accept types this spec does not know, and the model that keeps such values.
-OPEN_UNIONS = {
-    "ItemField": "UnknownItem",
-    "ItemParam": "UnknownItem",
-    "Tool": "UnknownTool",
-    "ResponsesToolParam": "UnknownTool",
-    EVENT_UNION: "UnknownEvent",
-    "Annotation": "UnknownAnnotation",
-}
 CONTENT_FIELDS = {"content", "part", "summary", "output"}
 
 
@@ -349,7 +338,7 @@ def _tagged_union(objects: list, enums: list, doc: dict) -> TaggedUnion | None:
     for ref, tags in objects:
         if len(tags) != 1:
             return None
-        by_tag.setdefault(tags[0], []).append(ref["$ref"].removeprefix(SCHEMA_PREFIX))
+        by_tag.setdefault(tags[0], []).append(ref["$ref"].removeprefix(REF_PREFIX))
     second_key = None
     for tag, names in by_tag.items():
         if len(names) == 1:
@@ -357,12 +346,12 @@ def _tagged_union(objects: list, enums: list, doc: dict) -> TaggedUnion | None:
             continue
         second_key = "role"
         for name in names:
-            roles = tag_values({"$ref": SCHEMA_PREFIX + name}, second_key, doc)
+            roles = tag_values({"$ref": REF_PREFIX + name}, second_key, doc)
             if not roles or len(roles) != 1:
                 return None
             variants.append(Variant(name, tag, roles[0]))
     for ref in enums:
-        variants.append(Variant(ref["$ref"].removeprefix(SCHEMA_PREFIX), "str"))
+        variants.append(Variant(ref["$ref"].removeprefix(REF_PREFIX), "str"))
     tags = [v.key for v in variants]
     if len(set(tags)) != len(tags):
         return None

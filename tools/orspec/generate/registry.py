@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..project import CORE_STATE_MACHINES
-from ..statemachines import StateMachines, event_types, item_types_with_status, load_state_machines
+from ..schema import SpecModel
+from ..statemachines import StateMachines, item_types_with_status, load_state_machines
 from .package import PACKAGE, environment
 from .pyformat import format_python
 
@@ -32,19 +33,19 @@ class RegistryEvent:
     accumulates: tuple[str, str, str] | None = None
 
 
-def registry_events(document: dict, machines: StateMachines | None) -> list[RegistryEvent]:
+def registry_events(model: SpecModel) -> list[RegistryEvent]:
     out: dict[str, RegistryEvent] = {}
-    for value, name, schema in event_types(document):
-        if value in out or not name.isidentifier():
+    for event in model.events:
+        if event.type in out or not event.schema.isidentifier():
             continue
-        summary = " ".join(str(schema.get("description") or "").split())
-        place = machines.place(value) if machines else None
+        summary = " ".join(str(event.node.get("description") or "").split())
+        place = event.place
         if place is None:
-            out[value] = RegistryEvent(value, name, summary)
+            out[event.type] = RegistryEvent(event.type, event.schema, summary)
             continue
-        out[value] = RegistryEvent(
-            value,
-            name,
+        out[event.type] = RegistryEvent(
+            event.type,
+            event.schema,
             summary,
             place.category,
             place.applies_to,
@@ -90,9 +91,10 @@ def protocol(machines: StateMachines, document: dict) -> Protocol:
     )
 
 
-def generate_registry(document: dict, machines: StateMachines | None, templates: Path) -> dict[str, bytes]:
+def generate_registry(model: SpecModel, templates: Path) -> dict[str, bytes]:
     env = environment(templates)
-    events = registry_events(document, machines)
+    machines, document = model.machines, model.document
+    events = registry_events(model)
     rules = dict(sorted(machines.rules.items())) if machines else {}
     pattern = machines.custom_pattern.pattern if machines and machines.custom_pattern else None
     # A spec without state machines (a single upstream file) streams by the core protocol's rules.

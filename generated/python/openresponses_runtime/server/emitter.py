@@ -15,6 +15,8 @@ import secrets
 import time
 from typing import Any
 
+from .. import models
+from ..events import EVENT_TYPES
 from ..streaming import StreamChecker, Violation
 from .errors import ModelError, OpenResponsesError
 from .steps import (
@@ -41,6 +43,41 @@ except ImportError:  # pragma: no cover
 __all__ = ["DONE_FRAME", "Emitter", "StreamViolation", "ToolPolicy", "dumps", "new_id", "sse_frame"]
 
 DONE_FRAME = b"data: [DONE]\n\n"
+
+
+def _event(model: type) -> str:
+    """The `type` the event registry gives an event model: the emitter writes no event name itself,
+    so the events it sends follow the spec, and a model the spec dropped fails at import."""
+    for event_type, info in EVENT_TYPES.items():
+        if info.model is model:
+            return event_type
+    raise LookupError(f"the event registry has no event type for {model.__name__}")
+
+
+_CREATED = _event(models.ResponseCreatedStreamingEvent)
+_IN_PROGRESS = _event(models.ResponseInProgressStreamingEvent)
+_FINISHED = {
+    "completed": _event(models.ResponseCompletedStreamingEvent),
+    "incomplete": _event(models.ResponseIncompleteStreamingEvent),
+}
+_FAILED = _event(models.ResponseFailedStreamingEvent)
+_ERROR = _event(models.ErrorStreamingEvent)
+_ITEM_ADDED = _event(models.ResponseOutputItemAddedStreamingEvent)
+_ITEM_DONE = _event(models.ResponseOutputItemDoneStreamingEvent)
+_PART_ADDED = _event(models.ResponseContentPartAddedStreamingEvent)
+_PART_DONE = _event(models.ResponseContentPartDoneStreamingEvent)
+_DELTA = {
+    "text": _event(models.ResponseOutputTextDeltaStreamingEvent),
+    "refusal": _event(models.ResponseRefusalDeltaStreamingEvent),
+}
+_TEXT_DONE = _event(models.ResponseOutputTextDoneStreamingEvent)
+_REFUSAL_DONE = _event(models.ResponseRefusalDoneStreamingEvent)
+_SUMMARY_PART_ADDED = _event(models.ResponseReasoningSummaryPartAddedStreamingEvent)
+_SUMMARY_PART_DONE = _event(models.ResponseReasoningSummaryPartDoneStreamingEvent)
+_SUMMARY_DELTA = _event(models.ResponseReasoningSummaryDeltaStreamingEvent)
+_SUMMARY_DONE = _event(models.ResponseReasoningSummaryDoneStreamingEvent)
+_ARGUMENTS_DELTA = _event(models.ResponseFunctionCallArgumentsDeltaStreamingEvent)
+_ARGUMENTS_DONE = _event(models.ResponseFunctionCallArgumentsDoneStreamingEvent)
 
 
 def new_id(prefix: str) -> str:
@@ -168,8 +205,8 @@ class Emitter:
     def start(self) -> list[dict[str, Any]]:
         """`response.created` then `response.in_progress`."""
         out: list[dict[str, Any]] = []
-        self._emit(out, {"type": "response.created", "response": self._snapshot()})
-        self._emit(out, {"type": "response.in_progress", "response": self._snapshot()})
+        self._emit(out, {"type": _CREATED, "response": self._snapshot()})
+        self._emit(out, {"type": _IN_PROGRESS, "response": self._snapshot()})
         return out
 
     def step(self, step: Step) -> list[dict[str, Any]]:
@@ -189,7 +226,7 @@ class Emitter:
             self._emit(
                 out,
                 {
-                    "type": "response.function_call_arguments.delta",
+                    "type": _ARGUMENTS_DELTA,
                     "item_id": item.item["id"],
                     "output_index": item.index,
                     "delta": step.delta,
@@ -264,7 +301,7 @@ class Emitter:
         if self.incomplete is not None:
             self.response["incomplete_details"] = {"reason": self.incomplete}
         self.response["usage"] = self._usage()
-        self._emit(out, {"type": f"response.{status}", "response": self._snapshot()})
+        self._emit(out, {"type": _FINISHED[status], "response": self._snapshot()})
         return out
 
     def fail(self, error: OpenResponsesError) -> list[dict[str, Any]]:
@@ -274,12 +311,12 @@ class Emitter:
             return out
         self.finished = True
         self.error = error
-        self._emit(out, {"type": "error", "error": error.payload()})
+        self._emit(out, {"type": _ERROR, "error": error.payload()})
         self.response["status"] = "failed"
         self.response["completed_at"] = int(time.time())
         self.response["error"] = {"code": error.code or error.type, "message": error.message}
         self.response["usage"] = self._usage()
-        self._emit(out, {"type": "response.failed", "response": self._snapshot()})
+        self._emit(out, {"type": _FAILED, "response": self._snapshot()})
         return out
 
     def verify(self) -> None:
@@ -302,7 +339,7 @@ class Emitter:
         index = len(self.output)
         self.output.append(item)
         self.open = _Open(index, item)
-        self._emit(out, {"type": "response.output_item.added", "output_index": index, "item": self._copy(item)})
+        self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": self._copy(item)})
         return self.open
 
     def _text(self, out: list[dict[str, Any]], text: str, field: str) -> None:
@@ -327,7 +364,7 @@ class Emitter:
             self._emit(
                 out,
                 {
-                    "type": "response.content_part.added",
+                    "type": _PART_ADDED,
                     "item_id": item.item["id"],
                     "output_index": item.index,
                     "content_index": item.part_index,
@@ -336,7 +373,7 @@ class Emitter:
             )
         item.chunks.append(text)
         event = {
-            "type": "response.output_text.delta" if field == "text" else "response.refusal.delta",
+            "type": _DELTA[field],
             "item_id": item.item["id"],
             "output_index": item.index,
             "content_index": item.part_index,
@@ -357,10 +394,10 @@ class Emitter:
         part[field] = text
         ids = {"item_id": item.item["id"], "output_index": item.index, "content_index": item.part_index}
         if field == "text":
-            self._emit(out, {"type": "response.output_text.done", **ids, "text": text, "logprobs": []})
+            self._emit(out, {"type": _TEXT_DONE, **ids, "text": text, "logprobs": []})
         else:
-            self._emit(out, {"type": "response.refusal.done", **ids, "refusal": text})
-        self._emit(out, {"type": "response.content_part.done", **ids, "part": self._copy(part)})
+            self._emit(out, {"type": _REFUSAL_DONE, **ids, "refusal": text})
+        self._emit(out, {"type": _PART_DONE, **ids, "part": self._copy(part)})
         item.part_field = None
         item.part_index = None
 
@@ -376,14 +413,14 @@ class Emitter:
             self._emit(
                 out,
                 {
-                    "type": "response.function_call_arguments.done",
+                    "type": _ARGUMENTS_DONE,
                     "item_id": item.item["id"],
                     "output_index": item.index,
                     "arguments": arguments,
                 },
             )
         item.item["status"] = status
-        self._emit(out, {"type": "response.output_item.done", "output_index": item.index, "item": self._copy(item.item)})
+        self._emit(out, {"type": _ITEM_DONE, "output_index": item.index, "item": self._copy(item.item)})
         self.open = None
 
     def _reasoning(self, out: list[dict[str, Any]], step: ReasoningSummary) -> None:
@@ -393,18 +430,16 @@ class Emitter:
             item["encrypted_content"] = step.encrypted_content
         index = len(self.output)
         self.output.append(item)
-        self._emit(out, {"type": "response.output_item.added", "output_index": index, "item": self._copy(item)})
+        self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": self._copy(item)})
         ids = {"item_id": item["id"], "output_index": index, "summary_index": 0}
-        self._emit(
-            out, {"type": "response.reasoning_summary_part.added", **ids, "part": {"type": "summary_text", "text": ""}}
-        )
-        self._emit(out, {"type": "response.reasoning_summary_text.delta", **ids, "delta": step.text})
-        self._emit(out, {"type": "response.reasoning_summary_text.done", **ids, "text": step.text})
+        self._emit(out, {"type": _SUMMARY_PART_ADDED, **ids, "part": {"type": "summary_text", "text": ""}})
+        self._emit(out, {"type": _SUMMARY_DELTA, **ids, "delta": step.text})
+        self._emit(out, {"type": _SUMMARY_DONE, **ids, "text": step.text})
         part = {"type": "summary_text", "text": step.text}
-        self._emit(out, {"type": "response.reasoning_summary_part.done", **ids, "part": self._copy(part)})
+        self._emit(out, {"type": _SUMMARY_PART_DONE, **ids, "part": self._copy(part)})
         item["summary"].append(part)
         item["status"] = "completed"
-        self._emit(out, {"type": "response.output_item.done", "output_index": index, "item": self._copy(item)})
+        self._emit(out, {"type": _ITEM_DONE, "output_index": index, "item": self._copy(item)})
 
     def _vendor(self, out: list[dict[str, Any]], step: VendorItem) -> None:
         item = dict(step.item)
@@ -417,9 +452,9 @@ class Emitter:
         item["status"] = "in_progress"
         index = len(self.output)
         self.output.append(item)
-        self._emit(out, {"type": "response.output_item.added", "output_index": index, "item": self._copy(item)})
+        self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": self._copy(item)})
         item["status"] = final_status
-        self._emit(out, {"type": "response.output_item.done", "output_index": index, "item": self._copy(item)})
+        self._emit(out, {"type": _ITEM_DONE, "output_index": index, "item": self._copy(item)})
 
     def _usage(self) -> dict[str, Any]:
         u = self.usage or UsageReport(0, 0)

@@ -1,0 +1,397 @@
+"""A typed view of the bundled spec, built once by the pipeline and read by every stage.
+
+The bundle is a plain JSON document; this module says once what its parts mean: which component
+schemas exist (their properties, required fields, defaults, vendor and release), which unions
+there are (their members, tags and fallbacks), which events the streaming union holds (with their
+place in `state-machines.yaml`) and which HTTP operations the spec serves. Stages read the
+`SpecModel` instead of walking raw dicts, and share its three helpers: `deref` (one way to follow
+a `$ref`), `REF_PREFIX` (one spelling of the component-schema reference) and `union_of` (one way
+to find a union's members).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jsonpointer import escape, unescape
+
+from .pointers import MISSING, resolve_pointer
+
+if TYPE_CHECKING:
+    from .releases import Release
+    from .statemachines import EventPlace, StateMachines
+
+REF_PREFIX = "#/components/schemas/"
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+EVENT_STREAM = "text/event-stream"
+VENDOR = "x-openresponses-vendor"
+ADDED_IN = "x-openresponses-added-in"
+WEBSOCKET = "x-openresponses-websocket"
+EVENT_UNION = "StreamingEvent"  # the name the streaming-event union takes in the models
+
+# Unions that must accept types the spec does not know, and the model that keeps such values whole.
+OPEN_UNIONS = {
+    "ItemField": "UnknownItem",
+    "ItemParam": "UnknownItem",
+    "Tool": "UnknownTool",
+    "ResponsesToolParam": "UnknownTool",
+    EVENT_UNION: "UnknownEvent",
+    "Annotation": "UnknownAnnotation",
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# The three shared helpers.
+
+
+def schema_ref(name: str) -> str:
+    """The `$ref` that points at component schema `name`."""
+    return REF_PREFIX + escape(name)
+
+
+def ref_name(ref: Any) -> str | None:
+    """The component schema a `$ref` names (`#/components/schemas/X` -> `X`), else None."""
+    if not isinstance(ref, str) or not ref.startswith(REF_PREFIX) or "/" in ref[len(REF_PREFIX) :]:
+        return None
+    return unescape(ref[len(REF_PREFIX) :])
+
+
+def deref(node: Any, doc: dict) -> Any:
+    """`node` with local `$ref`s followed to their target; None if one does not resolve.
+
+    A cycle of references stops at the last node before it repeats.
+    """
+    seen = set()
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"] not in seen:
+        seen.add(node["$ref"])
+        target = resolve_pointer(doc, node["$ref"][1:]) if node["$ref"].startswith("#") else MISSING
+        if target is MISSING:
+            return None
+        node = target
+    return node
+
+
+def union_of(node: Any) -> tuple[str, list[Any]] | None:
+    """The union keyword (`oneOf` or `anyOf`) of a schema object and its members, if it is a union."""
+    if not isinstance(node, dict):
+        return None
+    for key in ("oneOf", "anyOf"):
+        if isinstance(node.get(key), list) and node[key]:
+            return key, node[key]
+    return None
+
+
+def tag_values(schema: Any, prop: str, doc: dict) -> list[Any] | None:
+    """The fixed values a variant declares for its discriminator property, or None if not fixed."""
+    schema = deref(schema, doc)
+    if not isinstance(schema, dict):
+        return None
+    for part in schema.get("allOf") if isinstance(schema.get("allOf"), list) else ():
+        found = tag_values(part, prop, doc)
+        if found:
+            return found
+    properties = schema.get("properties")
+    spec = deref(properties.get(prop), doc) if isinstance(properties, dict) and isinstance(prop, str) else None
+    if isinstance(spec, dict) and isinstance(spec.get("anyOf"), list):
+        # A nullable tag (`anyOf: [{enum: [x]}, {type: null}]`) still fixes its one non-null value.
+        members = [deref(m, doc) for m in spec["anyOf"] if m != {"type": "null"}]
+        spec = members[0] if len(members) == 1 else None
+    if not isinstance(spec, dict):
+        return None
+    if "const" in spec:
+        return [spec["const"]]
+    if isinstance(spec.get("enum"), list):
+        return spec["enum"]
+    return None
+
+
+def declared_default(node: Any) -> Any:
+    """The `default` a property declares, on itself or on its one non-null alternative; MISSING if none."""
+    if not isinstance(node, dict):
+        return MISSING
+    if "default" in node:
+        return node["default"]
+    found = union_of(node)
+    options = [o for o in found[1] if o != {"type": "null"}] if found else []
+    for option in options:
+        if isinstance(option, dict) and "default" in option:
+            return option["default"]
+    return MISSING
+
+
+# --------------------------------------------------------------------------------------------------
+# The model.
+
+
+@dataclass(frozen=True)
+class Schema:
+    """One component schema."""
+
+    name: str
+    node: Any
+    properties: dict[str, Any]  # own properties (allOf parts included), by JSON name
+    required: tuple[str, ...]
+    defaults: dict[str, Any]  # the `default` each property declares, where it declares one
+    vendor: str  # the extension fragment it came from, "" for the core
+    added_in: str  # the release that introduced it, "" for the first release or unknown
+    property_added_in: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Union:
+    """A union of named schemas: a component schema that is one, or the streaming-event union."""
+
+    name: str
+    pointer: str
+    keyword: str  # oneOf | anyOf
+    members: tuple[str, ...]  # schema names, in order; inline members are left out
+    tags: dict[str, tuple[Any, ...]]  # member -> the `type` values it fixes (empty if none)
+    fallback: str | None  # the model that keeps values of types the spec does not know
+    added_in: str
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event type of the streaming union, with its place in the state machines (if stated)."""
+
+    type: str
+    schema: str
+    node: dict
+    place: EventPlace | None
+
+    @property
+    def category(self) -> str | None:
+        return self.place.category if self.place else None
+
+    @property
+    def lifecycle(self) -> str | None:
+        """The machine the event applies to (response, item, content_part, ...)."""
+        return self.place.applies_to if self.place else None
+
+    @property
+    def accumulates(self) -> tuple[str, str, str] | None:
+        return self.place.accumulates if self.place else None
+
+
+@dataclass(frozen=True)
+class Response:
+    status: str
+    description: str
+    content: dict[str, Any]  # media type -> schema node (None when the media type has no schema)
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One HTTP operation of `paths`."""
+
+    path: str
+    method: str  # lower case, as in the spec
+    operation_id: str  # as written; "" when absent
+    summary: str
+    description: str
+    request: dict[str, Any]  # media type -> schema node
+    request_required: bool
+    responses: tuple[Response, ...]
+    websocket: dict | None  # the path's `x-openresponses-websocket` block, on its POST operation
+    added_in: str
+    pointer: str
+
+    @property
+    def request_schema(self) -> str | None:
+        """The component schema of the request body (its first media type that names one)."""
+        names = (ref_name(s.get("$ref")) for s in self.request.values() if isinstance(s, dict))
+        return next((n for n in names if n), None)
+
+    @property
+    def content_types(self) -> tuple[str, ...]:
+        return tuple(sorted(self.request))
+
+    @property
+    def stream(self) -> tuple[str, Any] | None:
+        """(pointer, schema) of the event stream a successful call may answer with, if any."""
+        for response in self.responses:
+            if response.status.startswith("2") and EVENT_STREAM in response.content:
+                at = f"{self.pointer}/responses/{escape(response.status)}/content/{escape(EVENT_STREAM)}/schema"
+                return at, response.content[EVENT_STREAM]
+        return None
+
+    @property
+    def streams(self) -> bool:
+        return self.stream is not None
+
+
+@dataclass
+class SpecModel:
+    document: dict
+    schemas: dict[str, Schema]
+    unions: dict[str, Union]
+    events: list[Event]
+    operations: list[Operation]
+    machines: StateMachines | None = None
+
+    def deref(self, node: Any) -> Any:
+        return deref(node, self.document)
+
+    def tags(self, node: Any, prop: str = "type") -> list[Any]:
+        return [v for v in tag_values(node, prop, self.document) or [] if v is not None]
+
+    @property
+    def event_union(self) -> Union | None:
+        return self.unions.get(EVENT_UNION)
+
+
+def build(document: dict, machines: StateMachines | None = None, releases: list[Release] | None = None) -> SpecModel:
+    """The model of a bundled document (already extended with its vendor fragments)."""
+    born = _release_dates(releases or [])
+    components = document.get("components") if isinstance(document.get("components"), dict) else {}
+    raw = components.get("schemas") if isinstance(components.get("schemas"), dict) else {}
+    schemas = {str(name): _schema(str(name), node, document, born) for name, node in raw.items()}
+    unions: dict[str, Union] = {}
+    for name, node in raw.items():
+        union = _union(str(name), f"/components/schemas/{escape(str(name))}", node, document, schemas)
+        if union:
+            unions[union.name] = union
+    operations = list(_operations(document))
+    events: dict[str, Event] = {}
+    for op in operations:
+        found = op.stream
+        if found is None:
+            continue
+        union = _union(EVENT_UNION, found[0], found[1], document, schemas)
+        if union is None:
+            continue
+        unions.setdefault(EVENT_UNION, union)
+        for member in union.members:
+            for value in union.tags[member]:
+                if isinstance(value, str) and value not in events:
+                    place = machines.place(value) if machines else None
+                    events[value] = Event(value, member, deref({"$ref": schema_ref(member)}, document), place)
+    return SpecModel(document, schemas, unions, list(events.values()), operations, machines)
+
+
+def stream_pointers(document: dict) -> list[str]:
+    """Pointers to the streaming-event union(s) the operations answer with, a `$ref` followed to its schema."""
+    out = []
+    for op in _operations(document):
+        found = op.stream
+        if found is None:
+            continue
+        at, node = found
+        name = ref_name(node.get("$ref")) if isinstance(node, dict) else None
+        at = f"/components/schemas/{escape(name)}" if name else at
+        if at not in out:
+            out.append(at)
+    return out
+
+
+def event_union(document: dict) -> list[tuple[str, str, dict]]:
+    """(type value, schema name, schema) for every event of the spec's streaming union."""
+    return [(e.type, e.schema, e.node) for e in build(document).events]
+
+
+def _release_dates(releases: list[Release]) -> dict[tuple[str, str | None], str]:
+    """(schema, property or None) -> the release that introduced it, for all but the first release."""
+    out: dict[tuple[str, str | None], str] = {}
+    for release in releases[1:]:
+        schemas = (release.document.get("components") or {}).get("schemas") or {}
+        for name, node in schemas.items():
+            out.setdefault((name, None), release.date)
+            for prop in (node.get("properties") or {}) if isinstance(node, dict) else ():
+                out.setdefault((name, prop), release.date)
+    if releases:
+        first = (releases[0].document.get("components") or {}).get("schemas") or {}
+        for name, node in first.items():
+            out.pop((name, None), None)
+            for prop in (node.get("properties") or {}) if isinstance(node, dict) else ():
+                out.pop((name, prop), None)
+    return out
+
+
+def _schema(name: str, node: Any, doc: dict, born: dict[tuple[str, str | None], str]) -> Schema:
+    parts = [node] if isinstance(node, dict) else []
+    if parts and isinstance(node.get("allOf"), list):
+        parts += [p for p in node["allOf"] if isinstance(p, dict) and "$ref" not in p]
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for part in parts:
+        if isinstance(part.get("properties"), dict):
+            properties.update({str(k): v for k, v in part["properties"].items()})
+        if isinstance(part.get("required"), list):
+            required += [r for r in part["required"] if isinstance(r, str) and r not in required]
+    defaults = {k: d for k, v in properties.items() if (d := declared_default(v)) is not MISSING}
+    own = node if isinstance(node, dict) else {}
+    vendor = str(own.get(VENDOR) or "")
+    added = str(own.get(ADDED_IN) or ("" if vendor else born.get((name, None), "")))
+    prop_added = {}
+    for prop, prop_node in properties.items():
+        stated = prop_node.get(ADDED_IN) if isinstance(prop_node, dict) else None
+        inherited = isinstance(prop_node, dict) and VENDOR in prop_node
+        date = stated or ("" if inherited or vendor else born.get((name, prop), ""))
+        if date and date != added:
+            prop_added[prop] = str(date)
+    return Schema(name, node, properties, tuple(required), defaults, vendor, added, prop_added)
+
+
+def _union(name: str, pointer: str, node: Any, doc: dict, schemas: dict[str, Schema]) -> Union | None:
+    found = union_of(deref(node, doc))
+    if found is None:
+        return None
+    keyword, members = found
+    names = tuple(n for m in members if (n := ref_name(m.get("$ref") if isinstance(m, dict) else None)))
+    if not names:
+        return None
+    tags = {n: tuple(tag_values({"$ref": schema_ref(n)}, "type", doc) or ()) for n in names}
+    owner = schemas.get(name)
+    return Union(name, pointer, keyword, names, tags, OPEN_UNIONS.get(name), owner.added_in if owner else "")
+
+
+def _operations(doc: dict):
+    paths = doc.get("paths") if isinstance(doc.get("paths"), dict) else {}
+    for path, item in paths.items():
+        if not isinstance(item, dict):
+            continue
+        websocket = item.get(WEBSOCKET) if isinstance(item.get(WEBSOCKET), dict) else None
+        for method in HTTP_METHODS:
+            op = item.get(method)
+            if not isinstance(op, dict):
+                continue
+            body = op.get("requestBody") if isinstance(op.get("requestBody"), dict) else {}
+            responses = op.get("responses") if isinstance(op.get("responses"), dict) else {}
+            yield Operation(
+                path=str(path),
+                method=method,
+                operation_id=op["operationId"] if isinstance(op.get("operationId"), str) else "",
+                summary=" ".join(str(op.get("summary") or "").split()),
+                description=str(op.get("description") or ""),
+                request=_content(body),
+                request_required=body.get("required") is True,
+                responses=tuple(
+                    Response(str(status), str(r.get("description") or ""), _content(r))
+                    for status, r in responses.items()
+                    if isinstance(r, dict)
+                ),
+                websocket=websocket if method == "post" else None,
+                added_in=str(op.get(ADDED_IN) or ""),
+                pointer=f"/paths/{escape(str(path))}/{method}",
+            )
+
+
+def _content(holder: dict) -> dict[str, Any]:
+    content = holder.get("content") if isinstance(holder.get("content"), dict) else {}
+    return {str(media): (spec.get("schema") if isinstance(spec, dict) else None) for media, spec in content.items()}
+
+
+_IDENTIFIER_WORDS = re.compile(r"[A-Za-z][a-z0-9]*|[0-9]+")
+
+
+def handler_name(operation: Operation) -> str:
+    """A Python identifier for an operation: its id in snake case (`createResponse` ->
+    `create_response`), or one made from method and path when the id is missing or has no letters."""
+    source = operation.operation_id or f"{operation.method} {operation.path}"
+    words = [w.lower() for w in _IDENTIFIER_WORDS.findall(re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", source))]
+    if not words or not any(w[0].isalpha() for w in words):
+        words = [w.lower() for w in _IDENTIFIER_WORDS.findall(f"{operation.method} {operation.path}")]
+    name = "_".join(words) or operation.method
+    return f"op_{name}" if name[0].isdigit() else name
