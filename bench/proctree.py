@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+import tempfile
 import time
 
 import psutil
@@ -26,16 +27,17 @@ def tree_rss(proc: psutil.Process) -> int:
 
 def measure(cmd: list[str], env: dict | None = None) -> tuple[float, float]:
     """Wall seconds and whole-tree peak RSS in MiB of `cmd`; SystemExit if it fails."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    watched = psutil.Process(proc.pid)
-    peak = 0
-    while proc.poll() is None:
-        with contextlib.suppress(psutil.Error):
-            peak = max(peak, tree_rss(watched))
-        time.sleep(POLL_SECONDS)
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr.read().decode()[-2000:]}")
-    proc.stderr.close()
+    with tempfile.TemporaryFile() as stderr:  # a file, not a pipe: a full pipe would stall the command
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+        watched = psutil.Process(proc.pid)
+        peak = 0
+        while proc.poll() is None:
+            with contextlib.suppress(psutil.Error):
+                peak = max(peak, tree_rss(watched))
+            time.sleep(POLL_SECONDS)
+        elapsed = time.perf_counter() - start
+        if proc.returncode != 0:
+            stderr.seek(0)
+            raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{stderr.read().decode()[-2000:]}")
     return elapsed, peak / 2**20
