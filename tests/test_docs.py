@@ -19,6 +19,7 @@ from orspec.generate.docs import (
     md_text,
 )
 from orspec.pipeline import TEMPLATES, load_spec
+from orspec.publish import event_union
 
 from .conftest import RELEASES, ROOT, run_orspec
 
@@ -43,7 +44,7 @@ def _anchors(pages: dict[str, str]) -> dict[str, str]:
 
 def _event_types(document: dict) -> list[str]:
     op = document["paths"]["/responses"]["post"]
-    union = op["responses"]["200"]["content"]["text/event-stream"]["schema"]["oneOf"]
+    union = event_union(op["responses"]["200"]["content"]["text/event-stream"]["schema"])["oneOf"]
     schemas = document["components"]["schemas"]
     out = []
     for ref in union:
@@ -135,8 +136,11 @@ def test_http_api_page(pages):
 def test_enum_descriptions_and_union_tags(pages):
     assert "Image is examined at full resolution" in pages["content.md"]  # x-enumDescriptions
     items = pages["items.md"]
-    # input messages share `type: message` and are told apart by `role`
-    assert "<code>message</code>, role <code>developer</code>" in items
+    # input messages share `type: message` (one ItemParam variant) and are told apart by `role`
+    assert "| [MessageItemParam](#MessageItemParam) | <code>message</code> |" in items
+    messages = items.split("## MessageItemParam", 1)[1].split("\n## ", 1)[0]
+    assert "told apart by <code>role</code>" in messages
+    assert "| [DeveloperMessageItemParam](#DeveloperMessageItemParam) | <code>developer</code> |" in messages
 
 
 # -- examples ---------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from openresponses_runtime import models
 from orspec.cli import main
+from orspec.publish import event_union
 from pydantic import TypeAdapter
 
 from .conftest import ROOT, run_orspec
@@ -70,11 +71,15 @@ def test_shipped_fragments_merge_with_provenance():
     assert {"OpenaiWebSearchCall", "AnthropicMcpToolUse", "AcmeWebSearchCall"} <= set(refs("ItemField"))
     assert {"OpenaiWebSearchCall", "AnthropicMcpToolResult"} <= set(refs("ItemParam"))
     assert {"OpenaiWebSearchTool", "AcmeSearchTool"} <= set(refs("Tool")) & set(refs("ResponsesToolParam"))
-    assert "AcmeAudioClipContent" in [v["$ref"].rsplit("/", 1)[1] for v in schemas["Message"]["properties"]["content"]["items"]["oneOf"]]
-    stream = bundled["paths"]["/responses"]["post"]["responses"]["200"]["content"]["text/event-stream"]["schema"]["oneOf"]
-    assert {"#/components/schemas/OpenaiWebSearchCallSearchingEvent", "#/components/schemas/AcmeSearchProgressEvent"} <= {
-        v["$ref"] for v in stream
-    }
+    assert "AcmeAudioClipContent" in [
+        v["$ref"].rsplit("/", 1)[1] for v in schemas["Message"]["properties"]["content"]["items"]["oneOf"]
+    ]
+    media = bundled["paths"]["/responses"]["post"]["responses"]["200"]["content"]["text/event-stream"]
+    stream = event_union(media["schema"])["oneOf"]  # published framed as SSE messages
+    assert {
+        "#/components/schemas/OpenaiWebSearchCallSearchingEvent",
+        "#/components/schemas/AcmeSearchProgressEvent",
+    } <= {v["$ref"] for v in stream}
     field = schemas["ResponseResource"]["properties"]["acme:cache_hit"]
     assert field["x-openresponses-vendor"] == "acme" and "acme:cache_hit" not in schemas["ResponseResource"]["required"]
     assert schemas["CreateResponseBody"]["properties"]["anthropic:mcp_servers"]["x-openresponses-vendor"] == "anthropic"
@@ -153,8 +158,19 @@ def test_stream_mixing_core_and_vendor_events_parses_typed(shared):
     events = [json.loads(line[6:]) for line in stream.splitlines() if line.startswith("data: {")]
     seq = max(e["sequence_number"] for e in events)
     events += [
-        {"type": "openai:response.web_search_call.in_progress", "sequence_number": seq + 1, "output_index": 9, "item_id": "ws_1"},
-        {"type": "acme:response.search.progress", "sequence_number": seq + 2, "output_index": 9, "item_id": "ws_1", "pages_read": 3},
+        {
+            "type": "openai:response.web_search_call.in_progress",
+            "sequence_number": seq + 1,
+            "output_index": 9,
+            "item_id": "ws_1",
+        },
+        {
+            "type": "acme:response.search.progress",
+            "sequence_number": seq + 2,
+            "output_index": 9,
+            "item_id": "ws_1",
+            "pages_read": 3,
+        },
         {"type": "zeta:response.tick", "sequence_number": seq + 3},
     ]
     adapter = TypeAdapter(models.StreamingEvent)

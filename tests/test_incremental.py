@@ -30,7 +30,9 @@ def build(project: Path, *args: str):
 
 def test_no_op_build_reuses_everything(project):
     cold = build(project)
-    assert cold.returncode == 0 and "ran bundle, package, models, registry, server, client, docs, releases" in cold.stdout
+    assert (
+        cold.returncode == 0 and "ran bundle, package, models, registry, server, client, docs, releases" in cold.stdout
+    )
     first = read_tree(project / "out")
     assert first == read_tree(ROOT / "generated")  # the copy builds what we committed
     assert (project / "out" / ".orspec-build.json").is_file()

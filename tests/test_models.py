@@ -44,7 +44,10 @@ def test_polymorphic_unions_are_tagged(name):
 def test_inline_content_unions_are_named_and_tagged():
     assert "MessageContentPart" in repr(models.Message.model_fields["content"].annotation)
     adapter = TypeAdapter(models.MessageContentPart)
-    assert type(adapter.validate_python({"type": "output_text", "text": "hi", "annotations": []})) is models.OutputTextContent
+    assert (
+        type(adapter.validate_python({"type": "output_text", "text": "hi", "annotations": []}))
+        is models.OutputTextContent
+    )
     with pytest.raises(ValidationError) as info:
         adapter.validate_python({"type": "output_text"})
     assert {e["loc"] for e in info.value.errors()} == {("output_text", "text"), ("output_text", "annotations")}

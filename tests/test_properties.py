@@ -145,11 +145,25 @@ def _merge_all_of(parts: list[dict]) -> dict:
         merged["required"] += [name for name in part.get("required", ()) if name not in merged["required"]]
         if part.get("additionalProperties") is False:
             merged["additionalProperties"] = False
+        for key in ("if", "then", "else"):
+            if key in part:
+                assert key not in merged, f"allOf parts both have {key!r}"
+                merged[key] = part[key]
     assert not set(merged["required"]) & set(merged["x-forbidden"]), "a required property is forbidden"
     return merged
 
 
 def _object(node: dict) -> st.SearchStrategy:
+    drawn = _plain_object(node)
+    if "if" not in node:
+        return drawn
+    # A condition between fields (`tool_choice: required` needs a function in `tools`): keep the draws
+    # that meet it. Its parts hold no `$ref`, so a plain validator decides.
+    condition = jsonschema.Draft202012Validator(_plain({k: node[k] for k in ("if", "then", "else") if k in node}))
+    return drawn.filter(condition.is_valid)
+
+
+def _plain_object(node: dict) -> st.SearchStrategy:
     properties = node.get("properties", {})
     required = set(node.get("required", ()))
     assert "maxProperties" not in node and "patternProperties" not in node, "unsupported object keywords"

@@ -57,7 +57,10 @@ def test_a_changed_release_fails_the_build(project):
     frozen.write_text(frozen.read_text().replace('"Open Responses"', '"Open Responses!"', 1))
     result = run_orspec("build", "--out", str(project / "out"), cwd=project)
     assert result.returncode == 1
-    assert "spec/releases/2026-01-15/openapi.json:1: /: release 2026-01-15 was changed after it was released" in result.stderr
+    assert (
+        "spec/releases/2026-01-15/openapi.json:1: /: release 2026-01-15 was changed after it was released"
+        in result.stderr
+    )
     assert not (project / "out").exists()
 
 

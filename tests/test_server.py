@@ -626,3 +626,67 @@ def test_orspec_serve_prints_a_key_and_serves(tmp_path):
 
 def test_threads_left_behind_are_daemons():
     assert all(t.daemon or t is threading.main_thread() for t in threading.enumerate())
+
+
+# -- what the models take but the spec does not: nulls, unknown types --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"input": "x", "top_p": None}, None),  # nullable in the spec: fine
+        ({"input": "x", "stream_options": None, "tools": None, "model": None}, None),
+        (
+            {"input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": None}]}]},
+            "input[0].content[0].text",
+        ),
+        ({"input": "x", "text": {"format": {"type": None}}}, "text.format.type"),
+        ({"input": [{"id": "x", "type": None}]}, "input[0].type"),
+        ({"input": "x", "tools": [{"type": "function", "name": "f", "strict": None}]}, "tools[0].strict"),
+        (
+            {
+                "input": [
+                    {
+                        "type": "openai:web_search_call",
+                        "id": "w",
+                        "status": "completed",
+                        "action": {"type": "search", "query": "q", "sources": None},
+                    }
+                ]
+            },
+            "input[0].action.sources",
+        ),
+    ],
+)
+def test_explicit_null_where_the_spec_forbids_it_is_400(server, body, param):
+    response = post(server, body)
+    if param is None:
+        assert response.status_code == 200, response.text
+    else:
+        error = assert_error(response, 400, "invalid_request", "invalid_value")
+        assert error["param"] == param
+
+
+def test_whole_numbers_written_as_floats_are_integers(server):
+    response = post(server, {"input": "x", "top_logprobs": 3.0, "max_output_tokens": 1e3, "temperature": 1})
+    assert response.status_code == 200, response.text
+    assert response.json()["top_logprobs"] == 3 and response.json()["max_output_tokens"] == 1000
+    assert_error(post(server, {"input": "x", "top_logprobs": 3.5}), 400, "invalid_request", "invalid_value")
+
+
+def test_unknown_item_content_and_tool_types_are_refused(server):
+    cases = [
+        ({"input": [{"type": "bogus_item", "id": "b"}]}, "unsupported_item_type", "input[0].type"),
+        (
+            {"input": [{"role": "user", "content": [{"type": "bogus_part"}]}]},
+            "unsupported_content_type",
+            "input[0].content[0].type",
+        ),
+        ({"input": "x", "tools": [{"type": "bogus_tool"}]}, "unsupported_tool_type", "tools[0].type"),
+    ]
+    for body, code, param in cases:
+        error = assert_error(post(server, body), 400, "invalid_request", code)
+        assert error["param"] == param
+    # Vendor types declared by a fragment are known, and messages may leave out `type`.
+    ok = post(server, {"input": [{"role": "user", "content": "hi"}], "tools": [{"type": "acme:search"}]})
+    assert ok.status_code == 200, ok.text

@@ -129,3 +129,77 @@ def test_a_dangling_ref_is_reported_at_its_own_line(tmp_path, monkeypatch):
     assert [str(p) for p in info.value.problems] == [
         "openapi.yaml:18: /components/schemas/S/properties/size/$ref: $ref '#/components/schemas/Nothing' does not resolve"
     ]
+
+
+MAPPED = """\
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    post:
+      operationId: a
+      responses: {"200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/U"}}}}}
+components:
+  schemas:
+    U:
+      oneOf: [{$ref: "#/components/schemas/X"}, {$ref: "#/components/schemas/Y"}]
+      discriminator:
+        propertyName: type
+        mapping:
+          x: "#/components/schemas/Y"
+          w: "#/components/schemas/Other"
+    X: {type: object, required: [type], properties: {type: {type: string, enum: [x]}}}
+    Y: {type: object, required: [type], properties: {type: {type: string, enum: [y]}}}
+    Other: {type: object, required: [type], properties: {type: {type: string, enum: [w]}}}
+"""
+
+
+def test_hand_written_mapping_is_checked_against_the_variants(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    found = [str(p) for p in validate(bundle(spec_file(tmp_path, MAPPED)))]
+    expect = [
+        "openapi.yaml:15: /components/schemas/U/discriminator/mapping/x: discriminator mapping 'x' points at Y, "
+        "whose 'type' is 'y'",
+        "openapi.yaml:16: /components/schemas/U/discriminator/mapping/w: discriminator mapping 'w' points at "
+        "'#/components/schemas/Other', which is not one of the variants",
+        "openapi.yaml:11: /components/schemas/U/oneOf/0: discriminator value 'x' of X is mapped to",
+    ]
+    for line in expect:
+        assert any(f.startswith(line) for f in found), (line, found)
+
+
+def test_mappings_are_completed_from_the_variants_and_keep_hand_written_entries(tmp_path):
+    from orspec.mappings import add_mappings
+
+    text = MAPPED.replace('          x: "#/components/schemas/Y"\n', "").replace(
+        '          w: "#/components/schemas/Other"\n', '          x: "#/components/schemas/X"\n'
+    )
+    document = bundle(spec_file(tmp_path, text)).document
+    add_mappings(document)
+    mapping = document["components"]["schemas"]["U"]["discriminator"]["mapping"]
+    assert mapping == {"x": "#/components/schemas/X", "y": "#/components/schemas/Y"}
+    assert [p for p in validate(bundle(spec_file(tmp_path, text))) if p.level is Level.ERROR] == []
+
+
+def test_mapping_in_a_domain_file_is_rewritten_to_component_names(tmp_path):
+    (tmp_path / "components").mkdir()
+    (tmp_path / "components" / "u.yaml").write_text(
+        "U:\n  oneOf: [{$ref: '#/X'}]\n  discriminator: {propertyName: type, mapping: {x: '#/X'}}\n"
+        "X: {type: object, required: [type], properties: {type: {type: string, enum: [x]}}}\n"
+        "Loose: {type: object}\n"
+        "V:\n  oneOf: [{$ref: '#/Loose'}]\n  discriminator: {propertyName: type, mapping: {l: '#/Loose'}}\n"
+    )
+    root = spec_file(
+        tmp_path,
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n"
+        "    U: {$ref: 'components/u.yaml#/U'}\n    X: {$ref: 'components/u.yaml#/X'}\n",
+    )
+    document = bundle(root.parent).document
+    assert document["components"]["schemas"]["U"]["discriminator"]["mapping"] == {"x": "#/components/schemas/X"}
+    root.write_text(root.read_text() + "    V: {$ref: 'components/u.yaml#/V'}\n")
+    try:
+        bundle(root.parent)
+    except SpecError as exc:
+        assert any("must name a schema registered in components/schemas" in p.message for p in exc.problems)
+    else:
+        raise AssertionError("a mapping to an unregistered schema was bundled")

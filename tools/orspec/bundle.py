@@ -190,7 +190,30 @@ class _Bundler:
         ref = node.get("$ref")
         if isinstance(ref, str):
             return self.resolve_ref(node, ref, doc, src, at, stack)
-        return {k: self.resolve(v, doc, f"{src}/{escape(k)}", f"{at}/{escape(k)}", stack) for k, v in node.items()}
+        out = {k: self.resolve(v, doc, f"{src}/{escape(k)}", f"{at}/{escape(k)}", stack) for k, v in node.items()}
+        discriminator = out.get("discriminator")
+        if isinstance(discriminator, dict) and isinstance(discriminator.get("mapping"), dict):
+            mapping = discriminator["mapping"]
+            for key, target in mapping.items():
+                if isinstance(target, str) and ("#" in target or "/" in target):  # a bare name is a schema name
+                    mapping[key] = self.mapping_target(target, doc, f"{at}/discriminator/mapping/{escape(key)}")
+        return out
+
+    def mapping_target(self, ref: str, doc: Document, at: str) -> str:
+        """A discriminator mapping names a schema by reference; in the bundle, by its component name."""
+        target = self.parse_ref(ref, doc.path, at)
+        if target is None:
+            return ref
+        if target in self.homes:
+            return f"#/components/schemas/{escape(self.homes[target])}"
+        if target[0] == self.root_file:
+            return f"#{target[1]}"
+        self.problems.append(
+            self.sources.problem(
+                at, f"discriminator mapping {ref!r} must name a schema registered in components/schemas"
+            )
+        )
+        return ref
 
     def resolve_ref(self, node: dict, ref: str, doc: Document, src: str, at: str, stack: tuple) -> Any:
         siblings = {

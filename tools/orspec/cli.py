@@ -174,12 +174,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     from .write import stale_files, write_tree
 
     same_spec = previous is not None and all(previous.inputs.get(k) == inputs.get(k) for k in ("spec", "tool", "flags"))
-    # Validation runs while the models are generated in a child process (see run_stages).
-    spec = load_spec(spec_path, lenient=args.lenient, known_problems=known if same_spec else None, background=True)
+    spec = load_spec(spec_path, lenient=args.lenient, known_problems=known if same_spec else None)
+    _print_problems(spec.problems)
     outputs, records, ran = run_stages(
         spec, TEMPLATES, inputs=inputs, previous=previous, out=out, progress=_progress_printer()
     )
-    _print_problems(spec.problems)
     if args.check:
         stale = stale_files(out, outputs)
         for path in stale:

@@ -138,6 +138,11 @@ RULES: dict[str, Rule] = {
         ("all-of-added", "composition-changed", (A, A), "allOf member {key} added"),
         ("all-of-removed", "composition-changed", (A, A), "allOf member {key} removed"),
         ("discriminator", "discriminator-changed", (A, A), "discriminator {old} -> {new}"),
+        # A mapping entry states what the variants already say; without it, tools read the tag as a
+        # schema name, and one pointing elsewhere changes which schema a value is read with.
+        ("mapping-added", "mapping-changed", (N, N), "mapping `{tag}` -> {new} added"),
+        ("mapping-removed", "mapping-changed", (A, N), "mapping `{tag}` -> {old} removed"),
+        ("mapping-moved", "mapping-changed", (A, A), "mapping `{tag}` {old} -> {new}"),
         ("keyword-tightened", "constraint-changed", NARROW, "`{key}` {old} -> {new}"),
         ("keyword-loosened", "constraint-changed", WIDEN, "`{key}` {old} -> {new}"),
         ("keyword-changed", "constraint-changed", (A, A), "`{key}` {old} -> {new}"),
@@ -294,7 +299,8 @@ class _Schema:
     variants: list[_Schema] = field(default_factory=list)
     all_of: list[_Schema] = field(default_factory=list)
     default: Any = _ABSENT
-    discriminator: str | None = None  # canonical JSON
+    discriminator: str | None = None  # canonical JSON, without the mapping
+    mapping: dict[str, str] = field(default_factory=dict)  # tag value -> schema (canonical short name)
     deprecated: bool = False
     keywords: dict[str, Any] = field(default_factory=dict)  # constraints and anything else, canonical
     description: str | None = None
@@ -311,6 +317,7 @@ class _Schema:
             or self.variants
             or self.all_of
             or self.discriminator
+            or self.mapping
             or self.keywords
         )
 
@@ -399,6 +406,8 @@ def _normalise(raw: Any, at: str) -> _Schema:
     if not isinstance(raw, dict):
         return _Schema(at, at, keywords={"schema": _canon(raw)})
     raw, base, nullable = _unwrap(raw, at)
+    if _never(raw):  # every spelling of "no value is valid" is `not: {}`
+        raw = {**{k: v for k, v in raw.items() if k in ANNOTATIONS or k.startswith("x-")}, "not": {}}
     node = _Schema(at, base, nullable=nullable)
     if isinstance(raw.get("description"), str):
         node.description = raw["description"]
@@ -431,6 +440,10 @@ def _normalise(raw: Any, at: str) -> _Schema:
         elif key == "default":
             node.default = value
         elif key == "discriminator":
+            mapping = value.get("mapping") if isinstance(value, dict) else None
+            if isinstance(mapping, dict):
+                node.mapping = {str(k): _canon(_short_refs(v)) for k, v in mapping.items()}
+                value = {k: v for k, v in value.items() if k != "mapping"}
             node.discriminator = _canon(_short_refs(value))
         elif key == "deprecated":
             node.deprecated = value is True
@@ -440,6 +453,12 @@ def _normalise(raw: Any, at: str) -> _Schema:
         node.nullable = True  # `enum: [a, null]` is a nullable `enum: [a]`
         del node.enum["null"]
     return node
+
+
+def _never(raw: dict) -> bool:
+    """A string schema whose length bounds exclude each other (upstream's way to forbid a field)."""
+    low, high = raw.get("minLength"), raw.get("maxLength")
+    return raw.get("type") == "string" and isinstance(low, int) and isinstance(high, int) and low > high
 
 
 def _short_refs(value: Any) -> Any:
@@ -612,6 +631,15 @@ class _Differ:
         self.compare_all_of(old, new, where, at)
         if old.discriminator != new.discriminator:
             self.emit("discriminator", at, old=_show_canon(old.discriminator), new=_show_canon(new.discriminator))
+        for tag in sorted({*old.mapping, *new.mapping}):
+            a, b = old.mapping.get(tag), new.mapping.get(tag)
+            pointer = f"{at}/discriminator/mapping/{escape(tag)}"
+            if a is None:
+                self.emit("mapping-added", pointer, tag=tag, new=_show_canon(b))
+            elif b is None:
+                self.emit("mapping-removed", pointer, tag=tag, old=_show_canon(a))
+            elif a != b:
+                self.emit("mapping-moved", pointer, tag=tag, old=_show_canon(a), new=_show_canon(b))
         self.compare_keywords(old, new, where, at)
 
     def compare_expanded(self, old: _Schema, new: _Schema, where: frozenset[str]) -> bool:
@@ -698,13 +726,28 @@ class _Differ:
     def compare_union(self, old: _Schema, new: _Schema, where: frozenset[str], at: str) -> None:
         if old.union_kind != new.union_kind and old.union_kind and new.union_kind:
             self.emit("union-keyword", at, old=old.union_kind, new=new.union_kind)
-        a, b = _variant_keys(old.variants), _variant_keys(new.variants)
+        a = _variant_keys(self.flatten(old.variants, old.union_kind, False))
+        b = _variant_keys(self.flatten(new.variants, new.union_kind, True))
         for key in sorted(b.keys() - a.keys()):
             self.emit("variant-added", b[key].at, where, key=key)
         for key in sorted(a.keys() - b.keys()):
             self.emit("variant-removed", a[key].at, where, key=key)
         for key in sorted(a.keys() & b.keys()):
             self.compare(a[key], b[key], where)
+
+    def flatten(self, variants: list[_Schema], kind: str | None, new: bool) -> list[_Schema]:
+        """Members that refer to a plain union of the same kind stand for that union's members: grouping
+        variants under a named union (messages by role, say) accepts the same values."""
+        out: list[_Schema] = []
+        for v in variants:
+            schemas = self.new_schemas if new else self.old_schemas
+            target = self.norm(new, v.ref) if v.ref and not v.structural() and v.ref in schemas else None
+            plain = target is not None and target.union_kind == kind and not target.properties and not target.types
+            if plain and all(m.ref and not m.structural() for m in target.variants):
+                out += [_Schema(**{**vars(m), "at": v.at}) for m in target.variants]
+            else:
+                out.append(v)
+        return out
 
     def compare_all_of(self, old: _Schema, new: _Schema, where: frozenset[str], at: str) -> None:
         a, b = _variant_keys(old.all_of), _variant_keys(new.all_of)

@@ -83,13 +83,22 @@ def union_of(node: Any) -> tuple[str, list[Any]] | None:
     return None
 
 
-def tag_values(schema: Any, prop: str, doc: dict) -> list[Any] | None:
+MAX_TAG_DEPTH = 32  # unions nested in unions, followed this deep at most (a cycle stops here)
+
+
+def tag_values(schema: Any, prop: str, doc: dict, _depth: int = 0) -> list[Any] | None:
     """The fixed values a variant declares for its discriminator property, or None if not fixed."""
     schema = deref(schema, doc)
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict) or _depth > MAX_TAG_DEPTH:
         return None
+    members = schema.get("oneOf") or schema.get("anyOf")
+    if isinstance(members, list) and members and not schema.get("properties"):
+        # A union whose members all fix the same values (messages by role, say) fixes them too.
+        found = [tag_values(m, prop, doc, _depth + 1) for m in members]
+        if all(found) and all(f == found[0] for f in found):
+            return found[0]
     for part in schema.get("allOf") if isinstance(schema.get("allOf"), list) else ():
-        found = tag_values(part, prop, doc)
+        found = tag_values(part, prop, doc, _depth + 1)
         if found:
             return found
     properties = schema.get("properties")

@@ -346,17 +346,26 @@ def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         mapping = node["discriminator"].get("mapping") or {}
         if not isinstance(prop, str) or not isinstance(variants, list) or not isinstance(mapping, dict):
             continue  # the OpenAPI schema check reports the malformed discriminator
+        refs = [v.get("$ref") for v in variants if isinstance(v, dict)]
         for key, target in mapping.items():
+            where = f"{at}/discriminator/mapping/{escape(key)}"
             if not isinstance(target, str) or resolve_pointer(doc, target.removeprefix("#")) is MISSING:
-                yield sources.problem(
-                    f"{at}/discriminator/mapping/{escape(key)}",
-                    f"discriminator mapping {key!r} points at missing schema {target!r}",
-                )
+                yield sources.problem(where, f"discriminator mapping {key!r} points at missing schema {target!r}")
             elif not target.startswith("#"):
+                yield sources.problem(where, f"discriminator mapping {key!r} must be a local reference")
+            elif target not in refs:
                 yield sources.problem(
-                    f"{at}/discriminator/mapping/{escape(key)}",
-                    f"discriminator mapping {key!r} must be a local reference",
+                    where, f"discriminator mapping {key!r} points at {target!r}, which is not one of the variants"
                 )
+            else:
+                fixed = tag_values({"$ref": target}, prop, doc)
+                if fixed and key not in fixed:
+                    shown = ", ".join(repr(v) for v in fixed)
+                    yield sources.problem(
+                        where,
+                        f"discriminator mapping {key!r} points at {target.removeprefix(REF_PREFIX)}, "
+                        f"whose {prop!r} is {shown}",
+                    )
         for i, variant in enumerate(variants):
             values = tag_values(variant, prop, doc)
             where = f"{at}/{keyword}/{i}"

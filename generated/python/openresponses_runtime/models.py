@@ -347,9 +347,12 @@ class ItemReferenceParam(OpenResponsesModel):
     Points at an item the server already stores, by its ID, so the client can include it in `input` without resending the whole item.
     """
 
+    model_config = ConfigDict(
+        extra="forbid",
+    )
     type: Literal["item_reference"] | None = "item_reference"
     """
-    Marks this input entry as a reference; when given it is always `item_reference`.
+    Marks this input entry as a reference. It may be left out, since a reference is the one input item without a tag of its own; when given it is always `item_reference`.
     """
     id: str
     """
@@ -756,7 +759,7 @@ def _text_format_param_tag(value: Any) -> str | None:
     """Which member of `TextFormatParam` a value is."""
     tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
     if tag is None:
-        return "json_schema"
+        tag = "json_schema"
     if not isinstance(tag, str):
         return None
     return tag
@@ -1279,6 +1282,14 @@ class ErrorPayload(OpenResponsesModel):
     """
 
 
+class ErrorResponse(OpenResponsesModel):
+    """
+    Body of every HTTP answer that is not a success: a single `error` member holding the same four fields as the streaming `error` event, so one parser serves both transports.
+    """
+
+    error: ErrorPayload
+
+
 class AcmeWebSearchCall(OpenResponsesModel):
     """
     A search Acme ran for the model.
@@ -1756,9 +1767,9 @@ class SystemMessageItemParam(OpenResponsesModel):
     """
     Optional ID for this system message.
     """
-    type: Literal["message"]
+    type: Literal["message"] | None = "message"
     """
-    Discriminator for message items; set to `message`.
+    Discriminator for message items; set to `message`. Clients may leave it out, since `role` already marks a message.
     """
     role: Literal["system"]
     """
@@ -1779,9 +1790,9 @@ class DeveloperMessageItemParam(OpenResponsesModel):
     """
     Optional ID for this developer message.
     """
-    type: Literal["message"]
+    type: Literal["message"] | None = "message"
     """
-    Discriminator for message items; set to `message`.
+    Discriminator for message items; set to `message`. Clients may leave it out, since `role` already marks a message.
     """
     role: Literal["developer"]
     """
@@ -1802,9 +1813,9 @@ class AssistantMessageItemParam(OpenResponsesModel):
     """
     ID of the assistant message when it is being replayed from a previous response; may be omitted for messages the client writes itself.
     """
-    type: Literal["message"]
+    type: Literal["message"] | None = "message"
     """
-    Discriminator for message items; set to `message`.
+    Discriminator for message items; set to `message`. Clients may leave it out, since `role` already marks a message.
     """
     role: Literal["assistant"]
     """
@@ -2198,9 +2209,9 @@ class UserMessageItemParam(OpenResponsesModel):
     """
     Optional ID for this user message, e.g. when replaying one the server returned.
     """
-    type: Literal["message"]
+    type: Literal["message"] | None = "message"
     """
-    Discriminator for message items; set to `message`.
+    Discriminator for message items; set to `message`. Clients may leave it out, since `role` already marks a message.
     """
     role: Literal["user"]
     """
@@ -2241,6 +2252,35 @@ class FunctionCallOutputItemParam(OpenResponsesModel):
     """
     Lifecycle state of the result; a client supplying a finished result should use `completed` or leave it unset.
     """
+
+
+def _message_item_param_tag(value: Any) -> str | None:
+    """Which member of `MessageItemParam` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if tag is None:
+        tag = "message"
+    if not isinstance(tag, str):
+        return None
+    if tag in ("message",):
+        second = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
+        return f"{tag}|{second}"
+    return tag
+
+
+MessageItemParam = TypeAliasType(
+    "MessageItemParam",
+    Annotated[
+        Annotated["UserMessageItemParam", Tag("message|user")]
+        | Annotated["SystemMessageItemParam", Tag("message|system")]
+        | Annotated["DeveloperMessageItemParam", Tag("message|developer")]
+        | Annotated["AssistantMessageItemParam", Tag("message|assistant")],
+        Discriminator(_message_item_param_tag),
+    ],
+)
+
+"""
+A message in a request's input. Every role shares `type: message`, so the `role` field tells which of the four shapes applies; this union gives the second half of the two-step tag its own discriminator.
+"""
 
 
 _RESPONSES_TOOL_PARAM_TAGS = frozenset(["acme:search", "function", "openai:web_search"])
@@ -2341,13 +2381,15 @@ _ITEM_PARAM_TAGS = frozenset(
 def _item_param_tag(value: Any) -> str | None:
     """Which member of `ItemParam` a value is."""
     tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if (
+        tag is None
+        and (value.get("content") if isinstance(value, dict) else getattr(value, "content", None)) is not None
+    ):
+        tag = "message"
     if tag is None:
-        return "item_reference"
+        tag = "item_reference"
     if not isinstance(tag, str) or tag not in _ITEM_PARAM_TAGS:
         return "unknown"
-    if tag in ("message",):
-        second = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
-        return f"{tag}|{second}"
     return tag
 
 
@@ -2357,10 +2399,7 @@ ItemParam = TypeAliasType(
         Annotated["ItemReferenceParam", Tag("item_reference")]
         | Annotated["ReasoningItemParam", Tag("reasoning")]
         | Annotated["CompactionSummaryItemParam", Tag("compaction")]
-        | Annotated["UserMessageItemParam", Tag("message|user")]
-        | Annotated["SystemMessageItemParam", Tag("message|system")]
-        | Annotated["DeveloperMessageItemParam", Tag("message|developer")]
-        | Annotated["AssistantMessageItemParam", Tag("message|assistant")]
+        | Annotated["MessageItemParam", Tag("message")]
         | Annotated["FunctionCallItemParam", Tag("function_call")]
         | Annotated["FunctionCallOutputItemParam", Tag("function_call_output")]
         | Annotated["AcmeWebSearchCall", Tag("acme:web_search_call")]
@@ -2994,6 +3033,7 @@ __all__ = [
     "EmptyModelParam",
     "Error",
     "ErrorPayload",
+    "ErrorResponse",
     "ErrorStreamingEvent",
     "FunctionCall",
     "FunctionCallItemParam",
@@ -3027,6 +3067,7 @@ __all__ = [
     "LogProb",
     "Message",
     "MessageContentPart",
+    "MessageItemParam",
     "MessagePhase",
     "MessageRole",
     "MessageStatus",

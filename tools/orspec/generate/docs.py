@@ -251,6 +251,7 @@ EVENT_CATEGORIES = {
 # --------------------------------------------------------------------------------------------------
 # Reading the spec.
 
+
 def _name_domain(name: str) -> str:
     """Where a schema belongs when the spec is one file (e.g. an upstream release)."""
     rules = (

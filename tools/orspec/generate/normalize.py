@@ -45,6 +45,7 @@ class TaggedUnion:
     variants: list[Variant]
     second_key: str | None = None  # e.g. "role" for input messages
     default_tag: str | None = None  # the member whose `type` may be omitted (item references)
+    untagged: list[tuple[str, str]] = field(default_factory=list)  # (key, tag): a typeless value with `key` is `tag`
     fallback: str | None = None  # the model for types the spec does not know, if the union is open
     description: str = ""
 
@@ -232,6 +233,47 @@ def _required(schema: Any) -> list:
     return required if isinstance(required, list) else []
 
 
+def _required_keys(schema: Any, doc: dict) -> set[str]:
+    """Keys every value of `schema` has; for a union, the keys all of its members require."""
+    members = schema.get("oneOf") if isinstance(schema, dict) else None
+    if isinstance(members, list) and members and not schema.get("properties"):
+        return set.intersection(*(_required_keys(deref(m, doc), doc) for m in members))
+    return set(_required(schema))
+
+
+def _untagged(objects: list, optional: list[str], doc: dict) -> tuple[str | None, list[tuple[str, str]]]:
+    """Several members may omit `type` (item references, and messages, which `role` marks). A member
+    that requires a key no other such member even defines is recognised by it; the one member left
+    without such a key is the default. None when that does not single out one default."""
+    tags = list(dict.fromkeys(optional))
+    schemas = {t[0]: deref(m, doc) for m, t in objects if t[0] in tags}
+    rules, defaults = [], []
+    for tag in tags:
+        others = set().union(*(_property_keys(schemas[t], doc) for t in tags if t != tag))
+        unique = sorted(_required_keys(schemas[tag], doc) - others)
+        if unique:
+            rules.append((unique[0], tag))
+        else:
+            defaults.append(tag)
+    return (defaults[0], rules) if len(defaults) == 1 else (None, [])
+
+
+def _property_keys(schema: Any, doc: dict) -> set[str]:
+    members = schema.get("oneOf") if isinstance(schema, dict) else None
+    if isinstance(members, list) and not schema.get("properties"):
+        return set().union(*(_property_keys(deref(m, doc), doc) for m in members))
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return set(props) if isinstance(props, dict) else set()
+
+
+def _requires(schema: Any, prop: str, doc: dict) -> bool:
+    """Whether every value of `schema` has `prop`; a union of members that all require it does."""
+    members = schema.get("oneOf") if isinstance(schema, dict) else None
+    if isinstance(members, list) and members and not schema.get("properties"):
+        return all(_requires(deref(m, doc), prop, doc) for m in members)
+    return prop in _required(schema)
+
+
 def _is_plain_primitive(schema: Any) -> bool:
     return (
         isinstance(schema, dict)
@@ -269,6 +311,8 @@ def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str 
     refs = [m for m in members if isinstance(m, dict) and "$ref" in m]
     if len(refs) < len([m for m in members if m != {"type": "null"}]):
         return node  # mixes inline schemas: not a polymorphic union of named types
+    if len(refs) == 1 and not fallback and "oneOf" in (deref(refs[0], doc) or {}):
+        return node  # a (nullable) reference to a union, which is tagged where it is defined
     # Only string tags can discriminate; anything else (in a spec built with --lenient) is left alone.
     tags = [t if t and all(isinstance(v, str) for v in t) else None for t in (tag_values(m, "type", doc) for m in refs)]
     enums = [m for m, t in zip(refs, tags, strict=True) if not t and _is_string_enum(deref(m, doc))]
@@ -276,7 +320,7 @@ def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str 
     if len(objects) + len(enums) != len(refs) or not objects:
         return node
     flat = [t[0] for _, t in objects if len(t) == 1]
-    optional = [t[0] for m, t in objects if "type" not in _required(deref(m, doc))]
+    optional = [t[0] for m, t in objects if not _requires(deref(m, doc), "type", doc)]
     simple = len(flat) == len(objects) and len(set(flat)) == len(flat) and not enums and not optional
     if simple and not fallback:
         node.setdefault("discriminator", {"propertyName": "type"})
@@ -285,8 +329,10 @@ def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str 
     if union is None:
         return node
     union.fallback = fallback
-    if len(optional) == 1:
+    if len(set(optional)) == 1:
         union.default_tag = optional[0]
+    elif len(optional) > 1:
+        union.default_tag, union.untagged = _untagged(objects, optional, doc)
     if path:  # an inline union: hoist it under a name derived from its owner and field
         key = tuple(v.schema for v in union.variants)
         suffix = "Part" if fallback == "UnknownContent" else ""

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from jsonpointer import unescape
+
 from ..bundle import SourceMap
 from ..problems import Problem
 from ..project import TEMPLATES
@@ -25,6 +27,8 @@ from .package import PACKAGE, environment
 from .pyformat import format_python
 
 OUTPUT = f"{PACKAGE}/server/routes.py"
+SCHEMAS_OUTPUT = f"{PACKAGE}/server/request_schemas.py"
+_SCHEMA_REF = "#/components/schemas/"
 APP = Path("runtime/server/app.py")
 
 
@@ -102,7 +106,79 @@ def route_specs(model: SpecModel, handlers: frozenset[str] | None = None) -> lis
     return routes
 
 
+# What the server's null check (`templates/runtime/server/nulls.py`) reads of a schema.
+_NULL_KEYWORDS = ("$ref", "type", "enum", "const", "not", "properties", "additionalProperties", "items")
+_NULL_KEYWORDS += ("oneOf", "anyOf", "allOf", "discriminator")
+
+
+def request_schemas(document: dict) -> dict[str, dict]:
+    """Every component schema a request can reach, keyed by name, reduced to what decides nullness.
+
+    The roots are the operations' request bodies and WebSocket client messages; the request
+    models' class names map to them in `ROOTS`.
+    """
+    schemas = (document.get("components") or {}).get("schemas") or {}
+    roots: list = []
+    for item in (document.get("paths") or {}).values():
+        if not isinstance(item, dict):
+            continue
+        roots.append((item.get("x-openresponses-websocket") or {}).get("clientMessage"))
+        roots += [op.get("requestBody") for op in item.values() if isinstance(op, dict)]
+    found: dict[str, dict] = {}
+    todo = [unescape(ref[len(_SCHEMA_REF) :]) for ref in _refs(roots)]
+    while todo:
+        name = todo.pop()
+        if name in found or not isinstance(schemas.get(name), dict):
+            continue
+        found[name] = _reduce(schemas[name])
+        todo += [unescape(ref[len(_SCHEMA_REF) :]) for ref in _refs(found[name])]
+    return dict(sorted(found.items()))
+
+
+def _reduce(node: object) -> object:
+    if isinstance(node, list):
+        return [_reduce(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {k: _reduce(v) for k, v in value.items()}
+        elif key in ("enum", "const", "discriminator"):
+            out[key] = value
+        elif key in _NULL_KEYWORDS:
+            out[key] = _reduce(value)
+    return out
+
+
+def _refs(node: object) -> list[str]:
+    refs, stack = [], [node]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if isinstance(value.get("$ref"), str) and value["$ref"].startswith(_SCHEMA_REF):
+                refs.append(value["$ref"])
+            stack += list(value.values())
+            mapping = (
+                (value.get("discriminator") or {}).get("mapping")
+                if isinstance(value.get("discriminator"), dict)
+                else None
+            )
+            stack += [{"$ref": t} for t in (mapping or {}).values() if isinstance(t, str)]
+        elif isinstance(value, list):
+            stack += value
+    return refs
+
+
 def generate_server(model: SpecModel, templates: Path) -> dict[str, bytes]:
     env = environment(templates)
     code = env.get_template("server/routes.py.jinja").render(routes=route_specs(model, runtime_handlers(templates)))
-    return {OUTPUT: format_python(code, filename="routes.py").encode()}
+    document = model.document
+    schemas = request_schemas(document)
+    classes = class_names(((document.get("components") or {}).get("schemas") or {}).keys())
+    roots = {classes[name]: name for name in schemas if name in classes}
+    data = env.get_template("server/request_schemas.py.jinja").render(schemas=schemas, roots=roots)
+    return {
+        OUTPUT: format_python(code, filename="routes.py").encode(),
+        SCHEMAS_OUTPUT: format_python(data, filename="request_schemas.py").encode(),
+    }

@@ -12,6 +12,8 @@ with the spec's error object and a fitting status:
 | body fails the request schema (strictly: no `"yes"` for a boolean, no `false` for a number) | 400 | `invalid_request` / `invalid_value` (+ `param`, e.g. `input[0].content`) |
 | `tool_choice: "required"` but `tools` has no function to call | 400 | `invalid_request` / `invalid_value` (`param` `tool_choice`) |
 | input the server does not honour: unknown item or content types, unknown parameters, a `function_call_output` without its call (see `acceptance`) | 400 | `invalid_request` / `unsupported_item_type`, `unsupported_content_type`, `unknown_parameter`, `function_call_not_found` |
+| a tool of a type the spec does not define | 400 | `invalid_request` / `unsupported_tool_type` (`param` `tools[0].type`) |
+| an explicit `null` where the spec does not allow one (the models take it; see `nulls`) | 400 | `invalid_request` / `invalid_value` (+ `param`) |
 | `Content-Type` is not `application/json` | 415 | `invalid_request` / `unsupported_media_type` |
 | body larger than `max_body_bytes` | 413 | `invalid_request` / `request_too_large` |
 | missing or wrong bearer token | 401 | `invalid_request` / `invalid_api_key` |
@@ -21,8 +23,9 @@ with the spec's error object and a fitting status:
 | `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
 | anything else | 500 | `server_error` |
 
-The spec also lists `application/x-www-form-urlencoded` for the request body, but its prose says
-clients MUST send JSON, and a nested body has no faithful form encoding; such requests get 415.
+Upstream also lists `application/x-www-form-urlencoded` for the request body, but its prose says
+clients MUST send JSON, and a nested body has no faithful form encoding; this spec drops it, and
+such requests get 415.
 """
 
 from __future__ import annotations
@@ -49,18 +52,15 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 
 from .. import models
+from .._base import UnknownTool
 from .acceptance import Accept, check_function_outputs, check_request
 from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id, sse_frame
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
+from .nulls import disallowed_null
 from .routes import ROUTES
 from .steps import Incomplete, Provider, ProviderError, ProviderRequest
 from .store import ResponseStore, StoredResponse, context, open_store
 from .websocket import websocket_endpoint
-
-try:  # orjson is optional; it only makes parsing faster
-    from orjson import loads as _orjson_loads
-except ImportError:  # pragma: no cover
-    _orjson_loads = None
 
 __all__ = ["create_app", "error_response", "json_path", "response_skeleton"]
 
@@ -145,9 +145,23 @@ def _check_content_type(value: str | None) -> None:
 
 def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
     """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise."""
-    data = _fast_loads(raw)
-    if data is None:  # not for orjson: the standard library parses it, or says what is wrong
-        data = _loads(raw)
+    integral: list[str] = []
+
+    def number(text: str) -> float | int:
+        # JSON Schema counts `16.0` as an integer; pydantic's strict mode would not, so whole
+        # numbers are read as ints (floats still accept them) and the body is validated re-encoded.
+        value = _finite_float(text)
+        if value.is_integer() and abs(value) <= 2**53:
+            integral.append(text)
+            return int(value)
+        return value
+
+    try:
+        data = json.loads(raw, parse_constant=_no_constant, parse_float=number)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
+    except RecursionError:
+        raise InvalidRequest("The request body nests JSON too deeply.", code="invalid_json") from None
     if not isinstance(data, dict):
         raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
     if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(data):
@@ -155,7 +169,7 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
             "The request body is not valid JSON: a \\u escape encodes a lone surrogate, which is no character.",
             code="invalid_json",
         )
-    if _default_message_type(data.get("input")):
+    if _default_message_type(data.get("input")) or integral:
         raw = json.dumps(data, ensure_ascii=False).encode()
     try:
         # Strict, from the JSON text: `"stream": "yes"`, `"top_p": false` or `"temperature": "1"`
@@ -169,30 +183,10 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
         raise InvalidRequest(
             f"Invalid value for '{param or 'body'}': {best['msg']}.", code="invalid_value", param=param
         ) from None
+    null_at = disallowed_null(data, model)  # the models take `null` for any optional field; the spec does not
+    if null_at is not None:
+        raise InvalidRequest(f"Invalid value for '{null_at}': it may not be null.", code="invalid_value", param=null_at)
     return data, body
-
-
-def _fast_loads(raw: bytes) -> Any:
-    """The body by orjson, or `None` when it must go to `_loads`.
-
-    orjson refuses what `_loads` refuses (NaN, numbers beyond double range, lone surrogates, deep
-    nesting) but also UTF-16 text, and reads an integer beyond 64 bits as a float; those bodies
-    take the standard library's path, which keeps them exact and words the errors."""
-    if _orjson_loads is None or _LONG_DIGITS.search(raw):
-        return None
-    try:
-        return _orjson_loads(raw)
-    except ValueError:
-        return None
-
-
-def _loads(raw: bytes) -> Any:
-    try:
-        return json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
-    except RecursionError:
-        raise InvalidRequest("The request body nests JSON too deeply.", code="invalid_json") from None
 
 
 def _no_constant(name: str) -> Any:
@@ -207,7 +201,6 @@ def _finite_float(text: str) -> float:
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")  # maybe an integer beyond 64 bits
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -371,6 +364,18 @@ def input_items(value: Any) -> list[dict[str, Any]]:
     return [dict(item) for item in value if isinstance(item, dict)]
 
 
+def _check_tool_types(body: Any) -> None:
+    """A tool of a type the spec (and its fragments) does not define cannot be offered to the model;
+    echoing it back would also break the response's own `tools` union."""
+    for i, tool in enumerate(getattr(body, "tools", None) or ()):
+        if isinstance(tool, UnknownTool):
+            raise InvalidRequest(
+                f"Unknown tool type {tool.type!r}: this server does not support it.",
+                code="unsupported_tool_type",
+                param=f"tools[{i}].type",
+            )
+
+
 def _check_tool_choice(data: dict[str, Any]) -> None:
     names = {t.get("name") for t in data.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"}
     choice = data.get("tool_choice")
@@ -439,6 +444,7 @@ class _Server:
         self, data: dict[str, Any], body: Any, store: ResponseStore | None = None
     ) -> tuple[dict[str, Any], ProviderRequest, list[dict], ToolPolicy]:
         """The response skeleton, the provider request and this turn's own input items."""
+        _check_tool_types(body)
         _check_tool_choice(data)
         check_request(body, self.accept)
         own_input = input_items(data.get("input"))
@@ -557,7 +563,8 @@ class _Server:
     async def compact_response(
         self, request: Request, model: type = models.CompactResponseMethodPublicBody
     ) -> Response:
-        data, _ = await self.read(request, model)
+        data, body = await self.read(request, model)
+        check_request(body, self.accept)  # compaction keeps what it is given, so it refuses what it cannot read too
         previous = data.get("previous_response_id")
         items = (await context(self.store, previous) if previous else []) + input_items(data.get("input"))
         model = data.get("model") or self.default_model

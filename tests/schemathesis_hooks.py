@@ -1,0 +1,85 @@
+"""What schemathesis cannot read in the spec: request rules that relate one field to another.
+
+The server answers 400 to bodies that are schema-valid but break a rule no JSON Schema states:
+- a `tool_choice` naming a function (`{"type": "function", "name": ...}`, or the tools of an
+  `allowed_tools` choice) must name a function offered in `tools`, with a valid function name
+  (`unknown_tool`);
+- a `function_call_output` must answer a `function_call` of the conversation (`function_call_not_found`);
+- a top-level parameter must be one the spec defines (`unknown_parameter`): the body schema stays
+  open for vendor fragments' fields, but a server refuses fields it was not built with.
+A fuzzer left alone keeps sending such bodies, so this hook makes every schema-valid case follow the
+rules: it renames invalid function names, offers named functions, adds the missing `function_call`
+before an output, and drops undefined top-level parameters. Invalid cases are left as they are.
+
+Use: `SCHEMATHESIS_HOOKS=tests.schemathesis_hooks schemathesis run ...` from the project root.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import schemathesis
+
+FUNCTION_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # FunctionToolParam.name
+
+
+@schemathesis.hook
+def map_case(context, case):
+    """Schema-valid cases only (the coverage phase's too); invalid ones are rejected either way."""
+    meta = case.meta
+    if meta is None or meta.generation.mode == schemathesis.GenerationMode.POSITIVE:
+        body = only_defined_parameters(case.body, case.operation.path)
+        case.body = answer_outputs(offer_named_functions(body))
+    return case
+
+
+DOCUMENT = json.loads((Path(__file__).resolve().parents[1] / "generated" / "openapi.json").read_text())
+
+
+def only_defined_parameters(body, path: str):
+    """The body without top-level fields the operation's body schema does not define."""
+    schema = DOCUMENT["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    defined = DOCUMENT["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]].get("properties", {})
+    return {k: v for k, v in body.items() if k in defined} if isinstance(body, dict) else body
+
+
+def answer_outputs(body):
+    """A `function_call` before every `function_call_output` whose call the input does not hold."""
+    items = body.get("input") if isinstance(body, dict) and not body.get("previous_response_id") else None
+    if not isinstance(items, list):
+        return body
+    out, calls = [], set()
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "function_call":
+            calls.add(item.get("call_id"))
+        if isinstance(item, dict) and item.get("type") == "function_call_output" and item.get("call_id") not in calls:
+            call_id = item.get("call_id")
+            if isinstance(call_id, str):
+                out.append({"type": "function_call", "call_id": call_id, "name": "f", "arguments": "{}"})
+                calls.add(call_id)
+        out.append(item)
+    return {**body, "input": out}
+
+
+def offer_named_functions(body):
+    if not isinstance(body, dict) or not isinstance(body.get("tool_choice"), dict):
+        return body
+    choice = dict(body["tool_choice"])
+    named: list[dict] = []
+    if choice.get("type") == "function":
+        named.append(choice)
+    elif choice.get("type") == "allowed_tools" and isinstance(choice.get("tools"), list):
+        choice["tools"] = [dict(t) if isinstance(t, dict) else t for t in choice["tools"]]
+        named += [t for t in choice["tools"] if isinstance(t, dict) and t.get("type") == "function"]
+    tools = body.get("tools")
+    if not named or (tools is not None and not isinstance(tools, list)):
+        return body
+    for i, entry in enumerate(named):
+        if isinstance(entry.get("name"), str) and not FUNCTION_NAME.match(entry["name"]):
+            entry["name"] = f"fn_{i}"
+    offered = {t.get("name") for t in tools or () if isinstance(t, dict) and t.get("type") == "function"}
+    wanted = [e["name"] for e in named if isinstance(e.get("name"), str) and e["name"] not in offered]
+    added = [{"type": "function", "name": name} for name in dict.fromkeys(wanted)]
+    return {**body, "tool_choice": choice, "tools": [*(tools or ()), *added]}
