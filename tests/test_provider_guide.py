@@ -1,6 +1,7 @@
 """docs/guides/provider.md: its ```sh blocks, run in order in one shell, work.
 
-Substitutions keep the run fast and offline: `/path/to/orspec` is this checkout; creating the
+Substitutions keep the run fast and offline: `/path/to/orspec` is a link to this checkout beside the
+projects (as `--runtime` wants it: sharing a folder with them); creating the
 project's venv (`python3 -m venv .venv && .venv/bin/pip install ...`) becomes `export PYTHONPATH=$PWD/src`,
 so `.venv/bin/` is this interpreter's environment; port 8000 is a free port.
 """
@@ -17,7 +18,7 @@ from .server_helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "guides" / "provider.md"
-INSTALL = 'python3 -m venv .venv && .venv/bin/pip install -q -e "$ORSPEC" -e ".[test]"'
+INSTALL = 'python3 -m venv .venv && .venv/bin/pip install -q -e "$ORSPEC" -e "$ORSPEC/generated/python" -e ".[test]"'
 
 
 def sh_blocks(text: str) -> list[str]:
@@ -30,8 +31,9 @@ def test_guide_commands_run(tmp_path):
     script = "\n".join(blocks)
     assert script.count(INSTALL) == 2
     bindir = Path(sys.executable).parent
+    (tmp_path / "orspec").symlink_to(ROOT)
     script = (
-        script.replace("/path/to/orspec", str(ROOT))
+        script.replace("/path/to/orspec", str(tmp_path / "orspec"))
         .replace('. "$ORSPEC/.venv/bin/activate"', f'export PATH="{bindir}:$PATH"')
         .replace(INSTALL, 'export PYTHONPATH="$PWD/src"')
         .replace(".venv/bin/", f"{bindir}/")
@@ -46,3 +48,4 @@ def test_guide_commands_run(tmp_path):
     assert "PASS ws-evict-after-failure" in done.stdout
     assert (tmp_path / "zeta-llm/src/zeta_llm/provider.py").is_file()
     assert (tmp_path / "zeta-gateway/tests/fake_upstream.py").is_file()
+    assert "-e ../orspec/generated/python" in (tmp_path / "zeta-llm/.ci/run").read_text()

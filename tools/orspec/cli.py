@@ -59,6 +59,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="output directory (default: the project's generated/)")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 and list files that are stale")
     p.add_argument("--lenient", action="store_true", help="report spec errors as warnings and build anyway")
+    p.add_argument(
+        "--templates",
+        type=Path,
+        metavar="DIR",
+        help="your templates, laid over the shipped ones file by file (same layout: registry/, server/, ...)",
+    )
     p.set_defaults(run=cmd_build)
 
     p = sub.add_parser("extensions", help="vendor extension fragments")
@@ -66,16 +72,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", type=Path, help="spec directory (default: the project's spec/)")
     p.set_defaults(run=cmd_extensions)
 
-    p = sub.add_parser("release", help="freeze the core spec as a dated release and draft its changelog")
+    p = sub.add_parser(
+        "release", help="freeze the core spec as a dated release, draft its changelog, and set info.version to the date"
+    )
     p.add_argument("date", help="the release date, YYYY-MM-DD")
     p.add_argument("--spec", type=Path, help="spec directory (default: the project's spec/)")
     p.set_defaults(run=cmd_release)
 
     p = sub.add_parser("diff", help="structural differences between two specs")
-    p.add_argument("old", type=Path)
-    p.add_argument("new", type=Path)
-    p.add_argument("--format", choices=("text", "md", "json"), default="text")
+    spec_or_date = "a spec directory, an OpenAPI file, or the date of one of the project's releases (YYYY-MM-DD)"
+    p.add_argument("old", metavar="OLD", help=f"the earlier spec: {spec_or_date}")
+    p.add_argument("new", metavar="NEW", help=f"the later spec: {spec_or_date}")
+    p.add_argument("--format", choices=("text", "md", "json"), default="text", help="output format (default: text)")
     p.add_argument("--docs", action="store_true", help="also report description changes")
+    p.add_argument(
+        "--fail-on",
+        choices=tuple(FAIL_ON),
+        help="exit 1 when a change is breaking (for anyone), breaking for clients, or breaking for servers",
+    )
     p.set_defaults(run=cmd_diff)
 
     p = sub.add_parser("check-stream", help="check an SSE capture against the schemas and state machines")
@@ -109,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="an HTML (or Markdown) report of what `orspec proxy --record` recorded")
     p.add_argument("dir", metavar="DIR", type=Path, help="the directory `orspec proxy --record DIR` wrote")
-    p.add_argument("--format", choices=("html", "md"), default="html")
+    p.add_argument("--format", choices=("html", "md"), default="html", help="html (default) or md (Markdown)")
     p.add_argument(
         "--out", metavar="FILE", help="where to write it (default: DIR/report.html or DIR/report.md; - for stdout)"
     )
@@ -154,13 +168,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from .project import TemplatesError, layered_templates
+
+    try:
+        with layered_templates(args.templates) as templates:
+            return _build(args, templates)
+    except TemplatesError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _build(args: argparse.Namespace, templates: Path) -> int:
     from .cache import Stamp, fingerprint
     from .problems import Level
-    from .project import TEMPLATES
 
     spec_path, out = _spec_path(args), _out_path(args)
     previous = Stamp.read(out)
-    inputs = fingerprint(spec_path, TEMPLATES, lenient=args.lenient, loaded=tuple(previous.loaded) if previous else ())
+    inputs = fingerprint(spec_path, templates, lenient=args.lenient, loaded=tuple(previous.loaded) if previous else ())
     known = (
         [Problem(f, line, ptr, msg, Level(level)) for f, line, ptr, msg, level in previous.problems] if previous else []
     )
@@ -177,7 +200,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     spec = load_spec(spec_path, lenient=args.lenient, known_problems=known if same_spec else None)
     _print_problems(spec.problems)
     outputs, records, ran = run_stages(
-        spec, TEMPLATES, inputs=inputs, previous=previous, out=out, progress=_progress_printer()
+        spec, templates, inputs=inputs, previous=previous, out=out, progress=_progress_printer()
     )
     if args.check:
         stale = stale_files(out, outputs)
@@ -220,27 +243,55 @@ def cmd_extensions(args: argparse.Namespace) -> int:
 def cmd_release(args: argparse.Namespace) -> int:
     from .bundle import bundle
     from .pipeline import load_spec
-    from .releases import make_release
+    from .releases import make_release, set_info_version
 
     spec_path = _spec_path(args)
     if not spec_path.is_dir():
         raise UsageError("releases belong to a spec directory; pass --spec DIR")
     load_spec(spec_path)  # only a valid spec is released
     release = make_release(spec_path, bundle(spec_path).document, args.date)
+    set_info_version(spec_path / "openapi.yaml", args.date)
     print(
         f"released {args.date} into {release.folder}; review {release.folder / 'CHANGELOG.md'}, then run `orspec build`"
     )
     return 0
 
 
+# `diff --fail-on`: which changes fail the command.
+FAIL_ON = {
+    "breaking": lambda change: change.breaking,
+    "breaking-clients": lambda change: change.breaking_for_clients,
+    "breaking-servers": lambda change: change.breaking_for_servers,
+}
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     from .diff import diff_specs, render
 
-    changes = diff_specs(args.old, args.new, docs=args.docs)
+    changes = diff_specs(_spec_or_release(args.old), _spec_or_release(args.new), docs=args.docs)
     text = render(changes, args.format)
     if text:
         print(text)
+    if args.fail_on:
+        failing = [c for c in changes if FAIL_ON[args.fail_on](c)]
+        if failing:
+            print(f"orspec: {len(failing)} changes are {args.fail_on.replace('-', ' for ')}", file=sys.stderr)
+            return 1
     return 0
+
+
+def _spec_or_release(given: str) -> Path:
+    """A path as given, or for a date, that release of the project (`spec/releases/DATE/openapi.json`)."""
+    from .releases import DATE, releases_dir
+
+    if not DATE.match(given) or Path(given).exists():
+        return Path(given)
+    folder = releases_dir(_project_path(None, "spec", "a spec path instead of a date"))
+    frozen = folder / given / "openapi.json"
+    if not frozen.is_file():
+        dates = sorted(p.parent.name for p in folder.glob("*/openapi.json"))
+        raise UsageError(f"no release {given} in {folder} (releases: {', '.join(dates) or 'none'})")
+    return frozen
 
 
 def cmd_check_stream(args: argparse.Namespace) -> int:

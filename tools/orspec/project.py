@@ -1,14 +1,32 @@
-"""Where things are: the project root, found like git finds its repository."""
+"""Where things are: the project root, found like git finds its repository, and the shipped templates."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from tempfile import TemporaryDirectory
 
 MARKER = Path("spec") / "openapi.yaml"
-# Jinja templates and hand-written runtime modules, beside the toolchain in this checkout.
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+
+def _shipped(name: str, checkout: str) -> Path:
+    """What orspec ships beside its code: inside the installed package (the wheel puts it at
+    `orspec/<name>`), else at `checkout` in the repository this package runs from."""
+    package = Path(__file__).resolve().parent
+    installed = package / name
+    return installed if installed.exists() else package.parents[1] / checkout
+
+
+# Jinja templates and hand-written runtime modules.
+TEMPLATES = _shipped("templates", "templates")
 # The core streaming protocol, for specs that come without their own state machines.
-CORE_STATE_MACHINES = Path(__file__).resolve().parents[2] / "spec" / "state-machines.yaml"
+CORE_STATE_MACHINES = _shipped("state-machines.yaml", "spec/state-machines.yaml")
+
+
+class TemplatesError(Exception):
+    """A `--templates` directory that cannot be layered over the shipped templates."""
 
 
 def find_root(start: Path | None = None) -> Path | None:
@@ -18,3 +36,35 @@ def find_root(start: Path | None = None) -> Path | None:
         if (candidate / MARKER).is_file():
             return candidate
     return None
+
+
+@contextmanager
+def layered_templates(overrides: Path | None) -> Iterator[Path]:
+    """The shipped templates with `overrides` laid over them file by file (a file of the same
+    relative path replaces the shipped one; a new file under `runtime/` adds a module).
+
+    Without overrides this is the shipped folder itself; with them, a temporary merged copy that
+    lives as long as the `with` block.
+    """
+    if overrides is None:
+        yield TEMPLATES
+        return
+    if not overrides.is_dir():
+        raise TemplatesError(f"--templates {overrides}: not a directory")
+    known = {p.name for p in TEMPLATES.iterdir() if p.is_dir()}
+    files = sorted(p for p in overrides.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for path in files:
+        relative = path.relative_to(overrides)
+        if len(relative.parts) < 2 or relative.parts[0] not in known:
+            raise TemplatesError(
+                f"{path}: not under one of the template folders ({', '.join(sorted(known))}); "
+                "mirror the layout of the shipped templates"
+            )
+    with TemporaryDirectory(prefix="orspec-templates-") as tmp:
+        merged = Path(tmp) / "templates"
+        shutil.copytree(TEMPLATES, merged, ignore=shutil.ignore_patterns("__pycache__"))
+        for path in files:
+            target = merged / path.relative_to(overrides)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        yield merged

@@ -126,6 +126,28 @@ def make_release(spec_root: Path, core: dict, date: str) -> Release:
     return Release(date, target, data, notes)
 
 
+_VERSION_LINE = re.compile(r"^(\s*version\s*:\s*)(\S.*?)?(\s+#.*)?$")
+
+
+def set_info_version(root_file: Path, version: str) -> None:
+    """Set `info.version` in the spec's root YAML file, editing only that line (comments and layout stay)."""
+    document = load_file(root_file)
+    line = document.line_of("/info/version") if "version" in (document.data.get("info") or {}) else 0
+    lines = root_file.read_text().splitlines(keepends=True)
+    match = _VERSION_LINE.match(lines[line - 1].rstrip("\r\n")) if 0 < line <= len(lines) else None
+    if match is None:
+        raise SpecError(
+            [
+                Problem(
+                    document.display, line, "/info/version", f"set it to {version!r} by hand: not a `version: ...` line"
+                )
+            ]
+        )
+    ending = lines[line - 1][len(lines[line - 1].rstrip("\r\n")) :]
+    lines[line - 1] = f'{match.group(1)}"{version}"{match.group(3) or ""}{ending}'
+    root_file.write_text("".join(lines))
+
+
 def release_outputs(releases: list[Release]) -> dict[str, bytes]:
     """The published copies and the changelog page, newest first."""
     out = {f"releases/{r.date}/openapi.json": r.data for r in releases}

@@ -5,6 +5,11 @@ then the chosen template (`demo` or `chat-completions`), then `vendor/` with `--
 sanitised once, here: the distribution name (`acme-llm`), the import package (`acme_llm`), the
 provider class (`AcmeLlmProvider`) and the vendor slug and prefix (`acme`, `Acme`).
 
+The project depends on `openresponses-runtime[server]` by a compatible version range (the installed
+runtime's, or that of `--runtime PATH`, a local generated runtime the project installs editable),
+and on `orspec` only in its test extra, for the compliance suite. No file it writes holds a path of
+this machine: `--runtime` is written relative to the project.
+
 It never deletes anything: a directory that exists and is not empty is refused unless `--force`
 is given, and then only the project's own files are written (or overwritten).
 """
@@ -13,15 +18,32 @@ from __future__ import annotations
 
 import argparse
 import keyword
+import os
 import re
 import shlex
 import sys
+import tomllib
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
-__all__ = ["SCAFFOLD", "TEMPLATES", "ScaffoldError", "Names", "names_for", "render", "scaffold"]
+from . import __version__
+from .project import TEMPLATES as _SHIPPED
 
-SCAFFOLD = Path(__file__).resolve().parents[2] / "templates" / "scaffold"
+__all__ = [
+    "SCAFFOLD",
+    "TEMPLATES",
+    "ScaffoldError",
+    "Names",
+    "Runtime",
+    "find_runtime",
+    "names_for",
+    "render",
+    "scaffold",
+]
+
+SCAFFOLD = _SHIPPED / "scaffold"
+RUNTIME = "openresponses-runtime"
 TEMPLATES = ("demo", "chat-completions")
 _VENDOR = re.compile(r"^[a-z][a-z0-9_-]*$")
 _DESCRIPTIONS = {
@@ -71,20 +93,62 @@ def names_for(name: str, vendor: str | None = None) -> Names:
     return Names(name.strip(), dist, package, class_name, slug, prefix)
 
 
-def orspec_source() -> str:
-    """What the project's README installs orspec from: this checkout when there is one, else the index."""
-    root = SCAFFOLD.parents[1]
-    if (root / "pyproject.toml").is_file() and (root / "tools" / "orspec").is_dir():
-        return shlex.quote(str(root))
-    return "orspec"
+@dataclass(frozen=True)
+class Runtime:
+    """The runtime a project depends on: its version, and where a local one lives (relative to the project)."""
+
+    version: str
+    path: str | None = None  # POSIX, relative to the project; None: from the package index
+
+    @property
+    def requirement(self) -> str:
+        """`openresponses-runtime[server]` compatible with `version`: same spec release and generator major."""
+        parts = self.version.split("+")[0].split(".")
+        spec = f"~={'.'.join(parts[:-1])}" if len(parts) > 2 else f">={self.version}"
+        return f"{RUNTIME}[server]{spec}"
+
+    @property
+    def install(self) -> str:
+        """The pip arguments that install it before the project (empty: the project's dependency does)."""
+        return f"-e {shlex.quote(self.path)} " if self.path else ""
 
 
-def render(names: Names, template: str = "demo", *, source: str | None = None) -> dict[str, tuple[bytes, int]]:
+def find_runtime(local: Path | None = None, out: Path | None = None) -> Runtime:
+    """The installed runtime, or the generated one at `local` (a folder with its pyproject.toml)."""
+    if local is None:
+        try:
+            return Runtime(metadata.version(RUNTIME))
+        except metadata.PackageNotFoundError:
+            pass
+        try:  # importable without its distribution's metadata (say, on PYTHONPATH)
+            from openresponses_runtime import __version__ as version
+        except ImportError:
+            raise ScaffoldError(f"{RUNTIME} is not installed; install it, or pass --runtime PATH") from None
+        return Runtime(version)
+    try:
+        project = tomllib.loads((local / "pyproject.toml").read_text()).get("project") or {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ScaffoldError(f"--runtime {local}: no readable pyproject.toml ({exc})") from None
+    if project.get("name") != RUNTIME or not isinstance(project.get("version"), str):
+        raise ScaffoldError(f"--runtime {local}: not a generated {RUNTIME} (e.g. generated/python of a build)")
+    # Relative to the project, as the user spelt the paths (symlinks kept), so no file holds a path
+    # of this machine; a runtime that shares no folder with the project but / would leak one.
+    local_abs, out_abs = os.path.abspath(local), os.path.abspath(out or Path.cwd())
+    if os.path.commonpath([local_abs, out_abs]) == os.path.abspath(os.sep):
+        raise ScaffoldError(
+            f"--runtime {local}: the project and the runtime share no folder but /; put the project beside "
+            "the runtime (the path is written relative to the project)"
+        )
+    return Runtime(project["version"], Path(os.path.relpath(local_abs, out_abs)).as_posix())
+
+
+def render(names: Names, template: str = "demo", *, runtime: Runtime | None = None) -> dict[str, tuple[bytes, int]]:
     """Every file of the project: relative path -> (content, mode)."""
     if template not in TEMPLATES:
         raise ScaffoldError(f"unknown template {template!r}; choose one of {', '.join(TEMPLATES)}")
     import jinja2
 
+    runtime = runtime or find_runtime()
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(SCAFFOLD)),
         keep_trailing_newline=True,
@@ -100,7 +164,10 @@ def render(names: Names, template: str = "demo", *, source: str | None = None) -
         "vendor_pascal": names.vendor_pascal,
         "template": template,
         "description": _DESCRIPTIONS[template],
-        "orspec_source": source or orspec_source(),
+        "runtime_requirement": runtime.requirement,
+        "runtime_install": runtime.install,
+        "runtime_path": runtime.path,
+        "orspec_requirement": f"orspec~={'.'.join(__version__.split('.')[:2])}.0",
     }
     folders = ["common", template] + (["vendor"] if names.vendor else [])
     files: dict[str, tuple[bytes, int]] = {}
@@ -131,11 +198,14 @@ def scaffold(
     template: str = "demo",
     vendor: str | None = None,
     force: bool = False,
-    source: str | None = None,
+    runtime_path: Path | None = None,
 ) -> list[str]:
-    """Write the project into `out`; the relative paths written. Refuses a non-empty `out` without `force`."""
+    """Write the project into `out`; the relative paths written. Refuses a non-empty `out` without `force`.
+
+    `runtime_path`: a local generated runtime to install editable instead of the index's.
+    """
     names = names_for(name, vendor)
-    files = render(names, template, source=source)
+    files = render(names, template, runtime=find_runtime(runtime_path, out))
     if out.exists() and not out.is_dir():
         raise ScaffoldError(f"{out} exists and is not a directory; nothing was changed")
     if out.is_dir() and any(out.iterdir()) and not force:
@@ -172,12 +242,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vendor", help="also write a starter extension fragment for this vendor slug")
     p.add_argument("--template", choices=TEMPLATES, default="demo", help="demo (default) or chat-completions")
     p.add_argument("--force", action="store_true", help="write into a non-empty directory (overwrites, never deletes)")
+    p.add_argument(
+        "--runtime",
+        type=Path,
+        metavar="PATH",
+        help="a local generated runtime (e.g. generated/python) for the project to install editable while developing",
+    )
     p.set_defaults(run=cmd_scaffold)
 
 
 def cmd_scaffold(args: argparse.Namespace) -> int:
     try:
-        written = scaffold(args.name, args.out, template=args.template, vendor=args.vendor, force=args.force)
+        written = scaffold(
+            args.name, args.out, template=args.template, vendor=args.vendor, force=args.force, runtime_path=args.runtime
+        )
     except ScaffoldError as exc:
         print(f"orspec: {exc}", file=sys.stderr)
         return 1

@@ -1,14 +1,21 @@
-"""The runtime package around the models: `__init__`, and hand-written modules copied verbatim."""
+"""The runtime distribution around the models: its `pyproject.toml` and README, `__init__`, and the
+hand-written modules copied verbatim."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from .. import __version__ as GENERATOR_VERSION
 from .pyformat import docstring_text, format_python
 
-PACKAGE = "python/openresponses_runtime"
+DISTRIBUTION = "python"
+PACKAGE = f"{DISTRIBUTION}/openresponses_runtime"
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_RELEASE = re.compile(r"\d+(?:\.\d+)*")
 
 
 def environment(templates: Path) -> Environment:
@@ -20,7 +27,24 @@ def environment(templates: Path) -> Environment:
     )
     env.filters["pyrepr"] = repr
     env.filters["docstring"] = docstring_text
+    env.filters["toml"] = lambda value: json.dumps(str(value), ensure_ascii=False)  # a JSON string is a TOML string
     return env
+
+
+def runtime_version(spec_version: str, generator: str = GENERATOR_VERSION) -> str:
+    """The runtime's PEP 440 version: the spec release, then the generator's version.
+
+    `2026-04-24` built by orspec 0.1.0 is `2026.4.24.0.1.0`; a spec whose `info.version` is already
+    numeric (`2.3.0`) keeps its numbers, and anything else counts as release `0`.
+    """
+    spec_version = spec_version.strip()
+    date = _DATE.fullmatch(spec_version)
+    if date:
+        release = ".".join(str(int(part)) for part in date.groups())
+    else:
+        numbers = _RELEASE.match(spec_version)
+        release = ".".join(str(int(n)) for n in numbers.group().split(".")) if numbers else "0"
+    return f"{release}.{generator}"
 
 
 class _SpecText:
@@ -43,8 +67,15 @@ class _SpecText:
 def generate_package(document: dict, templates: Path) -> dict[str, bytes]:
     version = str((document.get("info") or {}).get("version", ""))
     env = environment(templates)
-    init = env.get_template("package/__init__.py.jinja").render(version=_SpecText(version))
+    context = {
+        "version": _SpecText(version),
+        "runtime_version": runtime_version(version),
+        "generator_version": GENERATOR_VERSION,
+    }
+    init = env.get_template("package/__init__.py.jinja").render(context)
     out = {f"{PACKAGE}/__init__.py": format_python(init).encode()}
+    for name in ("pyproject.toml", "README.md"):
+        out[f"{DISTRIBUTION}/{name}"] = env.get_template(f"package/{name}.jinja").render(context).encode()
     runtime = templates / "runtime"
     for path in sorted(runtime.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:

@@ -6,7 +6,15 @@ models, resolves `previous_response_id`, enforces `tool_choice`, turns the steps
 spec-exact event stream (or one JSON response) and stores the result.
 
 This subpackage is hand-written, except `routes`, which is generated from the spec's paths.
+It needs the `server` extra: `pip install 'openresponses-runtime[server]'`.
 """
+
+try:
+    import starlette  # noqa: F401
+except ImportError:  # say which extra is missing, not which module deep inside failed
+    raise ImportError(
+        "openresponses_runtime.server needs the server extra: pip install 'openresponses-runtime[server]'"
+    ) from None
 
 from .acceptance import Accept
 from .app import create_app, error_response, response_skeleton

@@ -1,0 +1,201 @@
+"""The two distributions, as a new user gets them: built as wheels, installed into fresh venvs from
+those wheels only (their dependencies from the package index), and run far from this checkout.
+
+- `orspec` validates, builds and publishes the docs in an empty folder holding a copy of `spec/`;
+- a provider it scaffolds installs from the wheels and passes its own tests, with no path of this
+  machine in its files;
+- `openresponses-runtime` installs alone, without the generator's dependencies, and its core works;
+- `pre-commit try-repo` runs both hooks of `.pre-commit-hooks.yaml`.
+
+Slow (it makes four venvs): CI runs it (`.ci/run` sets ORSPEC_TEST_FRESH_VENV=1).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+from .streams import SHARED
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("ORSPEC_TEST_FRESH_VENV"),
+    reason="set ORSPEC_TEST_FRESH_VENV=1 to build the wheels and install them into fresh venvs (a few minutes)",
+)
+
+GENERATOR_ONLY = ("datamodel-code-generator", "jinja2", "ruff", "openapi-spec-validator")
+
+
+def run(*args, cwd: Path, env: dict, timeout: int = 600, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert done.returncode == 0, f"{args}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory) -> Path:
+    """Both wheels, built once for the module."""
+    folder = tmp_path_factory.mktemp("wheels")
+    env = clean_env()
+    run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", folder, ROOT, ROOT / "generated" / "python",
+        cwd=folder, env=env)  # fmt: skip
+    return folder
+
+
+def clean_env(wheels: Path | None = None) -> dict:
+    """This environment without any trace of the checkout or its venv; pip also looks in `wheels`."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(ROOT)))
+    if wheels:
+        env["PIP_FIND_LINKS"] = " ".join(filter(None, [str(wheels), os.environ.get("PIP_FIND_LINKS", "")]))
+    return env
+
+
+def make_venv(where: Path, wheels: Path, *requirements: str) -> Path:
+    """A fresh venv at `where` with `requirements` installed from the wheels; its bin folder."""
+    env = clean_env(wheels)
+    run(sys.executable, "-m", "venv", where, cwd=where.parent, env=env)
+    run(where / "bin" / "python", "-m", "pip", "install", "-q", *requirements, cwd=where.parent, env=env)
+    return where / "bin"
+
+
+@pytest.fixture(scope="module")
+def toolchain(wheels, tmp_path_factory) -> Path:
+    """A venv with `orspec[docs]` from the wheel: its bin folder."""
+    return make_venv(tmp_path_factory.mktemp("toolchain") / "venv", wheels, "orspec[docs]")
+
+
+@pytest.fixture(scope="module")
+def outside(tmp_path_factory) -> Path:
+    """An empty folder with a copy of spec/ and nothing else."""
+    folder = tmp_path_factory.mktemp("outside")
+    shutil.copytree(ROOT / "spec", folder / "spec")
+    return folder
+
+
+def test_wheels_hold_what_they_should(wheels):
+    (orspec,) = wheels.glob("orspec-*.whl")
+    (runtime,) = wheels.glob("openresponses_runtime-*.whl")
+    import openresponses_runtime
+
+    assert runtime.name.startswith(f"openresponses_runtime-{openresponses_runtime.__version__}-")
+    tool_files = zipfile.ZipFile(orspec).namelist()
+    assert "orspec/cli.py" in tool_files and "orspec/templates/registry/events.py.jinja" in tool_files
+    assert "orspec/templates/scaffold/common/pyproject.toml.jinja" in tool_files
+    assert "orspec/templates/site/assets/javascripts/mermaid.min.js" in tool_files
+    assert "orspec/state-machines.yaml" in tool_files
+    assert not any(name.startswith("openresponses_runtime/") for name in tool_files)
+    runtime_files = zipfile.ZipFile(runtime).namelist()
+    assert "openresponses_runtime/models.py" in runtime_files and "openresponses_runtime/py.typed" in runtime_files
+    metadata = next(n for n in runtime_files if n.endswith(".dist-info/METADATA"))
+    text = zipfile.ZipFile(runtime).read(metadata).decode()
+    assert "Requires-Dist: pydantic" in text
+    for extra in ("server", "client", "postgres", "fast"):
+        assert f"Provides-Extra: {extra}" in text
+
+
+def test_installed_orspec_validates_builds_and_publishes_outside_the_repo(toolchain, outside):
+    env = clean_env()
+    where = run(toolchain / "python", "-c", "import orspec, openresponses_runtime as r; print(orspec.__file__, r.__file__)",
+                cwd=outside, env=env)  # fmt: skip
+    assert str(ROOT) not in where.stdout and str(toolchain.parent) in where.stdout
+    validated = run(toolchain / "orspec", "validate", cwd=outside, env=env)
+    assert validated.stdout.startswith("OK: ")
+    run(toolchain / "orspec", "build", cwd=outside, env=env)
+    built = outside / "generated"
+    for name in ("openapi.json", "python/pyproject.toml", "python/openresponses_runtime/models.py", "docs/index.md"):
+        assert (built / name).read_bytes() == (ROOT / "generated" / name).read_bytes(), name
+    assert run(toolchain / "orspec", "build", "--check", cwd=outside, env=env).stdout.startswith("up to date")
+    run(toolchain / "orspec", "docs", "build", cwd=outside, env=env)
+    site = outside / "site"
+    assert "ResponseResource" in (site / "responses" / "index.html").read_text()
+    assert (site / "stylesheets" / "reference.css").is_file() and (site / "assets/javascripts/mermaid.min.js").is_file()
+    assert sorted(p.name for p in outside.iterdir()) == ["generated", "site", "spec"]
+
+
+def test_scaffolded_provider_installs_from_the_wheels_and_passes_its_tests(toolchain, wheels, tmp_path):
+    env = clean_env(wheels)
+    project = tmp_path / "acme-gateway"
+    run(toolchain / "orspec", "scaffold", "provider", "acme-gateway", "--out", project, "--template", "chat-completions",
+        cwd=tmp_path, env=env)  # fmt: skip
+    for path in project.rglob("*"):
+        if path.is_file():
+            text = path.read_text()
+            assert str(ROOT) not in text and str(tmp_path) not in text and str(wheels) not in text, path
+    done = run("bash", ".ci/run", cwd=project, env=env, timeout=900)
+    assert " passed" in done.stdout and "failed" not in done.stdout
+    installed = run(project / ".venv/bin/python", "-m", "pip", "list", "--format=freeze", cwd=project, env=env).stdout
+    assert "openresponses-runtime==" in installed and "orspec==" in installed
+
+
+def test_runtime_installs_alone_and_its_core_works(wheels, tmp_path):
+    bin_ = make_venv(tmp_path / "venv", wheels, "openresponses-runtime")
+    env = clean_env()
+    installed = run(bin_ / "python", "-m", "pip", "list", "--format=freeze", cwd=tmp_path, env=env).stdout.lower()
+    assert "pydantic==" in installed
+    for name in GENERATOR_ONLY + ("starlette", "orspec"):
+        assert f"{name}==" not in installed, name
+    recording = next((SHARED / "recordings" / "streams").glob("*.sse"), None) if SHARED.is_dir() else None
+    script = textwrap.dedent(
+        """
+        import sys
+        from pathlib import Path
+        from pydantic import TypeAdapter
+        import openresponses_runtime as rt
+        from openresponses_runtime import events, models, streaming
+
+        release = ".".join(str(int(part)) for part in rt.SPEC_VERSION.split("-"))
+        assert rt.__version__.startswith(release + "."), (rt.SPEC_VERSION, rt.__version__)
+        body = {"type": "message", "role": "developer", "content": "Be brief."}
+        assert type(TypeAdapter(models.ItemParam).validate_python(body)).__name__ == "DeveloperMessageItemParam"
+        event = events.parse_event({"type": "response.output_text.delta", "sequence_number": 3, "item_id": "m",
+                                    "output_index": 0, "content_index": 0, "delta": "Hi", "logprobs": []})
+        assert event.delta == "Hi"
+        if len(sys.argv) > 1:
+            checker = streaming.StreamChecker()
+            violations = checker.check_sse(Path(sys.argv[1]).read_bytes())
+            assert checker.events > 0, "no events read"
+            print("events", checker.events, "violations", len(violations))
+        print("core ok")
+        """
+    )
+    done = run(bin_ / "python", "-c", script, *([recording] if recording else []), cwd=tmp_path, env=env)
+    assert "core ok" in done.stdout
+    server = run(bin_ / "python", "-c", "import openresponses_runtime.server", cwd=tmp_path, env=env, check=False)
+    assert server.returncode == 1
+    assert server.stderr.strip().splitlines()[-1] == (
+        "ImportError: openresponses_runtime.server needs the server extra: pip install 'openresponses-runtime[server]'"
+    )
+
+
+def test_pre_commit_runs_both_hooks(wheels, tmp_path):
+    """`pre-commit try-repo` with a git copy of this repository, in a project holding spec/ and generated/:
+    both hooks run and pass (`build --check` failing on stale files is tested in test_build.py)."""
+    pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent))
+    if pre_commit is None:
+        pytest.fail("pre-commit is not installed; it is in the test extra")
+    env = clean_env(wheels) | {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "GIT_CONFIG_GLOBAL": os.devnull}
+    git = ("git", "-c", "user.name=orspec tests", "-c", "user.email=tests@localhost", "-c", "commit.gpgsign=false")
+    junk = shutil.ignore_patterns(
+        ".git", ".venv", "site", "__pycache__", "*.egg-info", ".*_cache", ".orspec-build.json"
+    )
+    repo, project = tmp_path / "orspec", tmp_path / "project"
+    shutil.copytree(ROOT, repo, ignore=junk)
+    for folder in ("spec", "generated"):
+        shutil.copytree(ROOT / folder, project / folder, ignore=junk)
+    for where in (repo, project):
+        run(*git, "init", "-q", cwd=where, env=env)
+        run(*git, "add", "-A", cwd=where, env=env)
+        run(*git, "commit", "-q", "-m", "copy", cwd=where, env=env)
+    # One run for both hooks: every try-repo builds the hook environment afresh (about a minute).
+    done = run(pre_commit, "try-repo", repo, "--all-files", cwd=project, env=env, timeout=900)
+    passed = [line.split(".")[0] for line in done.stdout.splitlines() if line.endswith("Passed")]
+    assert sorted(passed) == ["orspec build --check", "orspec validate"], done.stdout
