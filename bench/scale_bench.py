@@ -1,10 +1,13 @@
 """Scale: `orspec build --lenient` against plain `datamodel-codegen` on OpenAI's full API spec.
 
-Both run as fresh processes on the same file, alternating, and the table reports wall time and
-peak memory (max RSS of the process) side by side, with ratios to the peer, for subsets of about
-100 and 400 schemas and for the whole spec (1,422). orspec does more than the peer here (it also
+Both run as fresh processes on the same file, alternating, formatting with the same formatter
+(the peer with `--formatters ruff-format`, as orspec formats with ruff), and the table reports wall
+time and peak memory side by side, with ratios to the peer, for subsets of about 100 and 400
+schemas and for the whole spec (1,422). Memory is the peak RSS of the whole process tree (ruff
+subprocesses included), polled (bench/proctree.py). orspec does more than the peer here (it also
 validates the spec and writes the registry, server and docs), so the ratio is an upper bound on
-its model-generation overhead.
+its model-generation overhead. The goal (whole spec, time and memory each at most 1.5x the peer)
+is printed MET or NOT MET.
 
     python bench/scale_bench.py [--spec ../shared/upstream/openai/openapi.json] [--sizes 100,400,0]
 """
@@ -13,17 +16,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from proctree import measure
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SPEC = ROOT.parent / "shared" / "upstream" / "openai" / "openapi.json"
 PREFIX = "#/components/schemas/"
+GOAL = 1.5
 
 
 def subset(document: dict, size: int) -> dict:
@@ -58,18 +61,6 @@ def subset(document: dict, size: int) -> dict:
         "paths": {},
         "components": {"schemas": {name: schemas[name] for name in chosen}},
     }
-
-
-def measure(cmd: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS in MiB of one process run to completion."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
-    return elapsed, usage.ru_maxrss / 1024
 
 
 def main() -> int:
@@ -111,6 +102,9 @@ def main() -> int:
                         "openapi",
                         "--output-model-type",
                         "pydantic_v2.BaseModel",
+                        "--formatters",
+                        "ruff-format",
+                        "--disable-timestamp",
                         "--output",
                         str(work / f"peer-{size}-{i}.py"),
                     ],
@@ -121,12 +115,19 @@ def main() -> int:
             rows.append((count, best["peer"], best["orspec"]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"spec: {args.spec}  (best of {args.repeat}; fresh process each; peak = max RSS)")
+    print(f"spec: {args.spec}  (best of {args.repeat}; fresh process each; peak = whole-tree RSS)")
     print(
         f"{'schemas':>8} {'peer s':>8} {'orspec s':>9} {'time ratio':>11} {'peer MiB':>9} {'orspec MiB':>11} {'mem ratio':>10}"
     )
     for count, (ps, pm), (os_, om) in rows:
         print(f"{count:>8} {ps:>8.1f} {os_:>9.1f} {os_ / ps:>11.2f} {pm:>9.0f} {om:>11.0f} {om / pm:>10.2f}")
+    count, (ps, pm), (os_, om) = rows[-1]
+    print(f"\ngoals (the largest input, {count} schemas):")
+    for label, ratio in (("time", os_ / ps), ("whole-tree peak memory", om / pm)):
+        verdict = "MET" if ratio <= GOAL else "NOT MET"
+        print(
+            f"  orspec build / datamodel-codegen with ruff-format, {label:24} {ratio:5.2f}x  (goal <= {GOAL}x)  {verdict}"
+        )
     return 0
 
 

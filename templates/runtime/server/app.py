@@ -511,15 +511,16 @@ class _Server:
                 log.exception("provider failed")
                 final = emitter.fail(ServerError(f"The provider failed: {type(exc).__name__}"))
         finally:
-            with anyio.CancelScope(shield=True):
-                await steps.aclose()
+            if getattr(steps, "ag_frame", True) is not None:  # a generator run to its end has nothing to close
+                with anyio.CancelScope(shield=True):
+                    await steps.aclose()
         await self.save(emitter.response, own_input, store)
         yield final
 
     async def create_response(self, request: Request, model: type = models.CreateResponseBody) -> Response:
         data, body = await self.read(request, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
-        emitter = Emitter(response, policy, check=self.debug)
+        emitter = Emitter(response, policy, check=self.debug, events=bool(data.get("stream")))
         steps, first = await self.first_step(provider_request)
         events = self.run(emitter, steps, first, own_input)
         if data.get("stream"):

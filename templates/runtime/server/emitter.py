@@ -160,14 +160,21 @@ class Emitter:
 
     `response` is a complete `ResponseResource` dict in status `in_progress` (see
     `app.response_skeleton`). Each method returns the events it produced, as dicts; `frames`
-    turns them into SSE bytes.
+    turns them into SSE bytes. With `events=False` (a non-streamed response, where only the
+    final `response` is sent) the events still come, in order and numbered, but their copies
+    of the response and its items are left out (`None`, or the live item), which saves the
+    deep copies; `check=True` always keeps them whole, for the checker.
     """
 
-    def __init__(self, response: dict[str, Any], policy: ToolPolicy | None = None, *, check: bool = False):
+    def __init__(
+        self, response: dict[str, Any], policy: ToolPolicy | None = None, *, check: bool = False, events: bool = True
+    ):
         self.response = response
         self.policy = policy or ToolPolicy(frozenset(), False)
         self.output: list[dict[str, Any]] = response["output"]
         self.checker = StreamChecker() if check else None
+        self.whole = events or check
+        self._copy = _copy if self.whole else _same
         self.seq = 0
         self.open: _Open | None = None
         self.suppressing = False
@@ -190,7 +197,9 @@ class Emitter:
                 raise StreamViolation(self.checker.violations[before:])
         out.append(event)
 
-    def _snapshot(self) -> dict[str, Any]:
+    def _snapshot(self) -> dict[str, Any] | None:
+        if not self.whole:
+            return None
         return {**self.response, "output": [_copy(item) for item in self.output]}
 
     def start(self) -> list[dict[str, Any]]:
@@ -330,7 +339,7 @@ class Emitter:
         index = len(self.output)
         self.output.append(item)
         self.open = _Open(index, item)
-        self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": _copy(item)})
+        self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": self._copy(item)})
         return self.open
 
     def _text(self, out: list[dict[str, Any]], text: str, field: str) -> None:
@@ -359,7 +368,7 @@ class Emitter:
                     "item_id": item.item["id"],
                     "output_index": item.index,
                     "content_index": item.part_index,
-                    "part": dict(part),
+                    "part": self._copy(part),
                 },
             )
         item.chunks.append(text)
@@ -388,7 +397,7 @@ class Emitter:
             self._emit(out, {"type": _TEXT_DONE, **ids, "text": text, "logprobs": []})
         else:
             self._emit(out, {"type": _REFUSAL_DONE, **ids, "refusal": text})
-        self._emit(out, {"type": _PART_DONE, **ids, "part": _copy(part)})
+        self._emit(out, {"type": _PART_DONE, **ids, "part": self._copy(part)})
         item.part_field = None
         item.part_index = None
 
@@ -411,7 +420,7 @@ class Emitter:
                 },
             )
         item.item["status"] = status
-        self._emit(out, {"type": _ITEM_DONE, "output_index": item.index, "item": _copy(item.item)})
+        self._emit(out, {"type": _ITEM_DONE, "output_index": item.index, "item": self._copy(item.item)})
         self.open = None
 
     def _reasoning(self, out: list[dict[str, Any]], step: ReasoningSummary) -> None:
@@ -421,16 +430,16 @@ class Emitter:
             item["encrypted_content"] = step.encrypted_content
         index = len(self.output)
         self.output.append(item)
-        self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": _copy(item)})
+        self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": self._copy(item)})
         ids = {"item_id": item["id"], "output_index": index, "summary_index": 0}
         self._emit(out, {"type": _SUMMARY_PART_ADDED, **ids, "part": {"type": "summary_text", "text": ""}})
         self._emit(out, {"type": _SUMMARY_DELTA, **ids, "delta": step.text})
         self._emit(out, {"type": _SUMMARY_DONE, **ids, "text": step.text})
         part = {"type": "summary_text", "text": step.text}
-        self._emit(out, {"type": _SUMMARY_PART_DONE, **ids, "part": dict(part)})
+        self._emit(out, {"type": _SUMMARY_PART_DONE, **ids, "part": self._copy(part)})
         item["summary"].append(part)
         item["status"] = "completed"
-        self._emit(out, {"type": _ITEM_DONE, "output_index": index, "item": _copy(item)})
+        self._emit(out, {"type": _ITEM_DONE, "output_index": index, "item": self._copy(item)})
 
     def _vendor(self, out: list[dict[str, Any]], step: VendorItem) -> None:
         item = dict(step.item)
@@ -443,9 +452,9 @@ class Emitter:
         item["status"] = "in_progress"
         index = len(self.output)
         self.output.append(item)
-        self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": _copy(item)})
+        self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": self._copy(item)})
         item["status"] = final_status
-        self._emit(out, {"type": _ITEM_DONE, "output_index": index, "item": _copy(item)})
+        self._emit(out, {"type": _ITEM_DONE, "output_index": index, "item": self._copy(item)})
 
     def _usage(self) -> dict[str, Any]:
         u = self.usage or UsageReport(0, 0)
@@ -464,4 +473,8 @@ def _copy(value: Any) -> Any:
         return {k: _copy(v) for k, v in value.items()}
     if type(value) is list:
         return [_copy(v) for v in value]
+    return value
+
+
+def _same(value: Any) -> Any:
     return value

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from .emitter import dumps
 from .errors import NotFound
 
 __all__ = [
@@ -48,16 +49,13 @@ class StoredResponse:
     response: dict[str, Any]
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "previous_response_id": self.previous_response_id,
-                "input": self.input,
-                "output": self.output,
-                "response": self.response,
-            },
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
+        record = {
+            "previous_response_id": self.previous_response_id,
+            "input": self.input,
+            "output": self.output,
+            "response": self.response,
+        }
+        return dumps(record).decode()  # orjson when installed: this runs on every stored response
 
     @classmethod
     def from_json(cls, response_id: str, text: str) -> StoredResponse:

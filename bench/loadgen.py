@@ -1,0 +1,165 @@
+"""A raw asyncio HTTP/1.1 keep-alive load generator, run as its own process by the benchmarks.
+
+It sends one fixed POST over and over and prints one JSON line with what it saw and its own CPU
+share (CPU seconds / wall seconds of the measured window), so a reader can tell that the figure
+measures the server, not the client. Three modes:
+
+- `requests`: `--connections` keep-alive connections, each sending the request again as soon as the
+  response is read, for `--seconds` after `--warmup`; requests/s and latency percentiles;
+- `stream`: one request on one connection; the SSE events counted in the body, events/s;
+- `first-byte`: `--count` requests one after another on one connection; the time from sending
+  to the first byte of the response body (percentiles), each body then read to its end.
+
+    python bench/loadgen.py URL --body '{"input":"hi"}' --header 'Authorization: Bearer k' [--mode requests]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from urllib.parse import urlsplit
+
+
+def request_bytes(url: str, body: bytes, headers: list[str]) -> tuple[str, int, bytes]:
+    parts = urlsplit(url)
+    head = [
+        f"POST {parts.path or '/'} HTTP/1.1",
+        f"Host: {parts.netloc}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(body)}",
+        *headers,
+    ]
+    return parts.hostname or "127.0.0.1", parts.port or 80, ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+async def read_response(reader: asyncio.StreamReader, on_first_body_byte=None) -> tuple[int, bytes]:
+    """Status and body of one response (Content-Length or chunked)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head[9:12])
+    lower = head.lower()
+    if b"transfer-encoding: chunked" in lower:
+        chunks = []
+        while True:
+            size = int((await reader.readline()).split(b";", 1)[0], 16)
+            if on_first_body_byte is not None:
+                on_first_body_byte()
+                on_first_body_byte = None
+            if size == 0:
+                await reader.readline()
+                return status, b"".join(chunks)
+            chunks.append((await reader.readexactly(size + 2))[:-2])
+    start = lower.index(b"content-length:") + 15
+    length = int(lower[start : lower.index(b"\r\n", start)])
+    body = await reader.readexactly(length)
+    if on_first_body_byte is not None:
+        on_first_body_byte()
+    return status, body
+
+
+def percentiles(latencies: list[float]) -> dict[str, float]:
+    if not latencies:
+        return {"p50_ms": float("nan"), "p99_ms": float("nan")}
+    ordered = sorted(latencies)
+    return {
+        "p50_ms": statistics.median(ordered) * 1000,
+        "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
+    }
+
+
+async def run_requests(host, port, request, connections, seconds, warmup) -> dict:
+    latencies: list[float] = []
+    errors = 0
+    first_error = None
+    total = 0  # warm-up and drain included, to divide the server's CPU time by
+    measuring = False
+    stop = False
+
+    async def worker():
+        nonlocal errors, total, first_error
+        reader, writer = await asyncio.open_connection(host, port)
+        try:
+            while not stop:
+                sent = time.perf_counter()
+                writer.write(request)
+                status, body = await read_response(reader)
+                total += 1
+                if status != 200 and first_error is None:
+                    first_error = f"{status} {body[:300].decode(errors='replace')}"
+                if measuring:
+                    latencies.append(time.perf_counter() - sent)
+                    errors += status != 200
+        finally:
+            writer.close()
+
+    tasks = [asyncio.create_task(worker()) for _ in range(connections)]
+    await asyncio.sleep(warmup)
+    measuring = True
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    await asyncio.sleep(seconds)
+    measuring = False
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    count = len(latencies)
+    stop = True
+    await asyncio.gather(*tasks)
+    return {"requests": count, "all_requests": total, "errors": errors, "per_second": count / wall, "cpu_share": cpu / wall,
+            **percentiles(latencies), "first_error": first_error}  # fmt: skip
+
+
+async def run_stream(host, port, request) -> dict:
+    reader, writer = await asyncio.open_connection(host, port)
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    writer.write(request)
+    status, body = await read_response(reader)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    writer.close()
+    events = body.count(b"\nevent: ") + body.startswith(b"event: ")
+    return {"status": status, "events": events, "bytes": len(body), "per_second": events / wall,
+            "cpu_share": cpu / wall, "body_tail": body[-200:].decode(errors="replace")}  # fmt: skip
+
+
+async def run_first_byte(host, port, request, count) -> dict:
+    reader, writer = await asyncio.open_connection(host, port)
+    latencies: list[float] = []
+    errors = 0
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    for _ in range(count):
+        sent = time.perf_counter()
+        first: list[float] = []
+        writer.write(request)
+        status, _ = await read_response(reader, lambda first=first: first.append(time.perf_counter()))
+        latencies.append(first[0] - sent)
+        errors += status != 200
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    writer.close()
+    return {"requests": count, "errors": errors, "per_second": count / wall, "cpu_share": cpu / wall,
+            **percentiles(latencies)}  # fmt: skip
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("url")
+    parser.add_argument("--body", required=True, help="the JSON request body")
+    parser.add_argument("--header", action="append", default=[], help="an extra request header, `Name: value`")
+    parser.add_argument("--mode", choices=("requests", "stream", "first-byte"), default="requests")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--count", type=int, default=500)
+    args = parser.parse_args()
+    host, port, request = request_bytes(args.url, args.body.encode(), args.header)
+    if args.mode == "requests":
+        result = run_requests(host, port, request, args.connections, args.seconds, args.warmup)
+    elif args.mode == "stream":
+        result = run_stream(host, port, request)
+    else:
+        result = run_first_byte(host, port, request, args.count)
+    print(json.dumps(asyncio.run(result)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
