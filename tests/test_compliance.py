@@ -6,14 +6,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-import httpx
 import pytest
 from openresponses_runtime.server import DemoProvider, MemoryStore, create_app
 from orspec.compliance import CASES, run, select
 
-from .server_helpers import API_KEY, free_port, live_server
+from .server_helpers import API_KEY, free_port, live_server, served_process
 
 ORSPEC = [sys.executable, "-m", "orspec"]
 
@@ -40,27 +38,9 @@ def test_cases_are_documented_as_data():
 def served():
     """`orspec serve` on loopback with a fixed key."""
     port = free_port()
-    proc = subprocess.Popen(
-        [*ORSPEC, "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:", "--delay", "0"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            httpx.get(base + "/responses", timeout=1)
-            break
-        except httpx.TransportError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise RuntimeError(f"orspec serve did not start: {proc.stderr.read().decode()}") from None
-            time.sleep(0.1)
-    try:
+    command = [*ORSPEC, "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:", "--delay", "0"]
+    with served_process(command, port=port) as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def test_orspec_serve_passes_everything(served):
