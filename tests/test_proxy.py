@@ -32,6 +32,7 @@ from starlette.routing import Route
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
+from . import streams
 from .server_helpers import API_KEY, EndlessProvider, live_server
 
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
@@ -210,39 +211,7 @@ def test_websocket_messages_are_identical_to_a_direct_connection(demo_upstream, 
 
 def _simple_stream(*, seq_gap: int | None = None, skip_item_done: bool = False) -> list[dict]:
     """A small valid text stream, optionally broken."""
-    response = {
-        "id": "resp_1",
-        "object": "response",
-        "created_at": 1,
-        "completed_at": None,
-        "status": "in_progress",
-        "incomplete_details": None,
-        "model": "m",
-        "previous_response_id": None,
-        "instructions": None,
-        "output": [],
-        "error": None,
-        "tools": [],
-        "tool_choice": "auto",
-        "truncation": "disabled",
-        "parallel_tool_calls": True,
-        "text": {"format": {"type": "text"}, "verbosity": "medium"},
-        "top_p": 1.0,
-        "presence_penalty": 0.0,
-        "frequency_penalty": 0.0,
-        "top_logprobs": 0,
-        "temperature": 1.0,
-        "reasoning": None,
-        "usage": None,
-        "max_output_tokens": None,
-        "max_tool_calls": None,
-        "store": True,
-        "background": False,
-        "service_tier": "default",
-        "metadata": {},
-        "safety_identifier": None,
-        "prompt_cache_key": None,
-    }
+    response = streams.response(text={"format": {"type": "text"}, "verbosity": "medium"})
     item = {"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant", "content": []}
     part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
     done_part = {**part, "text": "Hi"}
