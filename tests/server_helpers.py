@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 import time
@@ -129,3 +130,16 @@ def served_process(command: list[str], *, port: int, env: dict | None = None, cw
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def ws_turn(ws, **body) -> list[dict]:
+    """Send one response.create and collect its messages up to a terminal event or an error envelope."""
+    ws.send(json.dumps({"type": "response.create", "model": "demo", **body}))
+    out = []
+    while True:
+        message = json.loads(ws.recv(timeout=10))
+        out.append(message)
+        if message["type"] in ("response.completed", "response.incomplete", "response.failed"):
+            return out
+        if message["type"] == "error" and "status" in message:
+            return out

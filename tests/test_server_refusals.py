@@ -14,7 +14,7 @@ from openresponses_runtime.server import Accept, MemoryStore, create_app
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from .server_helpers import API_KEY, RecordingProvider, live_server
+from .server_helpers import API_KEY, RecordingProvider, live_server, ws_turn
 
 WEATHER = {
     "type": "function",
@@ -128,18 +128,6 @@ def test_a_provider_widens_what_it_accepts():
 
 
 # -- WebSocket -----------------------------------------------------------------------------------
-
-
-def ws_turn(ws, **body) -> list[dict]:
-    ws.send(json.dumps({"type": "response.create", "model": "demo", **body}))
-    out = []
-    while True:
-        message = json.loads(ws.recv(timeout=10))
-        out.append(message)
-        if message["type"] in ("response.completed", "response.incomplete", "response.failed"):
-            return out
-        if message["type"] == "error" and "status" in message:
-            return out
 
 
 @pytest.mark.parametrize("case", sorted(REFUSALS))

@@ -11,7 +11,7 @@ from openresponses_runtime.streaming import StreamChecker
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from .server_helpers import API_KEY, RecordingProvider, live_server
+from .server_helpers import API_KEY, RecordingProvider, live_server, ws_turn
 
 
 class FailsOnRequest:
@@ -40,19 +40,6 @@ def open_ws(url, key=API_KEY):
     return connect(url, additional_headers={"Authorization": f"Bearer {key}"}, open_timeout=10)
 
 
-def turn(ws, **body) -> list[dict]:
-    """Send one response.create and collect its messages up to a terminal event or an error envelope."""
-    ws.send(json.dumps({"type": "response.create", "model": "demo", **body}))
-    out = []
-    while True:
-        message = json.loads(ws.recv(timeout=10))
-        out.append(message)
-        if message["type"] in ("response.completed", "response.incomplete", "response.failed"):
-            return out
-        if message["type"] == "error" and "status" in message:
-            return out
-
-
 def check(events: list[dict]) -> StreamChecker:
     checker = StreamChecker()
     for event in events:
@@ -64,30 +51,30 @@ def check(events: list[dict]) -> StreamChecker:
 
 def test_turns_with_connection_local_store(ws_url):
     with open_ws(ws_url) as ws:
-        first = turn(ws, input="hello socket", store=False)
+        first = ws_turn(ws, input="hello socket", store=False)
         assert check(first).terminal == "response.completed"
         first_id = first[-1]["response"]["id"]
-        second = turn(ws, input="again", previous_response_id=first_id)
+        second = ws_turn(ws, input="again", previous_response_id=first_id)
         check(second)
         final = second[-1]["response"]
         assert final["previous_response_id"] == first_id
         assert final["output"][0]["content"][0]["text"] == "You said: again"
     with open_ws(ws_url) as other:  # store: false lived only on the first connection
-        (error,) = turn(other, input="x", previous_response_id=first_id)
+        (error,) = ws_turn(other, input="x", previous_response_id=first_id)
         envelope = models.WebSocketErrorEvent.model_validate(error)
         assert envelope.status == 404 and envelope.error.code == "previous_response_not_found"
         # a stored response whose chain reaches a `store: false` one cannot be rebuilt elsewhere
-        (error,) = turn(other, input="y", previous_response_id=final["id"])
+        (error,) = ws_turn(other, input="y", previous_response_id=final["id"])
         assert error["status"] == 404 and first_id in error["error"]["message"]
         # ...but a stored chain can be continued from any connection
-        stored = turn(other, input="kept")[-1]["response"]["id"]
+        stored = ws_turn(other, input="kept")[-1]["response"]["id"]
     with open_ws(ws_url) as third:
-        assert turn(third, input="z", previous_response_id=stored)[-1]["type"] == "response.completed"
+        assert ws_turn(third, input="z", previous_response_id=stored)[-1]["type"] == "response.completed"
 
 
 def test_invalid_messages_get_error_envelopes(ws_url):
     with open_ws(ws_url) as ws:
-        (error,) = turn(ws, input="x", stream=True)
+        (error,) = ws_turn(ws, input="x", stream=True)
         assert error["status"] == 400 and error["error"]["param"] == "stream"
         ws.send("{not json")
         error = json.loads(ws.recv(timeout=10))
@@ -96,17 +83,17 @@ def test_invalid_messages_get_error_envelopes(ws_url):
         error = json.loads(ws.recv(timeout=10))
         assert error["status"] == 400 and error["error"]["code"] == "unknown_message_type"
         models.WebSocketErrorEvent.model_validate(error)
-        assert turn(ws, input="still open")[-1]["type"] == "response.completed"
+        assert ws_turn(ws, input="still open")[-1]["type"] == "response.completed"
 
 
 def test_failed_continuation_evicts_the_previous_response(ws_url):
     with open_ws(ws_url) as ws:
-        first = turn(ws, input="remember me", store=False)
+        first = ws_turn(ws, input="remember me", store=False)
         first_id = first[-1]["response"]["id"]
-        failed = turn(ws, input="please fail now", previous_response_id=first_id)
+        failed = ws_turn(ws, input="please fail now", previous_response_id=first_id)
         checker = check(failed)
         assert checker.terminal == "response.failed" and failed[-2]["error"]["type"] == "model_error"
-        (error,) = turn(ws, input="retry", previous_response_id=first_id)
+        (error,) = ws_turn(ws, input="retry", previous_response_id=first_id)
         assert error["status"] == 404 and error["error"]["code"] == "previous_response_not_found"
 
 
