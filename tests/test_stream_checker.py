@@ -638,3 +638,18 @@ def test_counts():
     assert checker.counts["acme:x"] == 1
     assert checker.known == len(full().events)
     assert checker.events == len(full().events) + 3
+
+
+RECORDED = ROOT.parent / "shared" / "recordings" / "streams" / "openai_responses_stream.0.sse"
+
+
+@pytest.mark.parametrize(
+    ("tail", "kept"),
+    [(b"", []), (b"data: [DONE]\n\n", []), (b"data: [DONE]\n\ndata: [DONE]\n\n", ["done-marker"])],
+    ids=["missing", "present", "twice"],
+)
+def test_only_a_missing_done_marker_is_tolerated(tail, kept):
+    """OpenAI never sends `[DONE]`: that alone may be forgiven, a doubled one never."""
+    checker = StreamChecker(schema=False)
+    checker.check_sse(RECORDED.read_bytes() + tail)
+    assert [v.rule for v in checker.without_missing_done(checker.errors) if v.rule == "done-marker"] == kept

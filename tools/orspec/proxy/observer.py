@@ -238,7 +238,7 @@ class StreamObserver:
         if not checker.done:
             # OpenAI and many compatible servers end streams without `[DONE]`: an observation, not a
             # broken stream (and WebSocket turns never carry one).
-            violations = [v for v in violations if not (v.rule == "done-marker" and v.sequence_number is None)]
+            violations = checker.without_missing_done(violations)
             if not self.websocket and not ended_early and checker.terminal is not None:
                 self.exchange.diagnose("no-done-marker", "the stream ended after its terminal event without [DONE]")
         if not ended_early and checker.terminal is None and checker.known:
