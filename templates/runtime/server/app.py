@@ -33,13 +33,14 @@ from __future__ import annotations
 import base64
 import enum
 import hmac
+import inspect
 import json
 import logging
 import math
 import os
 import re
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 import anyio
@@ -47,9 +48,10 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticUndefined
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import models
 from .._base import UnknownTool
@@ -111,26 +113,45 @@ def json_path(loc: Iterable[Any], data: Any, *, missing: bool = False) -> str | 
     return path or None
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
+def _too_large(limit: int) -> InvalidRequest:
+    return InvalidRequest(
+        f"The request body is larger than the {limit} bytes this server accepts.",
+        code="request_too_large",
+        status=413,
+    )
+
+
+def _headers(scope: Scope) -> tuple[str | None, str | None, str | None]:
+    """`Authorization`, `Content-Type` and `Content-Length`, each its first value (as Starlette reads them)."""
+    authorization = content_type = length = None
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            authorization = authorization if authorization is not None else value.decode("latin-1")
+        elif name == b"content-type":
+            content_type = content_type if content_type is not None else value.decode("latin-1")
+        elif name == b"content-length":
+            length = length if length is not None else value.decode("latin-1")
+    return authorization, content_type, length
+
+
+async def _read_body(receive: Receive, declared: str | None, limit: int) -> bytes:
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise InvalidRequest(
-            f"The request body is larger than the {limit} bytes this server accepts.",
-            code="request_too_large",
-            status=413,
-        )
+        raise _too_large(limit)
     chunks = []
     size = 0
-    async for chunk in request.stream():
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        if message["type"] != "http.request":
+            continue
+        chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise InvalidRequest(
-                f"The request body is larger than the {limit} bytes this server accepts.",
-                code="request_too_large",
-                status=413,
-            )
+            raise _too_large(limit)
         chunks.append(chunk)
-    return b"".join(chunks)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _check_content_type(value: str | None) -> None:
@@ -145,19 +166,8 @@ def _check_content_type(value: str | None) -> None:
 
 def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
     """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise."""
-    integral: list[str] = []
-
-    def number(text: str) -> float | int:
-        # JSON Schema counts `16.0` as an integer; pydantic's strict mode would not, so whole
-        # numbers are read as ints (floats still accept them) and the body is validated re-encoded.
-        value = _finite_float(text)
-        if value.is_integer() and abs(value) <= 2**53:
-            integral.append(text)
-            return int(value)
-        return value
-
     try:
-        data = json.loads(raw, parse_constant=_no_constant, parse_float=number)
+        data, integral = _loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
     except RecursionError:
@@ -189,6 +199,33 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
     return data, body
 
 
+def _loads(raw: bytes) -> tuple[Any, bool]:
+    """`json.loads(raw)` refusing `NaN` and infinite numbers, with whole floats (`16.0`) read as
+    ints: JSON Schema counts them as integers, pydantic's strict mode would not (floats still
+    accept ints). Also whether there was such a float, so the body is validated re-encoded."""
+    text = raw.decode(_encoding(raw), "surrogatepass")
+    if _FLOAT.search(text) is None:  # no float in the body: the shared decoder reads it the same
+        return _DECODER.decode(text), False
+    integral: list[str] = []
+
+    def number(text: str) -> float | int:
+        value = _finite_float(text)
+        if value.is_integer() and abs(value) <= 2**53:
+            integral.append(text)
+            return int(value)
+        return value
+
+    return json.JSONDecoder(parse_constant=_no_constant, parse_float=number).decode(text), bool(integral)
+
+
+def _encoding(raw: bytes) -> str:
+    """What `json.detect_encoding` says, without asking it for the common case: a first byte that
+    starts no byte order mark, and no NUL among the first two, is UTF-8."""
+    if raw[:1] not in (b"", b"\x00", b"\xef", b"\xfe", b"\xff") and raw[1:2] != b"\x00":
+        return "utf-8"
+    return json.detect_encoding(raw)
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
@@ -201,6 +238,8 @@ def _finite_float(text: str) -> float:
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_FLOAT = re.compile(r"[0-9][.eE]")  # every JSON float has one of these after a digit
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -231,9 +270,9 @@ def _default_message_type(items: Any) -> bool:
     return changed
 
 
-def _bearer(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
+def _bearer(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header value."""
+    scheme, _, token = (authorization or "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
@@ -423,6 +462,7 @@ class _Server:
         self.accept = accept
         self.store = store
         self.api_keys = api_keys
+        self._keys = tuple(key.encode() for key in api_keys)
         self.debug = debug
         self.max_body_bytes = max_body_bytes
         self.default_model = default_model
@@ -431,13 +471,15 @@ class _Server:
     def authorize(self, token: str | None) -> None:
         if token is None:
             raise Unauthorized("Missing bearer token: send `Authorization: Bearer <key>`.", code="missing_api_key")
-        if not any(hmac.compare_digest(token.encode(), key.encode()) for key in self.api_keys):
+        given = token.encode()
+        if not any(hmac.compare_digest(given, key) for key in self._keys):
             raise Unauthorized("Incorrect API key provided.")
 
-    async def read(self, request: Request, model: type) -> tuple[dict[str, Any], Any]:
-        self.authorize(_bearer(request))
-        _check_content_type(request.headers.get("content-type"))
-        raw = await _read_body(request, self.max_body_bytes)
+    async def read(self, scope: Scope, receive: Receive, model: type) -> tuple[dict[str, Any], Any]:
+        authorization, content_type, length = _headers(scope)
+        self.authorize(_bearer(authorization))
+        _check_content_type(content_type)
+        raw = await _read_body(receive, length, self.max_body_bytes)
         return parse_body(raw, model)
 
     async def prepare(
@@ -485,56 +527,59 @@ class _Server:
         steps: AsyncIterator[Any],
         first: Any,
         own_input: list[dict],
+        deliver: Callable[[list[Any]], Awaitable[None]] | None = None,
         store: ResponseStore | None = None,
-    ) -> AsyncIterator[list[dict[str, Any]]]:
-        """Every event of the response, in batches (one per provider step), then saves it."""
-        yield emitter.start()
+    ) -> None:
+        """Drive the provider's steps through `emitter` to the end of the response, then save it.
+
+        `deliver` is awaited with each batch of events (one per provider step) as soon as it is
+        made; without it nobody sees them (a non-streamed response). A provider that fails ends
+        the response `failed`; a failure to deliver (the client left) propagates, unsaved."""
+        batch = emitter.start()
+        if deliver is not None:
+            await deliver(batch)
+        delivering = False
         try:
             try:
                 step = first
                 while step is not None:
                     batch = emitter.step(step)
-                    if batch:
-                        yield batch
+                    if batch and deliver is not None:
+                        delivering = True
+                        await deliver(batch)
+                        delivering = False
                     if isinstance(step, Incomplete):
                         break
                     step = await anext(steps, None)
                 final = emitter.finish()
-            except StreamViolation:
-                raise
-            except OpenResponsesError as exc:
-                final = emitter.fail(exc)
-            except ProviderError as exc:
-                log.error("provider error: %s", exc)
-                final = emitter.fail(ServerError(f"The provider failed: {exc}", code="provider_error"))
             except Exception as exc:
-                log.exception("provider failed")
-                final = emitter.fail(ServerError(f"The provider failed: {type(exc).__name__}"))
+                if delivering or isinstance(exc, StreamViolation):
+                    raise
+                final = emitter.fail(_as_error(exc))
         finally:
             if getattr(steps, "ag_frame", True) is not None:  # a generator run to its end has nothing to close
                 with anyio.CancelScope(shield=True):
                     await steps.aclose()
         await self.save(emitter.response, own_input, store)
-        yield final
+        if deliver is not None:
+            await deliver(final)
 
-    async def create_response(self, request: Request, model: type = models.CreateResponseBody) -> Response:
-        data, body = await self.read(request, model)
+    async def create_response(
+        self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody
+    ) -> ASGIApp:
+        data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
-        emitter = Emitter(response, policy, check=self.debug, events=bool(data.get("stream")))
+        stream = bool(data.get("stream"))
+        emitter = Emitter(response, policy, check=self.debug, events=stream, frames=stream)
         steps, first = await self.first_step(provider_request)
-        events = self.run(emitter, steps, first, own_input)
-        if data.get("stream"):
-            return StreamingResponse(self.sse(events, emitter), media_type="text/event-stream", headers=_SSE_HEADERS)
-        try:
-            async for _ in events:
-                pass
-        finally:
-            await events.aclose()
+        if stream:
+            return _EventStream(lambda send: self.sse(send, emitter, steps, first, own_input))
+        await self.run(emitter, steps, first, own_input)
         if self.debug:
             emitter.verify()
         if emitter.error is not None:
             return error_response(emitter.error)
-        return JSONResponse(response)
+        return _JSONAnswer(dumps(response))
 
     async def first_step(self, request: ProviderRequest) -> tuple[AsyncIterator[Any], Any]:
         """The provider's steps and the first of them, pulled before any byte is sent so that
@@ -548,22 +593,25 @@ class _Server:
             raise
         return steps, first
 
-    async def sse(self, events: AsyncIterator[list[dict[str, Any]]], emitter: Emitter) -> AsyncIterator[bytes]:
+    async def sse(self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]) -> None:
+        """The response's events as SSE frames, each provider step's sent as soon as it is made."""
+
+        async def deliver(frames: list[bytes]) -> None:
+            await send({"type": "http.response.body", "body": b"".join(frames), "more_body": True})
+
         self.active += 1
         try:
-            async for batch in events:
-                yield b"".join([sse_frame(event) for event in batch])
-            yield DONE_FRAME
+            await self.run(emitter, steps, first, own_input, deliver)
+            await send({"type": "http.response.body", "body": DONE_FRAME, "more_body": True})
             if self.debug:
                 emitter.verify()
         finally:
             self.active -= 1
-            await events.aclose()
 
     async def compact_response(
-        self, request: Request, model: type = models.CompactResponseMethodPublicBody
-    ) -> Response:
-        data, body = await self.read(request, model)
+        self, scope: Scope, receive: Receive, model: type = models.CompactResponseMethodPublicBody
+    ) -> ASGIApp:
+        data, body = await self.read(scope, receive, model)
         check_request(body, self.accept)  # compaction keeps what it is given, so it refuses what it cannot read too
         previous = data.get("previous_response_id")
         items = (await context(self.store, previous) if previous else []) + input_items(data.get("input"))
@@ -635,9 +683,11 @@ def create_app(
         accept=accept or Accept(),
     )
     routes: list[Any] = []
+    operations: dict[tuple[str, str], _Operation] = {}
     for op in ROUTES:
-        handler = getattr(server, op.handler)
-        routes.append(Route(op.path, _guarded(handler, op.request_model), methods=[op.method], name=op.operation_id))
+        operation = _Operation(getattr(server, op.handler), op.request_model)
+        operations[op.method, op.path] = operation
+        routes.append(Route(op.path, operation, methods=[op.method], name=op.operation_id))
         if op.websocket and op.websocket_model is not None:
             endpoint = websocket_endpoint(server, op.websocket_model, max_connection_seconds)
             routes.append(WebSocketRoute(op.path, endpoint, name=f"{op.operation_id}_websocket"))
@@ -663,15 +713,23 @@ def create_app(
         log.exception("unhandled error", exc_info=exc)
         return error_response(ServerError("The server had an error while processing your request."))
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app = _App(operations, routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
     app.state.openresponses = server
     return app
 
 
-def _guarded(handler: Any, model: type | None) -> Any:
-    async def endpoint(request: Request) -> Response:
+class _Operation:
+    """One operation as an ASGI app: its handler's response, or the spec's error object."""
+
+    def __init__(self, handler: Callable[..., Awaitable[ASGIApp]], model: type | None):
+        self.handler = handler
+        self.model = model
+
+    async def respond(self, scope: Scope, receive: Receive) -> ASGIApp:
         try:
-            return await (handler(request) if model is None else handler(request, model))
+            if self.model is None:
+                return await self.handler(scope, receive)
+            return await self.handler(scope, receive, self.model)
         except OpenResponsesError as exc:
             return error_response(exc)
         except StreamViolation:
@@ -680,4 +738,84 @@ def _guarded(handler: Any, model: type | None) -> Any:
             log.exception("handler failed")
             return error_response(ServerError("The server had an error while processing your request."))
 
-    return endpoint
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self.respond(scope, receive)
+        await response(scope, receive, send)
+
+
+class _App(Starlette):
+    """Starlette, with the spec's operations called straight from `__call__`.
+
+    The operations answer every failure themselves, so on their exact path (and with no
+    middleware added, no `debug`) the router and Starlette's two middleware would only add
+    work to every request and every streamed event. What escapes an operation (a
+    `StreamViolation` in debug mode) is treated as Starlette's outermost middleware does: the
+    app's 500 handler answers if nothing was sent yet, and the error goes on to the server.
+    Anything else, WebSockets and unknown routes included, takes Starlette's own path.
+    """
+
+    def __init__(self, operations: dict[tuple[str, str], _Operation], **options: Any):
+        super().__init__(**options)
+        self.operations = operations
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        operation = self.operations.get((scope.get("method"), scope["path"])) if scope["type"] == "http" else None
+        if operation is None or scope.get("root_path") or self.user_middleware or self.debug:
+            await super().__call__(scope, receive, send)
+            return
+        if getattr(self, "max_body_size", None) is not None:  # Starlette's own body limit is a middleware
+            await super().__call__(scope, receive, send)
+            return
+        scope["app"] = self
+        try:
+            response = await operation.respond(scope, receive)
+        except Exception as exc:
+            handler = self.exception_handlers.get(500) or self.exception_handlers.get(Exception)
+            if handler is not None:
+                answer = handler(Request(scope), exc)
+                await (await answer if inspect.isawaitable(answer) else answer)(scope, receive, send)
+            raise
+        await response(scope, receive, send)
+
+
+class _JSONAnswer:
+    """A 200 JSON body, sent with the headers Starlette's `Response` would send."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: bytes):
+        self.body = body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-length", str(len(self.body)).encode()), (b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+class _EventStream(StreamingResponse):
+    """`text/event-stream`, its body pushed by `produce(send)` as events are made (no iterator
+    between the provider and the socket); Starlette's `StreamingResponse` still watches for the
+    client leaving, and stops the production when it does."""
+
+    def __init__(self, produce: Callable[[Send], Awaitable[None]]):
+        self.produce = produce
+        self.status_code = 200
+        self.media_type = "text/event-stream"
+        self.background = None
+        self.init_headers(_SSE_HEADERS)
+
+    async def stream_response(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        await self.produce(send)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _as_error(exc: Exception) -> OpenResponsesError:
+    """What a provider's failure ends the response with (logged, unless it is the spec's own error)."""
+    if isinstance(exc, OpenResponsesError):
+        return exc
+    if isinstance(exc, ProviderError):
+        log.error("provider error: %s", exc)
+        return ServerError(f"The provider failed: {exc}", code="provider_error")
+    log.exception("provider failed")
+    return ServerError(f"The provider failed: {type(exc).__name__}")

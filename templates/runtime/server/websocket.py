@@ -85,7 +85,7 @@ def websocket_endpoint(server: Any, model: type, max_connection_seconds: float =
 
     async def endpoint(websocket: WebSocket) -> None:
         try:
-            server.authorize(_bearer(websocket))
+            server.authorize(_bearer(websocket.headers.get("authorization")))
         except OpenResponsesError as exc:
             _REFUSED.set(True)  # uvicorn logs in this same task, after the endpoint returns
             await websocket.send_denial_response(error_response(exc))
@@ -128,13 +128,12 @@ def websocket_endpoint(server: Any, model: type, max_connection_seconds: float =
             await websocket.send_text(_envelope(exc))
             return
         emitter = Emitter(response, policy, check=server.debug)
-        events = server.run(emitter, steps, first, own_input, store)
-        try:
-            async for batch in events:
-                for event in batch:
-                    await websocket.send_text(dumps(event).decode())
-        finally:
-            await events.aclose()
+
+        async def deliver(batch: list[dict[str, Any]]) -> None:
+            for event in batch:
+                await websocket.send_text(dumps(event).decode())
+
+        await server.run(emitter, steps, first, own_input, deliver, store)
         if server.debug:
             emitter.verify()
         if emitter.error is not None and previous:

@@ -144,7 +144,7 @@ class ToolPolicy:
 class _Open:
     """The item being streamed: its output index, dict and open part."""
 
-    __slots__ = ("index", "item", "part_index", "part_field", "chunks", "kind")
+    __slots__ = ("index", "item", "part_index", "part_field", "chunks", "kind", "frame_head")
 
     def __init__(self, index: int, item: dict[str, Any]):
         self.index = index
@@ -153,21 +153,43 @@ class _Open:
         self.part_index: int | None = None
         self.part_field: str | None = None  # "text" or "refusal"
         self.chunks: list[str] = []
+        self.frame_head = b""  # the delta frames' bytes up to the delta (SSE output, unchecked)
+
+
+def _delta_head(event: dict[str, Any]) -> bytes:
+    """A delta event's SSE frame up to its `delta` value: the same bytes `sse_frame` writes."""
+    return b"event: " + event["type"].encode() + b"\ndata: " + dumps(event)[:-1] + b',"delta":'
+
+
+# What follows the `delta` in each kind of delta event (the keys `_emit` and the dicts put there).
+_DELTA_TAIL = {
+    _DELTA["text"]: b',"logprobs":[],"sequence_number":',
+    _DELTA["refusal"]: b',"sequence_number":',
+    _ARGUMENTS_DELTA: b',"sequence_number":',
+}
 
 
 class Emitter:
     """Builds the events of one response from its skeleton and the provider's steps.
 
     `response` is a complete `ResponseResource` dict in status `in_progress` (see
-    `app.response_skeleton`). Each method returns the events it produced, as dicts; `frames`
-    turns them into SSE bytes. With `events=False` (a non-streamed response, where only the
-    final `response` is sent) the events still come, in order and numbered, but their copies
-    of the response and its items are left out (`None`, or the live item), which saves the
-    deep copies; `check=True` always keeps them whole, for the checker.
+    `app.response_skeleton`). Each method returns the events it produced, as dicts, or with
+    `frames=True` as their SSE frames (`sse_frame`); a text, refusal or arguments delta is then
+    written straight into its frame, byte for byte what `sse_frame` writes, without the dict.
+    With `events=False` (a non-streamed response, where only the final `response` is sent)
+    the events still come, in order and numbered, but their copies of the response and its
+    items are left out (`None`, or the live item), which saves the deep copies, and the deltas
+    are only numbered. `check=True` always builds every event whole, for the checker.
     """
 
     def __init__(
-        self, response: dict[str, Any], policy: ToolPolicy | None = None, *, check: bool = False, events: bool = True
+        self,
+        response: dict[str, Any],
+        policy: ToolPolicy | None = None,
+        *,
+        check: bool = False,
+        events: bool = True,
+        frames: bool = False,
     ):
         self.response = response
         self.policy = policy or ToolPolicy(frozenset(), False)
@@ -175,6 +197,11 @@ class Emitter:
         self.checker = StreamChecker() if check else None
         self.whole = events or check
         self._copy = _copy if self.whole else _same
+        self._out = sse_frame if frames else _same
+        # Deltas no checker needs as dicts: written straight into their frames, or (events=False,
+        # nobody sees them) only numbered.
+        self._framed_deltas = frames and not check
+        self._plain_deltas = not check and (frames or not events)
         self.seq = 0
         self.open: _Open | None = None
         self.suppressing = False
@@ -195,7 +222,7 @@ class Emitter:
             self.checker.feed_event(event, event["type"])
             if len(self.checker.violations) > before:
                 raise StreamViolation(self.checker.violations[before:])
-        out.append(event)
+        out.append(self._out(event))
 
     def _snapshot(self) -> dict[str, Any] | None:
         if not self.whole:
@@ -223,15 +250,21 @@ class Emitter:
                 return out
             item = self._need("function_call", step)
             item.chunks.append(step.delta)
-            self._emit(
-                out,
-                {
-                    "type": _ARGUMENTS_DELTA,
-                    "item_id": item.item["id"],
-                    "output_index": item.index,
-                    "delta": step.delta,
-                },
-            )
+            if self._plain_deltas:
+                if self._framed_deltas and not item.frame_head:
+                    ids = {"type": _ARGUMENTS_DELTA, "item_id": item.item["id"], "output_index": item.index}
+                    item.frame_head = _delta_head(ids)
+                self._delta(out, item, step.delta, _ARGUMENTS_DELTA)
+            else:
+                self._emit(
+                    out,
+                    {
+                        "type": _ARGUMENTS_DELTA,
+                        "item_id": item.item["id"],
+                        "output_index": item.index,
+                        "delta": step.delta,
+                    },
+                )
         elif isinstance(step, FunctionCallStart):
             self._close(out)
             if step.name not in self.policy.allowed:
@@ -361,6 +394,9 @@ class Emitter:
             item.part_index = len(item.item["content"])
             item.part_field = field
             item.item["content"].append(part)
+            if self._framed_deltas:
+                ids = {"type": _DELTA[field], "item_id": item.item["id"], "output_index": item.index}
+                item.frame_head = _delta_head({**ids, "content_index": item.part_index})
             self._emit(
                 out,
                 {
@@ -372,6 +408,9 @@ class Emitter:
                 },
             )
         item.chunks.append(text)
+        if self._plain_deltas:
+            self._delta(out, item, text, _DELTA[field])
+            return
         event = {
             "type": _DELTA[field],
             "item_id": item.item["id"],
@@ -382,6 +421,12 @@ class Emitter:
         if field == "text":
             event["logprobs"] = []
         self._emit(out, event)
+
+    def _delta(self, out: list[Any], item: _Open, delta: str, kind: str) -> None:
+        """A delta nobody checks: its frame from the part's ready head, or (events=False) its number only."""
+        if self._framed_deltas:
+            out.append(item.frame_head + dumps(delta) + _DELTA_TAIL[kind] + str(self.seq).encode() + b"}\n\n")
+        self.seq += 1
 
     def _close_part(self, out: list[dict[str, Any]]) -> None:
         item = self.open
