@@ -56,7 +56,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .. import models
 from .._base import UnknownTool
 from .acceptance import Accept, check_function_outputs, check_request
-from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id, sse_frame
+from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
 from .nulls import disallowed_null
 from .routes import ROUTES
