@@ -167,7 +167,8 @@ def _check_content_type(value: str | None) -> None:
 def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
     """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise."""
     try:
-        data, integral = _loads(raw)
+        text = raw.decode(_encoding(raw), "surrogatepass")
+        data, integral = _loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
     except RecursionError:
@@ -193,25 +194,25 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
         raise InvalidRequest(
             f"Invalid value for '{param or 'body'}': {best['msg']}.", code="invalid_value", param=param
         ) from None
-    null_at = disallowed_null(data, model)  # the models take `null` for any optional field; the spec does not
+    # The models take `null` for any optional field; the spec does not (and without the word, no null).
+    null_at = disallowed_null(data, model) if "null" in text else None
     if null_at is not None:
         raise InvalidRequest(f"Invalid value for '{null_at}': it may not be null.", code="invalid_value", param=null_at)
     return data, body
 
 
-def _loads(raw: bytes) -> tuple[Any, bool]:
-    """`json.loads(raw)` refusing `NaN` and infinite numbers, with whole floats (`16.0`) read as
+def _loads(text: str) -> tuple[Any, bool]:
+    """`json.loads(text)` refusing `NaN` and infinite numbers, with whole floats (`16.0`) read as
     ints: JSON Schema counts them as integers, pydantic's strict mode would not (floats still
     accept ints). Also whether there was such a float, so the body is validated re-encoded."""
-    text = raw.decode(_encoding(raw), "surrogatepass")
     if _FLOAT.search(text) is None:  # no float in the body: the shared decoder reads it the same
         return _DECODER.decode(text), False
     integral: list[str] = []
 
-    def number(text: str) -> float | int:
-        value = _finite_float(text)
+    def number(literal: str) -> float | int:
+        value = _finite_float(literal)
         if value.is_integer() and abs(value) <= 2**53:
-            integral.append(text)
+            integral.append(literal)
             return int(value)
         return value
 
@@ -219,8 +220,9 @@ def _loads(raw: bytes) -> tuple[Any, bool]:
 
 
 def _encoding(raw: bytes) -> str:
-    """What `json.detect_encoding` says, without asking it for the common case: a first byte that
-    starts no byte order mark, and no NUL among the first two, is UTF-8."""
+    """The body's encoding as `json.loads` detects it, without asking `json.detect_encoding` in
+    the common case: a first byte that starts no byte order mark, and no NUL among the first
+    two, is UTF-8."""
     if raw[:1] not in (b"", b"\x00", b"\xef", b"\xfe", b"\xff") and raw[1:2] != b"\x00":
         return "utf-8"
     return json.detect_encoding(raw)
@@ -541,16 +543,20 @@ class _Server:
         delivering = False
         try:
             try:
-                step = first
-                while step is not None:
-                    batch = emitter.step(step)
-                    if batch and deliver is not None:
-                        delivering = True
-                        await deliver(batch)
-                        delivering = False
-                    if isinstance(step, Incomplete):
-                        break
-                    step = await anext(steps, None)
+                batch = emitter.step(first) if first is not None else None
+                if batch and deliver is not None:
+                    delivering = True
+                    await deliver(batch)
+                    delivering = False
+                if first is not None and not isinstance(first, Incomplete):
+                    async for step in steps:
+                        batch = emitter.step(step)
+                        if batch and deliver is not None:
+                            delivering = True
+                            await deliver(batch)
+                            delivering = False
+                        if isinstance(step, Incomplete):
+                            break
                 final = emitter.finish()
             except Exception as exc:
                 if delivering or isinstance(exc, StreamViolation):

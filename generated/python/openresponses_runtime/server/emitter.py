@@ -144,7 +144,7 @@ class ToolPolicy:
 class _Open:
     """The item being streamed: its output index, dict and open part."""
 
-    __slots__ = ("index", "item", "part_index", "part_field", "chunks", "kind", "frame_head")
+    __slots__ = ("index", "item", "part_index", "part_field", "chunks", "kind", "frame")
 
     def __init__(self, index: int, item: dict[str, Any]):
         self.index = index
@@ -153,20 +153,17 @@ class _Open:
         self.part_index: int | None = None
         self.part_field: str | None = None  # "text" or "refusal"
         self.chunks: list[str] = []
-        self.frame_head = b""  # the delta frames' bytes up to the delta (SSE output, unchecked)
+        self.frame: bytes | None = None  # its deltas' SSE frame, to fill with `% (delta JSON, number)`
 
 
-def _delta_head(event: dict[str, Any]) -> bytes:
-    """A delta event's SSE frame up to its `delta` value: the same bytes `sse_frame` writes."""
-    return b"event: " + event["type"].encode() + b"\ndata: " + dumps(event)[:-1] + b',"delta":'
-
-
-# What follows the `delta` in each kind of delta event (the keys `_emit` and the dicts put there).
-_DELTA_TAIL = {
-    _DELTA["text"]: b',"logprobs":[],"sequence_number":',
-    _DELTA["refusal"]: b',"sequence_number":',
-    _ARGUMENTS_DELTA: b',"sequence_number":',
-}
+def _delta_frame(ids: dict[str, Any]) -> bytes:
+    """The SSE frame of a delta event with these leading fields, as a template for
+    `% (JSON of the delta, sequence number)`: the bytes `sse_frame` writes for the whole dict,
+    whose remaining keys are `delta`, the text delta's empty `logprobs`, and `sequence_number`."""
+    kind = ids["type"]
+    head = b"event: " + kind.encode() + b"\ndata: " + dumps(ids)[:-1]
+    logprobs = b',"logprobs":[]' if kind == _DELTA["text"] else b""
+    return head.replace(b"%", b"%%") + b',"delta":%b' + logprobs + b',"sequence_number":%d}\n\n'
 
 
 class Emitter:
@@ -241,6 +238,11 @@ class Emitter:
         if self.finished or self.incomplete is not None:
             raise ProviderError(f"{type(step).__name__} after the response ended")
         out: list[dict[str, Any]] = []
+        item = self.open
+        if type(step) is TextDelta and self._plain_deltas and item is not None and item.part_field == "text":
+            item.chunks.append(step.text)  # more text for the open part, most steps of most responses
+            self._delta(out, item, step.text)
+            return out
         if self.suppressing and not isinstance(step, ArgumentsDelta | FunctionCallEnd):
             self.suppressing = False
         if isinstance(step, TextDelta):
@@ -251,10 +253,11 @@ class Emitter:
             item = self._need("function_call", step)
             item.chunks.append(step.delta)
             if self._plain_deltas:
-                if self._framed_deltas and not item.frame_head:
-                    ids = {"type": _ARGUMENTS_DELTA, "item_id": item.item["id"], "output_index": item.index}
-                    item.frame_head = _delta_head(ids)
-                self._delta(out, item, step.delta, _ARGUMENTS_DELTA)
+                if self._framed_deltas and item.frame is None:
+                    item.frame = _delta_frame(
+                        {"type": _ARGUMENTS_DELTA, "item_id": item.item["id"], "output_index": item.index}
+                    )
+                self._delta(out, item, step.delta)
             else:
                 self._emit(
                     out,
@@ -395,8 +398,14 @@ class Emitter:
             item.part_field = field
             item.item["content"].append(part)
             if self._framed_deltas:
-                ids = {"type": _DELTA[field], "item_id": item.item["id"], "output_index": item.index}
-                item.frame_head = _delta_head({**ids, "content_index": item.part_index})
+                item.frame = _delta_frame(
+                    {
+                        "type": _DELTA[field],
+                        "item_id": item.item["id"],
+                        "output_index": item.index,
+                        "content_index": item.part_index,
+                    }
+                )
             self._emit(
                 out,
                 {
@@ -409,7 +418,7 @@ class Emitter:
             )
         item.chunks.append(text)
         if self._plain_deltas:
-            self._delta(out, item, text, _DELTA[field])
+            self._delta(out, item, text)
             return
         event = {
             "type": _DELTA[field],
@@ -422,10 +431,10 @@ class Emitter:
             event["logprobs"] = []
         self._emit(out, event)
 
-    def _delta(self, out: list[Any], item: _Open, delta: str, kind: str) -> None:
-        """A delta nobody checks: its frame from the part's ready head, or (events=False) its number only."""
-        if self._framed_deltas:
-            out.append(item.frame_head + dumps(delta) + _DELTA_TAIL[kind] + str(self.seq).encode() + b"}\n\n")
+    def _delta(self, out: list[Any], item: _Open, delta: str) -> None:
+        """A delta no checker reads: its frame from the item's template, or (events=False) only its number."""
+        if item.frame is not None:
+            out.append(item.frame % (dumps(delta), self.seq))
         self.seq += 1
 
     def _close_part(self, out: list[dict[str, Any]]) -> None:
