@@ -352,10 +352,10 @@ SETTING_DEFAULTS: dict[str, Any] = {
 
 def response_skeleton(data: dict[str, Any], response_id: str, model: str) -> dict[str, Any]:
     """A complete `ResponseResource` in status `in_progress`, echoing the request's settings."""
-    text = data.get("text") if isinstance(data.get("text"), dict) else {}
-    reasoning = data.get("reasoning") if isinstance(data.get("reasoning"), dict) else None
-    tier = data.get("service_tier")
-    default = SETTING_DEFAULTS
+    setting = {**SETTING_DEFAULTS, **{k: v for k, v in data.items() if v is not None}}  # a null sets nothing
+    text = setting["text"] if isinstance(setting.get("text"), dict) else {}
+    reasoning = setting["reasoning"] if isinstance(setting.get("reasoning"), dict) else None
+    tier = setting.get("service_tier")
     return {
         "id": response_id,
         "object": "response",
@@ -364,35 +364,35 @@ def response_skeleton(data: dict[str, Any], response_id: str, model: str) -> dic
         "status": "in_progress",
         "incomplete_details": None,
         "model": model,
-        "previous_response_id": data.get("previous_response_id"),
-        "instructions": data.get("instructions"),
+        "previous_response_id": setting.get("previous_response_id"),
+        "instructions": setting.get("instructions"),
         "output": [],
         "error": None,
-        "tools": [_echo_tool(t) for t in data.get("tools") or () if isinstance(t, dict)],
-        "tool_choice": _echo_tool_choice(_or(data.get("tool_choice"), default["tool_choice"])),
-        "truncation": _or(data.get("truncation"), default["truncation"]),
-        "parallel_tool_calls": _or(data.get("parallel_tool_calls"), default["parallel_tool_calls"]),
+        "tools": [_echo_tool(t) for t in setting.get("tools") or () if isinstance(t, dict)],
+        "tool_choice": _echo_tool_choice(setting["tool_choice"]),
+        "truncation": setting["truncation"],
+        "parallel_tool_calls": setting["parallel_tool_calls"],
         "text": {
             "format": _echo_format(text.get("format")),
-            "verbosity": _or(text.get("verbosity"), default["verbosity"]),
+            "verbosity": _or(text.get("verbosity"), SETTING_DEFAULTS["verbosity"]),
         },
-        "top_p": float(_or(data.get("top_p"), default["top_p"])),
-        "presence_penalty": float(_or(data.get("presence_penalty"), default["presence_penalty"])),
-        "frequency_penalty": float(_or(data.get("frequency_penalty"), default["frequency_penalty"])),
-        "top_logprobs": _or(data.get("top_logprobs"), default["top_logprobs"]),
-        "temperature": float(_or(data.get("temperature"), default["temperature"])),
+        "top_p": float(setting["top_p"]),
+        "presence_penalty": float(setting["presence_penalty"]),
+        "frequency_penalty": float(setting["frequency_penalty"]),
+        "top_logprobs": setting["top_logprobs"],
+        "temperature": float(setting["temperature"]),
         "reasoning": None
         if reasoning is None
         else {"effort": reasoning.get("effort"), "summary": reasoning.get("summary")},
         "usage": None,
-        "max_output_tokens": data.get("max_output_tokens"),
-        "max_tool_calls": data.get("max_tool_calls"),
-        "store": _or(data.get("store"), default["store"]),
-        "background": _or(data.get("background"), default["background"]),
+        "max_output_tokens": setting.get("max_output_tokens"),
+        "max_tool_calls": setting.get("max_tool_calls"),
+        "store": setting["store"],
+        "background": setting["background"],
         "service_tier": "default" if tier in (None, "auto") else tier,
-        "metadata": _or(data.get("metadata"), {}),
-        "safety_identifier": data.get("safety_identifier"),
-        "prompt_cache_key": data.get("prompt_cache_key"),
+        "metadata": setting.get("metadata", {}),
+        "safety_identifier": setting.get("safety_identifier"),
+        "prompt_cache_key": setting.get("prompt_cache_key"),
     }
 
 

@@ -11,7 +11,8 @@ through the `StreamChecker`, and a violation raises `StreamViolation` at once.
 from __future__ import annotations
 
 import json
-import secrets
+import os
+import threading
 import time
 from typing import Any
 
@@ -81,8 +82,32 @@ _ARGUMENTS_DONE = _event(models.ResponseFunctionCallArgumentsDoneStreamingEvent)
 
 
 def new_id(prefix: str) -> str:
-    """A fresh opaque id such as `msg_3f2a...`."""
-    return f"{prefix}_{secrets.token_hex(16)}"
+    """A fresh opaque id such as `msg_3f2a...`: 16 bytes from the OS's secure random source."""
+    return f"{prefix}_{_RANDOM.take16().hex()}"
+
+
+class _RandomPool:
+    """Bytes of `os.urandom` read a page at a time: each id costs a slice, not a system call."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.lock = threading.Lock()
+        self.pool = b""
+        self.at = 0
+
+    def take16(self) -> bytes:
+        with self.lock:  # ids are handed out from any thread, and never twice
+            if self.at >= len(self.pool):
+                self.pool = os.urandom(4096)
+                self.at = 0
+            self.at += 16
+            return self.pool[self.at - 16 : self.at]
+
+
+_RANDOM = _RandomPool()
+os.register_at_fork(after_in_child=_RANDOM.reset)  # a forked worker must not hand out its parent's bytes again
 
 
 def dumps(value: Any) -> bytes:
@@ -173,10 +198,9 @@ class Emitter:
     `app.response_skeleton`). Each method returns the events it produced, as dicts, or with
     `frames=True` as their SSE frames (`sse_frame`); a text, refusal or arguments delta is then
     written straight into its frame, byte for byte what `sse_frame` writes, without the dict.
-    With `events=False` (a non-streamed response, where only the final `response` is sent)
-    the events still come, in order and numbered, but their copies of the response and its
-    items are left out (`None`, or the live item), which saves the deep copies, and the deltas
-    are only numbered. `check=True` always builds every event whole, for the checker.
+    With `events=False` (a non-streamed response, where only the final `response` is sent) the
+    events are only numbered, and the methods return no events: nobody would see them, and the
+    response is built all the same. `check=True` always builds every event whole, for the checker.
     """
 
     def __init__(
@@ -199,6 +223,8 @@ class Emitter:
         # nobody sees them) only numbered.
         self._framed_deltas = frames and not check
         self._plain_deltas = not check and (frames or not events)
+        if not self.whole:
+            self._emit = self._number  # type: ignore[method-assign]
         self.seq = 0
         self.open: _Open | None = None
         self.suppressing = False
@@ -220,6 +246,10 @@ class Emitter:
             if len(self.checker.violations) > before:
                 raise StreamViolation(self.checker.violations[before:])
         out.append(self._out(event))
+
+    def _number(self, out: list[dict[str, Any]], event: dict[str, Any]) -> None:
+        """`_emit` for events nobody sees or checks (`events=False`): only the number is taken."""
+        self.seq += 1
 
     def _snapshot(self) -> dict[str, Any] | None:
         if not self.whole:
