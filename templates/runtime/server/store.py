@@ -17,7 +17,7 @@ import json
 import os
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,22 +40,24 @@ MAX_CHAIN = 10_000
 
 @dataclass
 class StoredResponse:
-    """One finished turn: its new input, its output and the response object."""
+    """One finished turn: its new input, its output and the response object.
+
+    `response_json`, when given, is `response` already encoded (the body a non-streamed
+    response was sent with): `to_json` takes it as is rather than encoding the response again.
+    """
 
     id: str
     previous_response_id: str | None
     input: list[dict[str, Any]]
     output: list[dict[str, Any]]
     response: dict[str, Any]
+    response_json: bytes | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> str:
-        record = {
-            "previous_response_id": self.previous_response_id,
-            "input": self.input,
-            "output": self.output,
-            "response": self.response,
-        }
-        return dumps(record).decode()  # orjson when installed: this runs on every stored response
+        record = {"previous_response_id": self.previous_response_id, "input": self.input, "output": self.output}
+        if self.response_json is None:
+            return dumps({**record, "response": self.response}).decode()  # orjson when installed: every response
+        return (dumps(record)[:-1] + b',"response":' + self.response_json + b"}").decode()
 
     @classmethod
     def from_json(cls, response_id: str, text: str) -> StoredResponse:

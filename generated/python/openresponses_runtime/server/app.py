@@ -514,12 +514,19 @@ class _Server:
         )
         return response, request, own_input, policy
 
-    async def save(self, response: dict[str, Any], own_input: list[dict], store: ResponseStore | None = None) -> None:
-        """Keep the finished response in `store` (default: the server's store, unless `store: false`)."""
+    async def save(
+        self,
+        response: dict[str, Any],
+        own_input: list[dict],
+        store: ResponseStore | None = None,
+        encoded: bytes | None = None,
+    ) -> None:
+        """Keep the finished response in `store` (default: the server's store, unless `store: false`);
+        `encoded`: the response as JSON, when it is at hand."""
         if store is None and response.get("store") is False:
             return
         record = StoredResponse(
-            response["id"], response.get("previous_response_id"), own_input, list(response["output"]), response
+            response["id"], response.get("previous_response_id"), own_input, list(response["output"]), response, encoded
         )
         await (store or self.store).put(record)
 
@@ -531,12 +538,13 @@ class _Server:
         own_input: list[dict],
         deliver: Callable[[list[Any]], Awaitable[None]] | None = None,
         store: ResponseStore | None = None,
-    ) -> None:
+    ) -> bytes | None:
         """Drive the provider's steps through `emitter` to the end of the response, then save it.
 
         `deliver` is awaited with each batch of events (one per provider step) as soon as it is
-        made; without it nobody sees them (a non-streamed response). A provider that fails ends
-        the response `failed`; a failure to deliver (the client left) propagates, unsaved."""
+        made. Without it nobody sees them (a non-streamed response), and the response is returned
+        encoded, as it was saved. A provider that fails ends the response `failed`; a failure to
+        deliver (the client left) propagates, unsaved."""
         batch = emitter.start()
         if deliver is not None:
             await deliver(batch)
@@ -566,9 +574,13 @@ class _Server:
             if getattr(steps, "ag_frame", True) is not None:  # a generator run to its end has nothing to close
                 with anyio.CancelScope(shield=True):
                     await steps.aclose()
+        if deliver is None:
+            encoded = dumps(emitter.response)
+            await self.save(emitter.response, own_input, store, encoded)
+            return encoded
         await self.save(emitter.response, own_input, store)
-        if deliver is not None:
-            await deliver(final)
+        await deliver(final)
+        return None
 
     async def create_response(
         self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody
@@ -580,12 +592,12 @@ class _Server:
         steps, first = await self.first_step(provider_request)
         if stream:
             return _EventStream(lambda send: self.sse(send, emitter, steps, first, own_input))
-        await self.run(emitter, steps, first, own_input)
+        encoded = await self.run(emitter, steps, first, own_input)
         if self.debug:
             emitter.verify()
         if emitter.error is not None:
             return error_response(emitter.error)
-        return _JSONAnswer(dumps(response))
+        return _JSONAnswer(encoded)
 
     async def first_step(self, request: ProviderRequest) -> tuple[AsyncIterator[Any], Any]:
         """The provider's steps and the first of them, pulled before any byte is sent so that

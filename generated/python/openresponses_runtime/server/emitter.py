@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from typing import Any
 
@@ -83,31 +82,19 @@ _ARGUMENTS_DONE = _event(models.ResponseFunctionCallArgumentsDoneStreamingEvent)
 
 def new_id(prefix: str) -> str:
     """A fresh opaque id such as `msg_3f2a...`: 16 bytes from the OS's secure random source."""
-    return f"{prefix}_{_RANDOM.take16().hex()}"
+    try:
+        return f"{prefix}_{_RANDOM_HEX.pop()}"
+    except IndexError:
+        block = os.urandom(4096).hex()  # a page at a time: each id costs a pop, not a system call
+        _RANDOM_HEX.extend([block[i : i + 32] for i in range(0, len(block), 32)])
+        return new_id(prefix)
 
 
-class _RandomPool:
-    """Bytes of `os.urandom` read a page at a time: each id costs a slice, not a system call."""
+_NO_USAGE = UsageReport(0, 0)
 
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        self.lock = threading.Lock()
-        self.pool = b""
-        self.at = 0
-
-    def take16(self) -> bytes:
-        with self.lock:  # ids are handed out from any thread, and never twice
-            if self.at >= len(self.pool):
-                self.pool = os.urandom(4096)
-                self.at = 0
-            self.at += 16
-            return self.pool[self.at - 16 : self.at]
-
-
-_RANDOM = _RandomPool()
-os.register_at_fork(after_in_child=_RANDOM.reset)  # a forked worker must not hand out its parent's bytes again
+# Popping is atomic, so no two ids share their bytes, whichever threads ask for them.
+_RANDOM_HEX: list[str] = []
+os.register_at_fork(after_in_child=_RANDOM_HEX.clear)  # a forked worker must not hand out its parent's bytes again
 
 
 def dumps(value: Any) -> bytes:
@@ -198,9 +185,9 @@ class Emitter:
     `app.response_skeleton`). Each method returns the events it produced, as dicts, or with
     `frames=True` as their SSE frames (`sse_frame`); a text, refusal or arguments delta is then
     written straight into its frame, byte for byte what `sse_frame` writes, without the dict.
-    With `events=False` (a non-streamed response, where only the final `response` is sent) the
-    events are only numbered, and the methods return no events: nobody would see them, and the
-    response is built all the same. `check=True` always builds every event whole, for the checker.
+    With `events=False` (a non-streamed response, where only the final `response` is sent) no
+    event is made, and the methods return none: nobody would see them, and the response is built
+    all the same. `check=True` always builds every event whole, for the checker.
     """
 
     def __init__(
@@ -224,7 +211,7 @@ class Emitter:
         self._framed_deltas = frames and not check
         self._plain_deltas = not check and (frames or not events)
         if not self.whole:
-            self._emit = self._number  # type: ignore[method-assign]
+            self._emit = _drop  # type: ignore[method-assign,assignment]
         self.seq = 0
         self.open: _Open | None = None
         self.suppressing = False
@@ -247,10 +234,6 @@ class Emitter:
                 raise StreamViolation(self.checker.violations[before:])
         out.append(self._out(event))
 
-    def _number(self, out: list[dict[str, Any]], event: dict[str, Any]) -> None:
-        """`_emit` for events nobody sees or checks (`events=False`): only the number is taken."""
-        self.seq += 1
-
     def _snapshot(self) -> dict[str, Any] | None:
         if not self.whole:
             return None
@@ -259,8 +242,9 @@ class Emitter:
     def start(self) -> list[dict[str, Any]]:
         """`response.created` then `response.in_progress`."""
         out: list[dict[str, Any]] = []
-        self._emit(out, {"type": _CREATED, "response": self._snapshot()})
-        self._emit(out, {"type": _IN_PROGRESS, "response": self._snapshot()})
+        if self.whole:  # here and below: without `whole`, events would be made only to be dropped
+            self._emit(out, {"type": _CREATED, "response": self._snapshot()})
+            self._emit(out, {"type": _IN_PROGRESS, "response": self._snapshot()})
         return out
 
     def step(self, step: Step) -> list[dict[str, Any]]:
@@ -367,7 +351,8 @@ class Emitter:
         if self.incomplete is not None:
             self.response["incomplete_details"] = {"reason": self.incomplete}
         self.response["usage"] = self._usage()
-        self._emit(out, {"type": _FINISHED[status], "response": self._snapshot()})
+        if self.whole:
+            self._emit(out, {"type": _FINISHED[status], "response": self._snapshot()})
         return out
 
     def fail(self, error: OpenResponsesError) -> list[dict[str, Any]]:
@@ -405,7 +390,8 @@ class Emitter:
         index = len(self.output)
         self.output.append(item)
         self.open = _Open(index, item)
-        self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": self._copy(item)})
+        if self.whole:
+            self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": _copy(item)})
         return self.open
 
     def _text(self, out: list[dict[str, Any]], text: str, field: str) -> None:
@@ -436,16 +422,17 @@ class Emitter:
                         "content_index": item.part_index,
                     }
                 )
-            self._emit(
-                out,
-                {
-                    "type": _PART_ADDED,
-                    "item_id": item.item["id"],
-                    "output_index": item.index,
-                    "content_index": item.part_index,
-                    "part": self._copy(part),
-                },
-            )
+            if self.whole:
+                self._emit(
+                    out,
+                    {
+                        "type": _PART_ADDED,
+                        "item_id": item.item["id"],
+                        "output_index": item.index,
+                        "content_index": item.part_index,
+                        "part": _copy(part),
+                    },
+                )
         item.chunks.append(text)
         if self._plain_deltas:
             self._delta(out, item, text)
@@ -462,10 +449,10 @@ class Emitter:
         self._emit(out, event)
 
     def _delta(self, out: list[Any], item: _Open, delta: str) -> None:
-        """A delta no checker reads: its frame from the item's template, or (events=False) only its number."""
+        """A delta no checker reads: its frame from the item's template (none with events=False)."""
         if item.frame is not None:
             out.append(item.frame % (dumps(delta), self.seq))
-        self.seq += 1
+            self.seq += 1
 
     def _close_part(self, out: list[dict[str, Any]]) -> None:
         item = self.open
@@ -476,12 +463,13 @@ class Emitter:
         item.chunks = []
         part = item.item["content"][item.part_index]
         part[field] = text
-        ids = {"item_id": item.item["id"], "output_index": item.index, "content_index": item.part_index}
-        if field == "text":
-            self._emit(out, {"type": _TEXT_DONE, **ids, "text": text, "logprobs": []})
-        else:
-            self._emit(out, {"type": _REFUSAL_DONE, **ids, "refusal": text})
-        self._emit(out, {"type": _PART_DONE, **ids, "part": self._copy(part)})
+        if self.whole:
+            ids = {"item_id": item.item["id"], "output_index": item.index, "content_index": item.part_index}
+            if field == "text":
+                self._emit(out, {"type": _TEXT_DONE, **ids, "text": text, "logprobs": []})
+            else:
+                self._emit(out, {"type": _REFUSAL_DONE, **ids, "refusal": text})
+            self._emit(out, {"type": _PART_DONE, **ids, "part": _copy(part)})
         item.part_field = None
         item.part_index = None
 
@@ -494,17 +482,19 @@ class Emitter:
         elif item.kind == "function_call":
             arguments = "".join(item.chunks)
             item.item["arguments"] = arguments
-            self._emit(
-                out,
-                {
-                    "type": _ARGUMENTS_DONE,
-                    "item_id": item.item["id"],
-                    "output_index": item.index,
-                    "arguments": arguments,
-                },
-            )
+            if self.whole:
+                self._emit(
+                    out,
+                    {
+                        "type": _ARGUMENTS_DONE,
+                        "item_id": item.item["id"],
+                        "output_index": item.index,
+                        "arguments": arguments,
+                    },
+                )
         item.item["status"] = status
-        self._emit(out, {"type": _ITEM_DONE, "output_index": item.index, "item": self._copy(item.item)})
+        if self.whole:
+            self._emit(out, {"type": _ITEM_DONE, "output_index": item.index, "item": _copy(item.item)})
         self.open = None
 
     def _reasoning(self, out: list[dict[str, Any]], step: ReasoningSummary) -> None:
@@ -541,7 +531,7 @@ class Emitter:
         self._emit(out, {"type": _ITEM_DONE, "output_index": index, "item": self._copy(item)})
 
     def _usage(self) -> dict[str, Any]:
-        u = self.usage or UsageReport(0, 0)
+        u = self.usage or _NO_USAGE
         return {
             "input_tokens": u.input_tokens,
             "output_tokens": u.output_tokens,
@@ -562,3 +552,7 @@ def _copy(value: Any) -> Any:
 
 def _same(value: Any) -> Any:
     return value
+
+
+def _drop(out: list[Any], event: dict[str, Any]) -> None:
+    """`Emitter._emit` when no event is wanted (`events=False`)."""
