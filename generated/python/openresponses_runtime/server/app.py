@@ -206,6 +206,10 @@ def _loads(text: str) -> tuple[Any, bool]:
     ints: JSON Schema counts them as integers, pydantic's strict mode would not (floats still
     accept ints). Also whether there was such a float, so the body is validated re-encoded."""
     if _FLOAT.search(text) is None:  # no float in the body: the shared decoder reads it the same
+        if text[:1] == "{" and text[-1:] == "}":  # nothing around the object: `decode` would find the same
+            data, end = _DECODER.raw_decode(text)
+            if end == len(text):
+                return data, False
         return _DECODER.decode(text), False
     integral: list[str] = []
 
@@ -350,50 +354,95 @@ SETTING_DEFAULTS: dict[str, Any] = {
 }
 
 
+def _echo_text(text: Any) -> dict[str, Any]:
+    text = text if isinstance(text, dict) else {}
+    verbosity = _or(text.get("verbosity"), SETTING_DEFAULTS["verbosity"])
+    return {"format": _echo_format(text.get("format")), "verbosity": verbosity}
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+# How the response states each request setting it echoes (a setting left out has its `_UNSET` value).
+_ECHO: dict[str, Any] = {
+    "previous_response_id": _as_is,
+    "instructions": _as_is,
+    "tools": lambda tools: [_echo_tool(t) for t in tools or () if isinstance(t, dict)],
+    "tool_choice": _echo_tool_choice,
+    "truncation": _as_is,
+    "parallel_tool_calls": _as_is,
+    "text": _echo_text,
+    "top_p": float,
+    "presence_penalty": float,
+    "frequency_penalty": float,
+    "top_logprobs": _as_is,
+    "temperature": float,
+    "reasoning": lambda r: {"effort": r.get("effort"), "summary": r.get("summary")} if isinstance(r, dict) else None,
+    "max_output_tokens": _as_is,
+    "max_tool_calls": _as_is,
+    "store": _as_is,
+    "background": _as_is,
+    "service_tier": lambda tier: "default" if tier == "auto" else tier,
+    "metadata": _as_is,
+    "safety_identifier": _as_is,
+    "prompt_cache_key": _as_is,
+}
+
+# The response of a request that sets nothing, in the response's field order (the mutable
+# fields are made afresh for each response).
+_UNSET: dict[str, Any] = {
+    "id": None,
+    "object": "response",
+    "created_at": None,
+    "completed_at": None,
+    "status": "in_progress",
+    "incomplete_details": None,
+    "model": None,
+    "previous_response_id": None,
+    "instructions": None,
+    "output": None,
+    "error": None,
+    "tools": None,
+    "tool_choice": _echo_tool_choice(SETTING_DEFAULTS["tool_choice"]),
+    "truncation": SETTING_DEFAULTS["truncation"],
+    "parallel_tool_calls": SETTING_DEFAULTS["parallel_tool_calls"],
+    "text": None,
+    "top_p": float(SETTING_DEFAULTS["top_p"]),
+    "presence_penalty": float(SETTING_DEFAULTS["presence_penalty"]),
+    "frequency_penalty": float(SETTING_DEFAULTS["frequency_penalty"]),
+    "top_logprobs": SETTING_DEFAULTS["top_logprobs"],
+    "temperature": float(SETTING_DEFAULTS["temperature"]),
+    "reasoning": None,
+    "usage": None,
+    "max_output_tokens": None,
+    "max_tool_calls": None,
+    "store": SETTING_DEFAULTS["store"],
+    "background": SETTING_DEFAULTS["background"],
+    "service_tier": "default",
+    "metadata": None,
+    "safety_identifier": None,
+    "prompt_cache_key": None,
+}
+
+
 def response_skeleton(data: dict[str, Any], response_id: str, model: str) -> dict[str, Any]:
     """A complete `ResponseResource` in status `in_progress`, echoing the request's settings."""
-    setting = {**SETTING_DEFAULTS, **{k: v for k, v in data.items() if v is not None}}  # a null sets nothing
-    text = setting["text"] if isinstance(setting.get("text"), dict) else {}
-    reasoning = setting["reasoning"] if isinstance(setting.get("reasoning"), dict) else None
-    tier = setting.get("service_tier")
-    return {
+    response = {
+        **_UNSET,
         "id": response_id,
-        "object": "response",
         "created_at": int(time.time()),
-        "completed_at": None,
-        "status": "in_progress",
-        "incomplete_details": None,
         "model": model,
-        "previous_response_id": setting.get("previous_response_id"),
-        "instructions": setting.get("instructions"),
         "output": [],
-        "error": None,
-        "tools": [_echo_tool(t) for t in setting.get("tools") or () if isinstance(t, dict)],
-        "tool_choice": _echo_tool_choice(setting["tool_choice"]),
-        "truncation": setting["truncation"],
-        "parallel_tool_calls": setting["parallel_tool_calls"],
-        "text": {
-            "format": _echo_format(text.get("format")),
-            "verbosity": _or(text.get("verbosity"), SETTING_DEFAULTS["verbosity"]),
-        },
-        "top_p": float(setting["top_p"]),
-        "presence_penalty": float(setting["presence_penalty"]),
-        "frequency_penalty": float(setting["frequency_penalty"]),
-        "top_logprobs": setting["top_logprobs"],
-        "temperature": float(setting["temperature"]),
-        "reasoning": None
-        if reasoning is None
-        else {"effort": reasoning.get("effort"), "summary": reasoning.get("summary")},
-        "usage": None,
-        "max_output_tokens": setting.get("max_output_tokens"),
-        "max_tool_calls": setting.get("max_tool_calls"),
-        "store": setting["store"],
-        "background": setting["background"],
-        "service_tier": "default" if tier in (None, "auto") else tier,
-        "metadata": setting.get("metadata", {}),
-        "safety_identifier": setting.get("safety_identifier"),
-        "prompt_cache_key": setting.get("prompt_cache_key"),
+        "tools": [],
+        "text": {"format": {"type": "text"}, "verbosity": SETTING_DEFAULTS["verbosity"]},
+        "metadata": {},
     }
+    for name, value in data.items():
+        echo = _ECHO.get(name)
+        if echo is not None and value is not None:  # a null sets nothing
+            response[name] = echo(value)
+    return response
 
 
 def input_items(value: Any) -> list[dict[str, Any]]:
@@ -604,7 +653,9 @@ class _Server:
         early errors (a 429, say) keep their own status."""
         steps = aiter(self.provider.respond(request))
         try:
-            first = await anext(steps, None)
+            first = await steps.__anext__()
+        except StopAsyncIteration:
+            first = None
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await steps.aclose()
