@@ -665,8 +665,8 @@ class _Server:
     async def sse(self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]) -> None:
         """The response's events as SSE frames, each provider step's sent as soon as it is made."""
 
-        async def deliver(frames: list[bytes]) -> None:
-            await send({"type": "http.response.body", "body": b"".join(frames), "more_body": True})
+        def deliver(frames: list[bytes]) -> Awaitable[None]:  # the send itself is awaited: no coroutine between
+            return send({"type": "http.response.body", "body": b"".join(frames), "more_body": True})
 
         self.active += 1
         try:

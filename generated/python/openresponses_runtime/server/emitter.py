@@ -255,7 +255,9 @@ class Emitter:
         item = self.open
         if type(step) is TextDelta and self._plain_deltas and item is not None and item.part_field == "text":
             item.chunks.append(step.text)  # more text for the open part, most steps of most responses
-            self._delta(out, item, step.text)
+            if item.frame is not None:  # as in `_delta`
+                out.append(item.frame % (dumps(step.text), self.seq))
+                self.seq += 1
             return out
         if self.suppressing and not isinstance(step, ArgumentsDelta | FunctionCallEnd):
             self.suppressing = False
