@@ -523,8 +523,10 @@ class _Server:
         if token is None:
             raise Unauthorized("Missing bearer token: send `Authorization: Bearer <key>`.", code="missing_api_key")
         given = token.encode()
-        if not any(hmac.compare_digest(given, key) for key in self._keys):
-            raise Unauthorized("Incorrect API key provided.")
+        for key in self._keys:
+            if hmac.compare_digest(given, key):
+                return
+        raise Unauthorized("Incorrect API key provided.")
 
     async def read(self, scope: Scope, receive: Receive, model: type) -> tuple[dict[str, Any], Any]:
         authorization, content_type, length = _headers(scope)
