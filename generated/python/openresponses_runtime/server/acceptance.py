@@ -93,6 +93,8 @@ def check_function_outputs(own_input: list[dict[str, Any]], history: list[dict[s
 
     The calls are those of the `previous_response_id` chain (`history`) and of this turn's input.
     """
+    if not any(item.get("type") == "function_call_output" for item in own_input):
+        return  # nothing to answer for (most turns): no need to collect the calls
     calls = {
         item.get("call_id") for item in (*history, *own_input) if isinstance(item, dict) and item.get("type") == "function_call"
     }

@@ -467,8 +467,10 @@ def _check_tool_types(body: Any) -> None:
 
 
 def _check_tool_choice(data: dict[str, Any]) -> None:
-    names = {t.get("name") for t in data.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"}
     choice = data.get("tool_choice")
+    if choice != "required" and not isinstance(choice, dict):
+        return  # `auto`, `none` or left out: nothing to check against the tools
+    names = {t.get("name") for t in data.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"}
     if choice == "required" and not names:
         # Only function calls satisfy `required` (see `ToolPolicy`): without one it cannot be met.
         raise InvalidRequest(

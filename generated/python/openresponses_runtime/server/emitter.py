@@ -131,6 +131,8 @@ class ToolPolicy:
 
     @classmethod
     def from_request(cls, tools: list[dict[str, Any]], tool_choice: Any) -> ToolPolicy:
+        if not tools and tool_choice in (None, "auto", "none"):
+            return cls(frozenset(), False)  # most requests: nothing the model may call
         names = frozenset(t["name"] for t in tools if t.get("type") == "function" and isinstance(t.get("name"), str))
         if tool_choice is None or tool_choice == "auto":
             return cls(names, False)
