@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -14,6 +17,39 @@ RELEASES = {
     "2026-01-15": UPSTREAM / "2026-01-15" / "openapi.json",
     "2026-04-24": UPSTREAM / "2026-04-24" / "openapi.json",
 }
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    # Many tests wait on servers, sockets and subprocesses; two workers a core keep the cores busy.
+    return 2 * len(os.sched_getaffinity(0))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Slow tests go out first and the short ones fill in around them (`--dist load --maxschedchunk 1`
+    # hands tests out two at a time), so no slow test holds up the end. A module's slow tests are dealt
+    # out in turns with other modules', so workers run them side by side rather than one after another.
+    nth_in_module: dict[Path, int] = {}
+    rank: dict[str, tuple[int, int]] = {}
+    for item in items:
+        if item.get_closest_marker("slow"):
+            nth_in_module[item.path] = nth_in_module.get(item.path, -1) + 1
+            rank[item.nodeid] = (0, nth_in_module[item.path])
+    items.sort(key=lambda item: rank.get(item.nodeid, (1, 0)))
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """A folder filled by `build` once per test run, however many xdist workers ask for it."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, shared by its workers
+    folder = base / f"once-{name}"
+    with FileLock(f"{folder}.lock"):
+        if not (folder / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            (folder / ".built").touch()
+    return folder
 
 
 def run_orspec(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:

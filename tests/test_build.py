@@ -59,6 +59,7 @@ print(len(models.__all__))
 """
 
 
+@pytest.mark.slow
 def test_openai_full_spec_builds_into_an_importable_package(tmp_path, shared):
     spec = shared / "upstream" / "openai" / "openapi.json"
     out = tmp_path / "out"

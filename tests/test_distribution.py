@@ -22,13 +22,16 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import ROOT, built_once
 from .streams import SHARED
 
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("ORSPEC_TEST_FRESH_VENV"),
-    reason="set ORSPEC_TEST_FRESH_VENV=1 to build the wheels and install them into fresh venvs (a few minutes)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not os.environ.get("ORSPEC_TEST_FRESH_VENV"),
+        reason="set ORSPEC_TEST_FRESH_VENV=1 to build the wheels and install them into fresh venvs (a few minutes)",
+    ),
+    pytest.mark.slow,
+]
 
 GENERATOR_ONLY = ("datamodel-code-generator", "jinja2", "ruff", "openapi-spec-validator")
 
@@ -40,14 +43,15 @@ def run(*args, cwd: Path, env: dict, timeout: int = 600, check: bool = True) -> 
     return done
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def wheels(tmp_path_factory) -> Path:
-    """Both wheels, built once for the module."""
-    folder = tmp_path_factory.mktemp("wheels")
-    env = clean_env()
-    run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", folder, ROOT, ROOT / "generated" / "python",
-        cwd=folder, env=env)  # fmt: skip
-    return folder
+    """Both wheels, built once for the run."""
+
+    def build(folder: Path) -> None:
+        run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", folder, ROOT, ROOT / "generated" / "python",
+            cwd=folder, env=clean_env())  # fmt: skip
+
+    return built_once(tmp_path_factory, "wheels", build)
 
 
 def clean_env(wheels: Path | None = None) -> dict:
@@ -67,10 +71,13 @@ def make_venv(where: Path, wheels: Path, *requirements: str) -> Path:
     return where / "bin"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def toolchain(wheels, tmp_path_factory) -> Path:
-    """A venv with `orspec[docs]` from the wheel: its bin folder."""
-    return make_venv(tmp_path_factory.mktemp("toolchain") / "venv", wheels, "orspec[docs]")
+    """A venv with `orspec[docs]` from the wheel, made once for the run: its bin folder."""
+    folder = built_once(
+        tmp_path_factory, "toolchain", lambda folder: make_venv(folder / "venv", wheels, "orspec[docs]")
+    )
+    return folder / "venv" / "bin"
 
 
 @pytest.fixture(scope="module")

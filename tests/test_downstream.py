@@ -138,6 +138,7 @@ def served(tmp_path_factory):
         log.close()
 
 
+@pytest.mark.slow
 def test_schemathesis_cli_all_checks_is_clean(served, tmp_path):
     st = tool(BIN / "schemathesis", "schemathesis")
     url, key = served

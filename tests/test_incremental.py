@@ -121,3 +121,18 @@ def test_the_cli_starts_without_heavy_imports():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_core_state_machines_are_part_of_the_fingerprint(tmp_path, monkeypatch):
+    # A spec without its own state machines gets the core ones: a change to them must rebuild its registry.
+    from orspec import cache
+    from orspec.project import CORE_STATE_MACHINES
+
+    spec = tmp_path / "openapi.json"
+    shutil.copy(ROOT / "generated" / "openapi.json", spec)
+    before = cache.fingerprint(spec, ROOT / "templates", lenient=False)
+    core = tmp_path / "state-machines.yaml"
+    core.write_text(CORE_STATE_MACHINES.read_text() + "\n# changed\n")
+    monkeypatch.setattr(cache, "CORE_STATE_MACHINES", core)
+    after = cache.fingerprint(spec, ROOT / "templates", lenient=False)
+    assert after["tool"] != before["tool"] and after["spec"] == before["spec"]

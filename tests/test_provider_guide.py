@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .server_helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,6 +27,7 @@ def sh_blocks(text: str) -> list[str]:
     return re.findall(r"^```sh\n(.*?)^```", text, flags=re.S | re.M)
 
 
+@pytest.mark.slow
 def test_guide_commands_run(tmp_path):
     blocks = sh_blocks(GUIDE.read_text())
     assert len(blocks) >= 5

@@ -655,6 +655,7 @@ def test_an_upstream_dying_mid_message_still_ends_with_whole_closing_events(tmp_
     assert record["violations"] == []  # the half message is the cut's doing, not the stream's
 
 
+@pytest.mark.slow
 def test_a_stalled_websocket_turn_is_ended_with_closing_events(tmp_path):
     from starlette.routing import WebSocketRoute
 

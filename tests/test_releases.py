@@ -64,6 +64,7 @@ def test_a_changed_release_fails_the_build(project):
     assert not (project / "out").exists()
 
 
+@pytest.mark.slow
 def test_release_twice_with_a_change_between(project):
     shutil.rmtree(project / "spec" / "releases")
     first = run_orspec("release", "2026-05-01", cwd=project)

@@ -53,6 +53,7 @@ def test_names_are_sanitised():
         names_for("x", "9lives")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("template", ["demo", "chat-completions"])
 def test_scaffolded_project_passes_its_own_tests(tmp_path, template):
     out = tmp_path / "proj"

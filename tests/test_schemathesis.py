@@ -84,6 +84,7 @@ def _describe(case, response) -> str:
     return f"{case.method} {case.path} body={str(body)[:400]} -> {response.status_code} {response.text[:400]}"
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @settings(
     max_examples=MAX_EXAMPLES,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
+from .project import CORE_STATE_MACHINES
 from .write import STAMP
 
 TOOLS = Path(__file__).resolve().parent
@@ -68,6 +69,7 @@ def fingerprint(spec: Path, templates: Path, *, lenient: bool, loaded: tuple[str
     versions = _library_versions()
     tool = hashlib.sha256(_hash_files([p for p in _tree(TOOLS) if p.suffix == ".py"], TOOLS).encode())
     tool.update("\n".join([__version__, *versions]).encode())
+    tool.update(CORE_STATE_MACHINES.read_bytes())  # what the registry uses for a spec without its own
     parts["tool"] = tool.hexdigest()
     parts["flags"] = f"lenient={lenient}"
     return parts
