@@ -154,3 +154,77 @@ def test_response_states_the_defaults_the_spec_declares():
         assert response[name] == value, name
     models.ResponseResource.model_validate(response)  # and the whole skeleton is a valid response
     assert response_skeleton({"tool_choice": "none", "presence_penalty": 0.5}, "r", "m")["tool_choice"] == "none"
+
+
+# -- the fast paths: the same bytes and the same response as the event dicts ---------------------
+
+FAST_STEPS = [
+    ReasoningSummary("thinking"),
+    TextDelta("Hel"),
+    TextDelta('lo "wörld" \\ 100% \n'),
+    Refusal("no ✋"),
+    FunctionCallStart("a", call_id="call_1"),
+    ArgumentsDelta('{"x":'),
+    ArgumentsDelta("1}"),
+    FunctionCallEnd(),
+    TextDelta("bye \u2028"),
+    Incomplete("max_output_tokens"),
+]
+
+
+def _drive(e: Emitter) -> list:
+    out = e.start()
+    for step in FAST_STEPS:
+        out += e.step(step)
+    return out + e.finish()
+
+
+@pytest.fixture
+def pinned(monkeypatch):
+    """A maker of emitters whose ids and clock repeat, so two outputs compare byte for byte."""
+    import itertools
+    import time
+
+    from openresponses_runtime.server import emitter as module
+
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000)
+
+    def make(**options) -> Emitter:
+        counter = itertools.count()
+        monkeypatch.setattr(module, "new_id", lambda prefix: f"{prefix}_{next(counter)}")
+        return Emitter(
+            response_skeleton({"tools": TOOLS}, "resp_1", "m"), ToolPolicy(frozenset({"a"}), False), **options
+        )
+
+    return make
+
+
+def test_framed_deltas_are_the_bytes_sse_frame_writes(pinned):
+    """`frames=True` writes text, refusal and arguments deltas straight into frames: byte for byte
+    what `sse_frame` makes of the events the dict path builds."""
+    dict_path = b"".join(sse_frame(event) for event in _drive(pinned()))
+    framed = b"".join(_drive(pinned(frames=True)))
+    assert framed == dict_path
+    assert framed.count(b"event: response.output_text.delta\n") == 3
+    assert b'"delta":"lo \\"w\xc3\xb6rld\\" \\\\ 100% \\n"' in framed
+    assert check_sse(framed + b"data: [DONE]\n\n") == []
+
+
+def test_a_response_without_events_ends_the_same(pinned):
+    """`events=False` (a non-streamed response) makes no event at all, and the same response."""
+    finals = []
+    for events in (True, False):
+        e = pinned(events=events)
+        assert bool(_drive(e)) is events
+        finals.append(e.response)
+    assert finals[0] == finals[1]
+    assert finals[1]["status"] == "incomplete"
+    assert [item["type"] for item in finals[1]["output"]] == ["reasoning", "message", "function_call", "message"]
+
+
+def test_ids_are_fresh_hex():
+    from openresponses_runtime.server.emitter import new_id
+
+    ids = [new_id("msg") for _ in range(2000)]  # more than one page of random bytes
+    assert len(set(ids)) == 2000
+    assert all(len(i) == len("msg_") + 32 and int(i[4:], 16) >= 0 for i in ids)
