@@ -208,6 +208,12 @@ def test_framed_deltas_are_the_bytes_sse_frame_writes(pinned):
     assert framed.count(b"event: response.output_text.delta\n") == 3
     assert b'"delta":"lo \\"w\xc3\xb6rld\\" \\\\ 100% \\n"' in framed
     assert check_sse(framed + b"data: [DONE]\n\n") == []
+    lone = [TextDelta("a"), TextDelta("\ud800")]  # orjson will not write a lone surrogate; `dumps` falls back
+    e = pinned(frames=True)
+    framed = [e.step(step)[-1] for step in lone]
+    e = pinned()
+    assert framed == [sse_frame(e.step(step)[-1]) for step in lone]
+    assert framed[1].endswith(b'"delta":"\\ud800","logprobs":[],"sequence_number":3}\n\n')
 
 
 def test_a_response_without_events_ends_the_same(pinned):

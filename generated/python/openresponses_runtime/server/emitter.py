@@ -107,6 +107,9 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
 
 
+_dumps_fast = _orjson_dumps or dumps
+
+
 def sse_frame(event: dict[str, Any]) -> bytes:
     """One SSE message: `event: <type>` equal to the JSON `type`, one `data:` line, no `id:`."""
     return b"event: " + event["type"].encode() + b"\ndata: " + dumps(event) + b"\n\n"
@@ -253,14 +256,18 @@ class Emitter:
         """The events for one provider step (none for a suppressed tool call)."""
         if self.finished or self.incomplete is not None:
             raise ProviderError(f"{type(step).__name__} after the response ended")
-        out: list[dict[str, Any]] = []
         item = self.open
         if type(step) is TextDelta and self._plain_deltas and item is not None and item.part_field == "text":
             item.chunks.append(step.text)  # more text for the open part, most steps of most responses
-            if item.frame is not None:  # as in `_delta`
-                out.append(item.frame % (dumps(step.text), self.seq))
-                self.seq += 1
-            return out
+            if item.frame is None:
+                return []
+            try:  # as in `_delta`, without the calls
+                delta = _dumps_fast(step.text)
+            except TypeError:  # a lone surrogate, which orjson does not write
+                delta = dumps(step.text)
+            self.seq += 1
+            return [item.frame % (delta, self.seq - 1)]
+        out: list[dict[str, Any]] = []
         if self.suppressing and not isinstance(step, ArgumentsDelta | FunctionCallEnd):
             self.suppressing = False
         if isinstance(step, TextDelta):
