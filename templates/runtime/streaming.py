@@ -64,6 +64,17 @@ _PART_TEXT_EVENTS = frozenset(
 )
 
 
+def _nan_or_infinity(data: bytes | str) -> bool:
+    """Whether JSON text holds NaN or Infinity (pydantic's parser reads them, JSON has neither).
+
+    Looked for only where an N or I is (an int test is a bare memchr): a word inside a string,
+    "NaN Infinity", is no more than a false alarm that lets orjson decide.
+    """
+    if type(data) is bytes:
+        return (78 in data or 73 in data) and (b"NaN" in data or b"Infinity" in data)
+    return ("N" in data or "I" in data) and ("NaN" in data or "Infinity" in data)
+
+
 def _may_hold_float(annotation: Any) -> bool:
     """Whether a field of this type can hold a float, or any JSON value (where NaN could hide)."""
     origin = typing.get_origin(annotation)
@@ -275,7 +286,10 @@ class StreamChecker:
                         and get_shared(event) == shared
                         and (event_name is None or event_name == shared[0])
                         and not model.__pydantic_extra__
-                        and ((78 not in data and 73 not in data) if type(data) is bytes else not ("N" in data or "I" in data))
+                        and (
+                            (78 not in data and 73 not in data if type(data) is bytes else "N" not in data and "I" not in data)
+                            or not _nan_or_infinity(data)
+                        )
                     ):
                         self._prev_seq = seq
                         deltas.append(event["delta"])
@@ -283,11 +297,10 @@ class StreamChecker:
                     self._end_run()
                 floaty = _FLAT.get(model.type)
                 # pydantic's parser takes NaN and Infinity, which JSON has not, and reads numbers
-                # beyond double range as inf, which orjson refuses. Without an N or I anywhere (an
-                # int test is a bare memchr) and without a float or free-form value, the model's
-                # own fields will do; otherwise orjson parses the data and has the last word.
-                n, i = (78, 73) if type(data) is bytes else ("N", "I")  # the N of NaN, the I of Infinity
-                if floaty is not None and (model.__pydantic_extra__ or n in data or i in data):
+                # beyond double range as inf, which orjson refuses. Without NaN or Infinity anywhere
+                # and without a float or free-form value, the model's own fields will do; otherwise
+                # orjson parses the data and has the last word.
+                if floaty is not None and (model.__pydantic_extra__ or _nan_or_infinity(data)):
                     floaty = None
                 for name in floaty or ():  # a loop: cheaper than any(map(...)) for one or two names
                     if event[name]:
@@ -337,6 +350,7 @@ class StreamChecker:
 
         `raw` is its JSON text, if any; `model` the event already validated, if it was.
         """
+        from_json = raw is not None or model is not None
         kind = event.get("type") if type(event) is dict else None
         if type(kind) is not str:
             self._untyped += 1
@@ -394,12 +408,17 @@ class StreamChecker:
         handler = self._handlers.get(kind)
         if handler is not None:
             deltas = handler(event)
-            # An increment added in the steady state starts a run for the ones that follow.
-            if deltas is not None and steady and model is not None and self._seq is not None and kind in _INCREMENTS:
-                get_shared, floats = _INCREMENTS[kind]
-                if not any(getattr(model, name) for name in floats):
-                    self._run = (type(model), get_shared(model.__dict__), get_shared, deltas, len(deltas))
+            # A delta added in the steady state starts a run, for `feed`'s JSON (`feed_event` has none).
+            if deltas is not None and steady and from_json and model is not None and self._seq is not None:
+                self._start_run(kind, model, deltas)
         return model
+
+    def _start_run(self, kind: str, model: Any, deltas: list[str]) -> None:
+        """The deltas that follow `model` to the same part take the run (see `feed`)."""
+        if kind in _INCREMENTS:
+            get_shared, floats = _INCREMENTS[kind]
+            if not any(getattr(model, name) for name in floats):
+                self._run = (type(model), get_shared(model.__dict__), get_shared, deltas, len(deltas))
 
     def _end_run(self) -> None:
         """Count the run's events, as the general path would have."""
