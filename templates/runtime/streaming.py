@@ -253,8 +253,9 @@ class StreamChecker:
 
     def check_sse(self, source: bytes | str | Iterable[bytes | str]) -> list[Violation]:
         """Check a whole SSE capture (see `events.iter_sse` for what `source` may be)."""
-        for message in iter_sse(source):
-            self.feed(message.event, message.data)
+        feed = self.feed
+        for event_name, data, _ in iter_sse(source):
+            feed(event_name, data)
         return self.finish()
 
     def feed(self, event_name: str | None, data: str | bytes | Mapping[str, Any]) -> Any:
@@ -275,10 +276,11 @@ class StreamChecker:
             else:
                 event = model.__dict__
                 if (run := self._run) is not None:
-                    # Most of a stream: one more increment to the open part the last one added to,
-                    # numbered next. Nothing that any rule reads has changed since the event that
-                    # started the run went through every check, so appending is all that is left
-                    # (and the floats test below, as it is). Anything else ends the run.
+                    # Most of a stream: the next delta to the part the last one added to. Nothing a
+                    # rule reads has changed since the delta that started the run passed every check,
+                    # so only what this event brings is left: its type, number, header and part, float
+                    # fields still empty, and neither unknown fields nor NaN (as below). Anything else
+                    # ends the run and takes the general path.
                     cls, shared, get_shared, deltas, _ = run
                     if (
                         type(model) is cls  # so its fields are the run's
@@ -286,8 +288,12 @@ class StreamChecker:
                         and get_shared(event) == shared
                         and (event_name is None or event_name == shared[0])
                         and not model.__pydantic_extra__
-                        and (
-                            (78 not in data and 73 not in data if type(data) is bytes else "N" not in data and "I" not in data)
+                        and (  # `_nan_or_infinity`'s first test inlined: most text has no N or I
+                            (
+                                78 not in data and 73 not in data
+                                if type(data) is bytes
+                                else "N" not in data and "I" not in data
+                            )
                             or not _nan_or_infinity(data)
                         )
                     ):
