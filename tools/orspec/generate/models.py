@@ -11,6 +11,7 @@ import ast
 import contextlib
 import io
 import json
+import re
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -128,6 +129,7 @@ def _inline_constrained_aliases(code: str) -> str:
     mention the alias keeps its words.
     """
     tree = ast.parse(code)
+    lines = _source_lines(code)
     inline: dict[str, str] = {}
     edits: list[tuple[tuple[int, int, int, int], str]] = []
     body = tree.body
@@ -146,7 +148,7 @@ def _inline_constrained_aliases(code: str) -> str:
             and isinstance(value.slice.elts[0], ast.Name)
             and value.slice.elts[0].id in _PRIMITIVES
         ):
-            inline[_assigned_name(node)] = ast.get_source_segment(code, value)
+            inline[_assigned_name(node)] = _segment(lines, value)
             last = node
             nxt = body[i + 1] if i + 1 < len(body) else None
             if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
@@ -183,6 +185,23 @@ def _rename(code: str, tree: ast.Module, renames: dict[str, str]) -> str:
         elif isinstance(node, ast.ClassDef) and node.name in renames:
             edits.append((_name_span(code, node), renames[node.name]))
     return _apply(code, edits)
+
+
+# The line ends `ast` counts (not form feeds or Unicode separators, which `str.splitlines` splits at).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")
+
+
+def _source_lines(code: str) -> list[str]:
+    return _LINE.findall(code)
+
+
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """`ast.get_source_segment(code, node)` from lines split once (it splits the whole module per call)."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset : node.end_col_offset].decode()
+    head = lines[first].encode()[node.col_offset :].decode()
+    return head + "".join(lines[first + 1 : last]) + lines[last].encode()[: node.end_col_offset].decode()
 
 
 def _span(node: ast.AST) -> tuple[int, int, int, int]:
