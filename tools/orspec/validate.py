@@ -9,7 +9,7 @@ import functools
 import json
 import re
 import reprlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from jsonpointer import escape
@@ -146,9 +146,10 @@ def subschemas(pointer: str, schema: Any) -> Iterator[tuple[str, dict]]:
 
 def check_schema_objects(doc: dict, sources: SourceMap, v31: bool) -> Iterator[Problem]:
     meta = _meta_validator(v31)
+    valid = _quick_meta_check(v31)
     defaults = _DefaultChecker(doc, v31)
     for root, schema in schema_roots(doc):
-        for error in meta.iter_errors(schema):
+        for error in () if valid(schema) else meta.iter_errors(schema):
             error = _closest(error)
             pointer = root + "".join(f"/{escape(str(p))}" for p in error.absolute_path)
             if error.validator == "format" and error.absolute_path and error.absolute_path[-1] == "pattern":
@@ -222,6 +223,7 @@ def _closest(error: Any) -> Any:
     return error
 
 
+@functools.cache
 def _meta_validator(v31: bool) -> Any:
     from jsonschema.validators import validator_for
     from openapi_schema_validator import OAS30Validator, OAS31Validator, oas30_format_checker, oas31_format_checker
@@ -231,6 +233,47 @@ def _meta_validator(v31: bool) -> Any:
 
     cls, formats = (OAS31Validator, oas31_format_checker) if v31 else (OAS30Validator, oas30_format_checker)
     return validator_for(cls.META_SCHEMA, default=cls)(cls.META_SCHEMA, format_checker=formats, registry=REGISTRY)
+
+
+@functools.cache
+def _quick_meta_check(v31: bool) -> Callable[[Any], bool]:
+    """A fast yes for schema objects that pass the meta-schema check, from jsonschema-rs (Rust).
+
+    It checks the same meta-schemas and asks python-jsonschema's own format checker about every
+    format that one asserts, so it accepts nothing python-jsonschema would reject; for a schema it
+    does not accept (or cannot read), python-jsonschema runs and words and locates the errors.
+    Checking the OpenAI spec's 2,400 schemas takes 0.03 s this way, against ~6 s.
+    """
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return lambda schema: False
+    from openapi_schema_validator import OAS30Validator, OAS31Validator, oas30_format_checker, oas31_format_checker
+    from openapi_schema_validator._specifications import REGISTRY
+
+    cls, formats = (OAS31Validator, oas31_format_checker) if v31 else (OAS30Validator, oas30_format_checker)
+
+    def conforms(name: str) -> Callable[[Any], bool]:
+        return lambda value: formats.conforms(value, name)
+
+    try:
+        registry = jsonschema_rs.Registry([(uri, REGISTRY[uri].contents) for uri in REGISTRY])
+        validator = jsonschema_rs.validator_for(
+            cls.META_SCHEMA,
+            registry=registry,
+            formats={name: conforms(name) for name in formats.checkers},
+            validate_formats=True,
+        )
+    except Exception:  # a meta-schema this engine cannot compile: python-jsonschema checks everything
+        return lambda schema: False
+
+    def valid(schema: Any) -> bool:
+        try:
+            return validator.is_valid(schema)
+        except Exception:  # a value it cannot convert: let python-jsonschema decide
+            return False
+
+    return valid
 
 
 def _same(a: Any, b: Any) -> bool:
