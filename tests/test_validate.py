@@ -251,3 +251,13 @@ def test_fast_meta_check_accepts_every_schema_of_the_spec():
     quick = _quick_meta_check(True)
     roots = list(schema_roots(bundle(ROOT / "spec").document))
     assert roots and all(quick(schema) for _, schema in roots)
+
+
+def test_fast_structural_check_says_no_where_python_jsonschema_finds_errors():
+    from orspec.validate import _quick_structural_check, _structural_validator
+
+    quick, full = _quick_structural_check("3.1.0"), _structural_validator("3.1.0")
+    good = bundle(ROOT / "spec").document
+    bad = {**good, "info": {"title": 1}, "paths": {"no-slash": {}}}
+    assert quick(good) and not list(full.iter_errors(good))
+    assert not quick(bad) and list(full.iter_errors(bad))
