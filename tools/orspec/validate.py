@@ -48,9 +48,9 @@ def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
 
     version = str(doc["openapi"])
     if version.startswith("3.1"):
-        validator = OpenAPIV31SpecValidator(doc)
+        validator = _without_schema_checks(OpenAPIV31SpecValidator)(doc)
     elif version.startswith("3.0"):
-        validator = OpenAPIV30SpecValidator(doc)
+        validator = _without_schema_checks(OpenAPIV30SpecValidator)(doc)
     else:
         yield sources.problem("/openapi", f"unsupported OpenAPI version {version!r}; expected 3.1.x or 3.0.x")
         return
@@ -75,6 +75,19 @@ def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         yield sources.problem("", "schemas are nested too deeply to validate")
     except Exception as exc:  # the validator can trip over input it was never meant to see
         yield sources.problem("", f"OpenAPI validation stopped: {type(exc).__name__}: {exc}")
+
+
+def _without_schema_checks(cls: type) -> type:
+    """openapi-spec-validator's validator with its schema-object keyword doing nothing: its findings
+    there are not kept (`check_schema_objects` reports them, located), and it checked each schema
+    of the paths against the meta-schema once more."""
+    from openapi_spec_validator.validation.keywords import KeywordValidator
+
+    class SchemaSkipped(KeywordValidator):
+        def __call__(self, schema: Any) -> Iterator[Any]:
+            return iter(())
+
+    return type(cls.__name__, (cls,), {"keyword_validators": {**cls.keyword_validators, "schema": SchemaSkipped}})
 
 
 def _message(error: Any) -> str:
