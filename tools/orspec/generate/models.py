@@ -105,6 +105,7 @@ def _render_tagged_unions(code: str, model_input: ModelInput, env: Environment) 
     # Each union takes the place of the alias it replaces, which the generator ordered before its
     # users; its members are named as strings (forward references pydantic resolves on first use),
     # since the member classes may come later in the module.
+    env = env.overlay(trim_blocks=True, lstrip_blocks=True)  # once: an overlay compiles its templates anew
     edits = [
         ((node.lineno, 0, node.end_lineno + 1, 0), _union_source(model_input.tagged_unions[name], env))
         for node in tree.body
@@ -162,15 +163,14 @@ def _inline_constrained_aliases(code: str) -> str:
             edits.append((_span(node), inline[node.id]))
     code = _apply(code, edits)
     # Names that got a numeric suffix only because an inlined alias held the plain name get it back.
-    tree = ast.parse(code)
-    defined = {n for node in tree.body if (n := _assigned_name(node))}
+    defined = {n for node in body if (n := _assigned_name(node))} - set(inline)  # the edits define nothing
     renames = {}
     for name in sorted(defined):
         base = name.rstrip("0123456789")
         if base != name and base in inline and base not in defined:
             renames[name] = base
             defined.add(base)
-    return _rename(code, tree, renames) if renames else code
+    return _rename(code, ast.parse(code), renames) if renames else code
 
 
 def _rename(code: str, tree: ast.Module, renames: dict[str, str]) -> str:
@@ -261,8 +261,8 @@ def _assigned_name(node: ast.stmt) -> str | None:
 
 
 def _union_source(union: TaggedUnion, env: Environment) -> str:
-    """The source of a tagged union and its tag function (`templates/models/tagged_union.py.jinja`)."""
-    env = env.overlay(trim_blocks=True, lstrip_blocks=True)
+    """The source of a tagged union and its tag function (`templates/models/tagged_union.py.jinja`);
+    `env` trims blocks."""
     return env.get_template(UNION_TEMPLATE).render(
         union=union,
         func=f"_{_snake(union.name)}_tag",
