@@ -9,7 +9,7 @@ import functools
 import json
 import re
 import reprlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from jsonpointer import escape
@@ -188,19 +188,17 @@ def check_schema_objects(doc: dict, sources: SourceMap, v31: bool) -> Iterator[P
 def _structural_validator(version: str) -> Any:
     """The OpenAPI document schema, checked by python-jsonschema whatever backend
     openapi-spec-validator would pick (jsonschema-rs words and locates its errors differently)."""
+    from importlib.resources import files
+
     from jsonschema.validators import validator_for
-    from openapi_spec_validator.schemas import schema_v30, schema_v31
 
-    schema = _plain(schema_v31 if version.startswith("3.1") else schema_v30)
+    # The file openapi-spec-validator's `schema_v31` / `schema_v30` hold, read as JSON (its own
+    # reader parses it as YAML in pure Python, 0.06 s).
+    folder = "v3.1" if version.startswith("3.1") else "v3.0"
+    schema = json.loads(
+        (files("openapi_spec_validator") / "resources" / "schemas" / folder / "schema.json").read_text()
+    )
     return validator_for(schema)(_static_meta_refs(schema))
-
-
-def _plain(node: Any) -> Any:
-    if isinstance(node, Mapping):
-        return {key: _plain(value) for key, value in node.items()}
-    if isinstance(node, list | tuple):
-        return [_plain(value) for value in node]
-    return node
 
 
 def _static_meta_refs(schema: dict) -> dict:
