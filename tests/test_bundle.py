@@ -78,3 +78,29 @@ def test_bad_refs_are_refused_with_location(tmp_path, parts, expected):
 
 def test_spec_directory_without_root_is_an_error(tmp_path):
     assert any("no openapi.yaml" in m for m in messages(tmp_path))
+
+
+def doubling_parts(levels: int) -> str:
+    """parts.yaml where each level refers to the one below twice: level n inlines 2**n strings."""
+    lines = ["L0: {type: string}"]
+    lines += [f"L{n}: {{allOf: [{{$ref: '#/L{n - 1}'}}, {{$ref: '#/L{n - 1}'}}]}}" for n in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_ref_bomb_is_refused_at_the_ref_that_passes_the_limit(tmp_path):
+    root = ROOT_YAML.replace('B: {$ref: "parts.yaml#/B"}', 'B: {$ref: "parts.yaml#/L40"}')
+    spec = make_spec(tmp_path, "A: {type: string}\n" + doubling_parts(40), root)
+    assert messages(spec) == [
+        f"{spec / 'openapi.yaml'}:7: /components/schemas/B/$ref: resolving $refs expands the spec to more than "
+        "2,000,000 values"
+    ]
+
+
+def test_a_target_inlined_many_times_under_the_limit_bundles(tmp_path):
+    root = ROOT_YAML.replace('B: {$ref: "parts.yaml#/B"}', 'B: {$ref: "parts.yaml#/L12"}')
+    result = bundle(make_spec(tmp_path, "A: {type: string}\n" + doubling_parts(12), root))
+    level = result.document["components"]["schemas"]["B"]
+    for _ in range(12):
+        assert level["allOf"][0] == level["allOf"][1]
+        level = level["allOf"][0]
+    assert level == {"type": "string"}

@@ -86,6 +86,7 @@ class _Bundler:
         self.problems: list[Problem] = []
         self.homes: dict[tuple[Path, str], str] = {}  # (file, pointer) -> component schema name
         self.count = 0  # values copied into the bundle, bounded by MAX_NODES
+        self.sizes: dict[tuple[Path, str], int] = {}  # inlined target -> values one copy of it adds
 
     def run(self) -> Bundle:
         try:
@@ -128,25 +129,24 @@ class _Bundler:
 
     def parse_ref(self, ref: str, base: Path, at: str) -> tuple[Path, str] | None:
         """(file, pointer) for a reference written in file `base`; None (and a problem) if refused."""
+        target = self.ref_target(ref, base)
+        if isinstance(target, str):
+            self.problems.append(self.sources.problem(f"{at}/$ref", f"$ref {ref!r}{target}"))
+            return None
+        return target
+
+    def ref_target(self, ref: str, base: Path) -> tuple[Path, str] | str:
+        """(file, pointer) for a reference written in file `base`, or why it is refused (to follow `$ref '…'`)."""
         try:
             parts = urlsplit(ref)
         except ValueError as exc:  # e.g. an unclosed IPv6 host: "http://[::1/x"
-            self.problems.append(self.sources.problem(f"{at}/$ref", f"$ref {ref!r} is not a valid reference: {exc}"))
-            return None
+            return f" is not a valid reference: {exc}"
         if parts.scheme or parts.netloc:
-            self.problems.append(
-                self.sources.problem(
-                    f"{at}/$ref", f"$ref {ref!r} is remote; only files in the spec directory may be referenced"
-                )
-            )
-            return None
+            return " is remote; only files in the spec directory may be referenced"
         file_part, _, fragment = ref.partition("#")
         pointer = unquote(fragment)
         if pointer and not pointer.startswith("/"):
-            self.problems.append(
-                self.sources.problem(f"{at}/$ref", f"$ref {ref!r} has a fragment that is not a JSON pointer")
-            )
-            return None
+            return " has a fragment that is not a JSON pointer"
         if not file_part:
             return base, pointer
         # Only the path is examined here (resolving symlinks); nothing outside the spec directory
@@ -156,15 +156,11 @@ class _Bundler:
             outside = not target.is_relative_to(self.root)
             regular = not outside and target.is_file()
         except (OSError, ValueError, RuntimeError) as exc:  # NUL bytes, symlink loops, names too long
-            self.problems.append(self.sources.problem(f"{at}/$ref", f"$ref {ref!r} is not a usable path: {exc}"))
-            return None
+            return f" is not a usable path: {exc}"
         if outside:
-            self.problems.append(self.sources.problem(f"{at}/$ref", f"$ref {ref!r} leaves the spec directory"))
-            return None
+            return " leaves the spec directory"
         if not regular:
-            missing = "file not found" if not target.exists() else "not a regular file"
-            self.problems.append(self.sources.problem(f"{at}/$ref", f"$ref {ref!r}: {missing}"))
-            return None
+            return ": file not found" if not target.exists() else ": not a regular file"
         return target, pointer
 
     def lookup(self, doc: Document, pointer: str, ref: str, at: str) -> Any:
@@ -241,8 +237,42 @@ class _Bundler:
         value = self.lookup(target_doc, pointer, ref, at)
         if value is None:
             return None
+        if self.count + self.inlined_size(target, set(stack)) > MAX_NODES:
+            # Refs inlining the same target many times over grow exponentially (a "billion laughs" of
+            # refs): refuse at the first ref that would pass the limit, before copying anything.
+            self.problems.append(
+                self.sources.problem(
+                    f"{at}/$ref", f"resolving $refs expands the spec to more than {MAX_NODES:,} values"
+                )
+            )
+            raise TooBig
         self.sources.mount(at, target_doc, pointer)
         resolved = self.resolve(value, target_doc, pointer, at, (*stack, target))
         if isinstance(resolved, dict) and siblings:
             resolved = {**resolved, **siblings}
         return resolved
+
+    def inlined_size(self, target: tuple[Path, str], active: set[tuple[Path, str]]) -> int:
+        """How many values inlining `target` adds, counted as `resolve` counts them, without copying."""
+        size = self.sizes.get(target)
+        if size is None:
+            if target in active:
+                return 0  # a cycle: `resolve` reports it
+            value = resolve_pointer(self.load(target[0]).data, target[1])
+            size = 0 if value is MISSING else self.value_size(value, target[0], active | {target})
+            self.sizes[target] = size
+        return size
+
+    def value_size(self, node: Any, path: Path, active: set[tuple[Path, str]]) -> int:
+        if isinstance(node, list):
+            return 1 + sum(self.value_size(v, path, active) for v in node)
+        if not isinstance(node, dict):
+            return 1
+        ref = node.get("$ref")
+        if not isinstance(ref, str):
+            return 1 + sum(self.value_size(v, path, active) for v in node.values())
+        size = 1 + sum(self.value_size(v, path, active) for k, v in node.items() if k != "$ref")
+        target = self.ref_target(ref, path)
+        if isinstance(target, tuple) and target not in self.homes and target[0] != self.root_file:
+            size += self.inlined_size(target, active)  # refs to homes and to the root file stay refs
+        return size

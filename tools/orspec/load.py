@@ -378,6 +378,8 @@ class _Builder:
         self.problems: list[Problem] = []
         self.count = 0
         self.active: set[int] = set()
+        self.built: set[int] = set()  # nodes built once; building one again is an alias use
+        self.sizes: dict[int, int] = {}  # node -> values building it adds
         self.scalars = yaml.SafeLoader("")
 
     def stop(self, node: yaml.Node, pointer: str, message: str) -> TooBig:
@@ -401,6 +403,10 @@ class _Builder:
         if id(node) in self.active:
             self.problems.append(Problem(self.shown, node.start_mark.line + 1, pointer, "recursive YAML alias"))
             return None
+        if id(node) in self.built and self.count - 1 + self.size(node, set()) > MAX_NODES:
+            # Aliases of aliases grow exponentially: refuse at the first alias that would pass the limit.
+            raise self.stop(node, pointer, f"document expands to more than {MAX_NODES:,} values (YAML alias bomb?)")
+        self.built.add(id(node))
         self.active.add(id(node))
         try:
             if isinstance(node, yaml.SequenceNode):
@@ -428,6 +434,22 @@ class _Builder:
             return self.merge(merges, pointer, depth, out) if merges else out
         finally:
             self.active.discard(id(node))
+
+    def size(self, node: yaml.Node, active: set[int]) -> int:
+        """How many values building `node` adds, counted as `build` counts them, without building."""
+        if isinstance(node, yaml.ScalarNode):
+            return 1
+        known = self.sizes.get(id(node))
+        if known is not None:
+            return known
+        if id(node) in active:
+            return 0  # a recursive alias: `build` reports it
+        active.add(id(node))
+        children = node.value if isinstance(node, yaml.SequenceNode) else [value for _, value in node.value]
+        total = 1 + sum(self.size(child, active) for child in children)
+        active.discard(id(node))
+        self.sizes[id(node)] = total
+        return total
 
     def merge(self, merges: list[yaml.Node], pointer: str, depth: int, explicit: dict[str, Any]) -> dict[str, Any]:
         """Apply YAML merge keys (`<<: *base`): keys written here win, then earlier merges."""
