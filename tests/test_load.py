@@ -63,3 +63,28 @@ def test_alias_bomb_is_bounded(tmp_path):
         levels.append(f"a{i}: &a{i} [{', '.join([prev] * 10)}]")
     found = problems_of(write(tmp_path, "bomb.yaml", "\n".join(levels) + "\n"))
     assert any("alias bomb" in p for p in found), found
+
+
+JSON_LAYOUTS = [
+    '{"a": {"b/c": [1, {"~x": "q\\"uote"}, [], {}],\n "d": "line\u2028sep"},\n"e":\n  [\n true,\r\n null, "\x85", -1.5e3 ]\r\n}',
+    '[\n{"a":1},\n[2,\n3]]',
+    '"x"',
+    '{"k": "\\\\", "k2": "\\u2028",\n "z": {"y": [\n[\n]]}}',
+    '{"a":\t1,\t"b": [ "x" ,\n\n "y"]}',
+]
+
+
+@pytest.mark.parametrize("text", JSON_LAYOUTS)
+def test_json_line_scan_gives_the_yaml_composers_lines(text):
+    from orspec.load import _scan_json_lines, _yaml_lines
+
+    # Line breaks YAML counts inside strings (U+2028, NEL) included.
+    assert _scan_json_lines(text) == _yaml_lines(text)
+
+
+def test_json_line_scan_on_a_real_spec():
+    from orspec.load import _scan_json_lines, _yaml_lines
+
+    text = (Path(__file__).resolve().parents[1] / "generated" / "openapi.json").read_text()
+    lines = _scan_json_lines(text)
+    assert len(lines) > 1000 and lines == _yaml_lines(text)

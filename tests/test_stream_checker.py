@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import copy
 import json
 
@@ -653,3 +654,87 @@ def test_only_a_missing_done_marker_is_tolerated(tail, kept):
     checker = StreamChecker(schema=False)
     checker.check_sse(RECORDED.read_bytes() + tail)
     assert [v.rule for v in checker.without_missing_done(checker.errors) if v.rule == "done-marker"] == kept
+
+
+# -- the run -------------------------------------------------------------------------------------
+# Consecutive deltas to one open part skip the general path's per-event work (see `feed`). A
+# change to any one delta in the middle of a run must be judged as the general path judges it.
+
+
+def long_runs() -> Stream:
+    return (
+        Stream()
+        .reasoning(["Th", "in", "k", "ing"], ["a", "b", "c"])
+        .message("a", "b", "c", "d", "e", "f")
+        .message("no", "pe", "!", kind="refusal")
+        .function_calls(("f", ["{", '"x"', ":", "1}"]), ("g", ["{", "", "}"]))
+        .function_calls(("h", ["{", '"y"', ":", "2}"]))
+        .finish()
+    )
+
+
+RUN_TYPES = [
+    "response.reasoning_summary_text.delta",
+    "response.output_text.delta",
+    "response.refusal.delta",
+    "response.function_call_arguments.delta",
+]
+# Each change to the third delta of a run, and whether it must be reported.
+RUN_CHANGES = {
+    "gap": (lambda e: e.update(sequence_number=e["sequence_number"] + 5), True),
+    "repeat": (lambda e: e.update(sequence_number=e["sequence_number"] - 1), True),
+    "no-number": (lambda e: e.pop("sequence_number"), True),
+    "other-item": (lambda e: e.update(item_id="msg_9"), True),
+    "other-index": (lambda e: e.update(output_index=e["output_index"] + 1), True),
+    "other-part": (lambda e: e.update({k: 1 for k in ("content_index", "summary_index") if k in e}), False),
+    "not-a-string": (lambda e: e.update(delta=7), True),
+    "other-type": (lambda e: e.update(type="response.reasoning.delta"), False),
+    "extra-field": (lambda e: e.update({"acme:x": 1}), False),
+    "float": (lambda e: e.update(logprobs=[{"token": "x", "logprob": -0.5, "bytes": [], "top_logprobs": []}]), False),
+    "capital-i": (lambda e: e.update(delta="I"), True),  # the done event's text no longer matches
+}
+
+
+@pytest.mark.parametrize("kind", RUN_TYPES)
+@pytest.mark.parametrize("change", sorted(RUN_CHANGES))
+def test_a_change_inside_a_run_is_judged_as_the_general_path_judges_it(kind, change):
+    events = copy.deepcopy(long_runs().events)
+    apply, reported = RUN_CHANGES[change]
+    apply(events[find(events, kind, 2)])
+    violations = both_paths(to_sse(events))
+    if reported:
+        assert violations
+
+
+@pytest.mark.parametrize("kind", RUN_TYPES)
+def test_a_header_changed_inside_a_run_is_reported(kind):
+    events = long_runs().events
+    i = find(events, kind, 2)
+    message = f"event: {kind}\ndata: {json.dumps(events[i], separators=(',', ':'))}\n".encode()
+    sse = to_sse(events)
+    assert message in sse
+    violations = both_paths(sse.replace(message, message.replace(b"event: ", b"event: x", 1)))
+    assert [(v.rule, v.sequence_number) for v in violations] == [("sse-header", events[i]["sequence_number"])]
+
+
+def test_runs_count_their_events_when_read_mid_run():
+    events = long_runs().events
+    checker = StreamChecker()
+    for n, event in enumerate(events, 1):
+        checker.feed(event["type"], json.dumps(event).encode())
+        assert checker.events == checker.known == n  # a read ends the run; the next delta starts another
+    checker.feed(None, b"[DONE]")
+    assert checker.finish() == []
+    assert checker.counts == collections.Counter(e["type"] for e in events)
+    assert both_paths(long_runs().sse()) == []
+
+
+@pytest.mark.parametrize("kind", RUN_TYPES)
+def test_a_number_beyond_double_in_an_unknown_field_inside_a_run_is_bad_json(kind):
+    events = long_runs().events
+    i = find(events, kind, 2)
+    text = json.dumps(events[i], separators=(",", ":")).encode()
+    sse = to_sse(events)
+    assert text in sse
+    violations = both_paths(sse.replace(text, text[:-1] + b',"acme:x":1e999}'))
+    assert violations[0].rule == "sse-json"  # then the gap it leaves, and the text it lacks

@@ -203,3 +203,61 @@ def test_mapping_in_a_domain_file_is_rewritten_to_component_names(tmp_path):
         assert any("must name a schema registered in components/schemas" in p.message for p in exc.problems)
     else:
         raise AssertionError("a mapping to an unregistered schema was bundled")
+
+
+# Schema objects python-jsonschema rejects for different reasons, and some it accepts: the fast
+# jsonschema-rs check may only ever say yes where python-jsonschema finds no error.
+META_CASES = [
+    {"type": "string", "maxLength": 1.0},
+    {"maxLength": -1},
+    {"maxLength": 1.5},
+    {"type": "strin"},
+    {"type": ["string", "null"]},
+    {"required": ["a", "a"]},
+    {"pattern": "(?<name>a)"},  # a valid ECMA regex but not a Python one: python's format checker decides
+    {"patternProperties": {"(?<name>a)": {}}},
+    {"propertyNames": {"pattern": "["}},
+    {"nullable": "yes"},
+    {"discriminator": {"propertyName": 1}},
+    {"properties": {"a": {"type": "nope"}}},
+    {"items": [{"type": "string"}]},
+    {"$ref": 5},
+    {"exclusiveMinimum": True},
+    {"minItems": True},
+    {"externalDocs": {"url": 3}},
+    {"default": 10**40},
+    {"allOf": []},
+    {"dependentRequired": {"a": [1]}},
+    {"additionalProperties": 1},
+    {"$defs": {"x": {"type": 3}}},
+    {"multipleOf": 0},
+    {"type": "object", "properties": {"a": {"type": "string", "format": "date"}}},
+]
+
+
+@pytest.mark.parametrize("v31", [True, False], ids=["3.1", "3.0"])
+def test_fast_meta_check_accepts_only_what_python_jsonschema_accepts(v31):
+    from orspec.validate import _meta_validator, _quick_meta_check
+
+    quick, full = _quick_meta_check(v31), _meta_validator(v31)
+    verdicts = [(quick(case), next(iter(full.iter_errors(case)), None) is None) for case in META_CASES]
+    assert [case for case, (fast, slow) in zip(META_CASES, verdicts, strict=True) if fast and not slow] == []
+    assert sum(fast for fast, _ in verdicts) >= 3  # it does say yes: the valid cases pass without python
+
+
+def test_fast_meta_check_accepts_every_schema_of_the_spec():
+    from orspec.validate import _quick_meta_check, schema_roots
+
+    quick = _quick_meta_check(True)
+    roots = list(schema_roots(bundle(ROOT / "spec").document))
+    assert roots and all(quick(schema) for _, schema in roots)
+
+
+def test_fast_structural_check_says_no_where_python_jsonschema_finds_errors():
+    from orspec.validate import _quick_structural_check, _structural_validator
+
+    quick, full = _quick_structural_check("3.1.0"), _structural_validator("3.1.0")
+    good = bundle(ROOT / "spec").document
+    bad = {**good, "info": {"title": 1}, "paths": {"no-slash": {}}}
+    assert quick(good) and not list(full.iter_errors(good))
+    assert not quick(bad) and list(full.iter_errors(bad))

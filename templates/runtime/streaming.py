@@ -19,6 +19,7 @@ import typing
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -63,6 +64,17 @@ _PART_TEXT_EVENTS = frozenset(
 )
 
 
+def _nan_or_infinity(data: bytes | str) -> bool:
+    """Whether JSON text holds NaN or Infinity (pydantic's parser reads them, JSON has neither).
+
+    Looked for only where an N or I is (an int test is a bare memchr): a word inside a string,
+    "NaN Infinity", is no more than a false alarm that lets orjson decide.
+    """
+    if type(data) is bytes:
+        return (78 in data or 73 in data) and (b"NaN" in data or b"Infinity" in data)
+    return ("N" in data or "I" in data) and ("NaN" in data or "Infinity" in data)
+
+
 def _may_hold_float(annotation: Any) -> bool:
     """Whether a field of this type can hold a float, or any JSON value (where NaN could hide)."""
     origin = typing.get_origin(annotation)
@@ -84,6 +96,23 @@ _FLAT: dict[str, tuple[str, ...]] = {
     for kind, info in EVENT_TYPES.items()
     if not {"response", "item", "part"} & set(fields := info.model.model_fields)
     and all(field.alias in (None, name) for name, field in fields.items())
+}
+
+# The increments (text, summary and argument deltas), by type: the fields an increment to the
+# same part shares with the one before it (its type, what names the part or item it adds to, and
+# its fields that may hold a float, which must stay empty), and those float fields. Consecutive
+# increments to one open part take `StreamChecker`'s run (see `feed`).
+_INCREMENTS: dict[str, tuple[itemgetter, tuple[str, ...]]] = {
+    kind: (
+        itemgetter(
+            "type",
+            *(name for name in info.fields if name not in ("sequence_number", info.accumulates.field, *_FLAT[kind])),
+            *_FLAT[kind],
+        ),
+        _FLAT[kind],
+    )
+    for kind, info in EVENT_TYPES.items()
+    if info.accumulates and kind in _FLAT
 }
 
 
@@ -159,6 +188,9 @@ class StreamChecker:
         self._finished = False
         self._early_state: str | None = "unset"
         self._next_index = 0
+        # The run: (type, the part's key, its key getter, its float getter, its deltas, their count
+        # at the start) while consecutive increments add to one open part.
+        self._run: tuple | None = None
         self._handlers = {
             "response.created": self._on_created,
             "response.queued": self._on_queued,
@@ -192,16 +224,19 @@ class StreamChecker:
     @property
     def counts(self) -> Counter[str]:
         """How many events of each type the stream carried, known or not."""
+        self._end_run()
         return Counter(self._counts)
 
     @property
     def events(self) -> int:
         """Every event so far, known or not."""
+        self._end_run()
         return sum(self._counts.values()) + self._untyped
 
     @property
     def known(self) -> int:
         """The events so far of a type the registry knows."""
+        self._end_run()
         return sum(n for kind, n in self._counts.items() if kind in EVENT_TYPES)
 
     @property
@@ -218,8 +253,9 @@ class StreamChecker:
 
     def check_sse(self, source: bytes | str | Iterable[bytes | str]) -> list[Violation]:
         """Check a whole SSE capture (see `events.iter_sse` for what `source` may be)."""
-        for message in iter_sse(source):
-            self.feed(message.event, message.data)
+        feed = self.feed
+        for event_name, data, _ in iter_sse(source):
+            feed(event_name, data)
         return self.finish()
 
     def feed(self, event_name: str | None, data: str | bytes | Mapping[str, Any]) -> Any:
@@ -239,13 +275,38 @@ class StreamChecker:
                 pass
             else:
                 event = model.__dict__
+                if (run := self._run) is not None:
+                    # Most of a stream: the next delta to the part the last one added to. Nothing a
+                    # rule reads has changed since the delta that started the run passed every check,
+                    # so only what this event brings is left: its type, number, header and part, float
+                    # fields still empty, and neither unknown fields nor NaN (as below). Anything else
+                    # ends the run and takes the general path.
+                    cls, shared, get_shared, deltas, _ = run
+                    if (
+                        type(model) is cls  # so its fields are the run's
+                        and (seq := event["sequence_number"]) == self._prev_seq + 1
+                        and get_shared(event) == shared
+                        and (event_name is None or event_name == shared[0])
+                        and not model.__pydantic_extra__
+                        and (  # `_nan_or_infinity`'s first test inlined: most text has no N or I
+                            (
+                                78 not in data and 73 not in data
+                                if type(data) is bytes
+                                else "N" not in data and "I" not in data
+                            )
+                            or not _nan_or_infinity(data)
+                        )
+                    ):
+                        self._prev_seq = seq
+                        deltas.append(event["delta"])
+                        return model
+                    self._end_run()
                 floaty = _FLAT.get(model.type)
                 # pydantic's parser takes NaN and Infinity, which JSON has not, and reads numbers
-                # beyond double range as inf, which orjson refuses. Without an N or I anywhere (an
-                # int test is a bare memchr) and without a float or free-form value, the model's
-                # own fields will do; otherwise orjson parses the data and has the last word.
-                n, i = (78, 73) if type(data) is bytes else ("N", "I")  # the N of NaN, the I of Infinity
-                if floaty is not None and (model.__pydantic_extra__ or n in data or i in data):
+                # beyond double range as inf, which orjson refuses. Without NaN or Infinity anywhere
+                # and without a float or free-form value, the model's own fields will do; otherwise
+                # orjson parses the data and has the last word.
+                if floaty is not None and (model.__pydantic_extra__ or _nan_or_infinity(data)):
                     floaty = None
                 for name in floaty or ():  # a loop: cheaper than any(map(...)) for one or two names
                     if event[name]:
@@ -258,6 +319,7 @@ class StreamChecker:
                         event = None
                 if event is not None:
                     return self._check(event, event_name, None, model)
+        self._end_run()
         self._seq = None
         if data == DONE or data == b"[DONE]":
             self._on_done_marker()
@@ -279,6 +341,7 @@ class StreamChecker:
                 event = event.model_dump(mode="json", by_alias=True)
             elif isinstance(event, Mapping):
                 event = dict(event)
+        self._end_run()
         self._seq = None
         return self._check(event, event_name)
 
@@ -293,6 +356,7 @@ class StreamChecker:
 
         `raw` is its JSON text, if any; `model` the event already validated, if it was.
         """
+        from_json = raw is not None or model is not None
         kind = event.get("type") if type(event) is dict else None
         if type(kind) is not str:
             self._untyped += 1
@@ -329,7 +393,8 @@ class StreamChecker:
                 self._add("schema", f"{kind} could not be validated: {type(exc).__name__}: {exc}")
         state = self.state
         # The steady middle of a stream (an in-progress response), where none of the ordering checks can fire.
-        if not (state == _IN_PROGRESS and kind in _STEADY and self.terminal is None and not self.done):
+        steady = state == _IN_PROGRESS and kind in _STEADY and self.terminal is None and not self.done
+        if not steady:
             if self.known == 1 and kind != "response.created":
                 self._add("created-first", f"the stream starts with {kind}, not response.created")
             if self.done:
@@ -348,13 +413,32 @@ class StreamChecker:
                 )
         handler = self._handlers.get(kind)
         if handler is not None:
-            handler(event)
+            deltas = handler(event)
+            # A delta added in the steady state starts a run, for `feed`'s JSON (`feed_event` has none).
+            if deltas is not None and steady and from_json and model is not None and self._seq is not None:
+                self._start_run(kind, model, deltas)
         return model
+
+    def _start_run(self, kind: str, model: Any, deltas: list[str]) -> None:
+        """The deltas that follow `model` to the same part take the run (see `feed`)."""
+        if kind in _INCREMENTS:
+            get_shared, floats = _INCREMENTS[kind]
+            if not any(getattr(model, name) for name in floats):
+                self._run = (type(model), get_shared(model.__dict__), get_shared, deltas, len(deltas))
+
+    def _end_run(self) -> None:
+        """Count the run's events, as the general path would have."""
+        if self._run is not None:
+            _, shared, _, deltas, start = self._run
+            self._counts[shared[0]] += len(deltas) - start
+            self._last_seq = self._prev_seq
+            self._run = None
 
     def finish(self) -> list[Violation]:
         """End of stream: report what never happened, and return every violation."""
         if self._finished:
             return self.violations
+        self._end_run()
         self._finished = True
         self._seq = None
         if self.known == 0:
@@ -639,7 +723,7 @@ class StreamChecker:
             return None
         return part
 
-    def _on_text_delta(self, event: Mapping) -> None:
+    def _on_text_delta(self, event: Mapping) -> list[str] | None:
         # Deltas are nearly the whole stream: when the item and part are open and the indexes agree,
         # append straight away; otherwise the general path below finds and reports what is wrong.
         item = self.items.get(item_id) if type(item_id := event.get("item_id")) is str else None
@@ -647,20 +731,20 @@ class StreamChecker:
             part = item.parts.get(index) if type(index := event.get("content_index")) is int else None
             if part is not None and part.state == "open" and type(delta := event.get("delta")) is str:
                 part.deltas.append(delta)
-                return
+                return part.deltas  # the next deltas may take the run (see `feed`)
         part = self._part(event, "content_index", "parts", "part-bracket", "content part")
         if part is not None:
             delta = event.get("delta")
             if isinstance(delta, str):
                 part.deltas.append(delta)
 
-    def _on_summary_delta(self, event: Mapping) -> None:
+    def _on_summary_delta(self, event: Mapping) -> list[str] | None:
         item = self.items.get(item_id) if type(item_id := event.get("item_id")) is str else None
         if item is not None and item.status == _IN_PROGRESS and event.get("output_index") == item.index:  # as above
             part = item.summary.get(index) if type(index := event.get("summary_index")) is int else None
             if part is not None and part.state == "open" and type(delta := event.get("delta")) is str:
                 part.deltas.append(delta)
-                return
+                return part.deltas
         part = self._part(event, "summary_index", "summary", "summary-part-bracket", "summary part")
         if part is not None:
             delta = event.get("delta")
@@ -722,7 +806,7 @@ class StreamChecker:
 
     # -- function call arguments --------------------------------------------------------------
 
-    def _on_args_delta(self, event: Mapping) -> None:
+    def _on_args_delta(self, event: Mapping) -> list[str] | None:
         fast = self.items.get(item_id) if type(item_id := event.get("item_id")) is str else None
         if (  # the common case, as for text deltas
             fast is not None
@@ -732,7 +816,7 @@ class StreamChecker:
             and type(delta := event.get("delta")) is str
         ):
             fast.args.append(delta)
-            return
+            return fast.args
         item = self._item(event)
         if item is None:
             return

@@ -9,7 +9,7 @@ import functools
 import json
 import re
 import reprlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from jsonpointer import escape
@@ -48,14 +48,15 @@ def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
 
     version = str(doc["openapi"])
     if version.startswith("3.1"):
-        validator = OpenAPIV31SpecValidator(doc)
+        validator = _without_schema_checks(OpenAPIV31SpecValidator)(doc)
     elif version.startswith("3.0"):
-        validator = OpenAPIV30SpecValidator(doc)
+        validator = _without_schema_checks(OpenAPIV30SpecValidator)(doc)
     else:
         yield sources.problem("/openapi", f"unsupported OpenAPI version {version!r}; expected 3.1.x or 3.0.x")
         return
     try:
-        structural = list(_structural_validator(version).iter_errors(doc))
+        fine = _quick_structural_check(version)(doc)
+        structural = [] if fine else list(_structural_validator(version).iter_errors(doc))
         for error in structural:
             error = _closest(error)
             pointer = "".join(f"/{escape(str(p))}" for p in error.absolute_path)
@@ -74,6 +75,19 @@ def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         yield sources.problem("", "schemas are nested too deeply to validate")
     except Exception as exc:  # the validator can trip over input it was never meant to see
         yield sources.problem("", f"OpenAPI validation stopped: {type(exc).__name__}: {exc}")
+
+
+def _without_schema_checks(cls: type) -> type:
+    """openapi-spec-validator's validator with its schema-object keyword doing nothing: its findings
+    there are not kept (`check_schema_objects` reports them, located), and it checked each schema
+    of the paths against the meta-schema once more."""
+    from openapi_spec_validator.validation.keywords import KeywordValidator
+
+    class SchemaSkipped(KeywordValidator):
+        def __call__(self, schema: Any) -> Iterator[Any]:
+            return iter(())
+
+    return type(cls.__name__, (cls,), {"keyword_validators": {**cls.keyword_validators, "schema": SchemaSkipped}})
 
 
 def _message(error: Any) -> str:
@@ -146,9 +160,10 @@ def subschemas(pointer: str, schema: Any) -> Iterator[tuple[str, dict]]:
 
 def check_schema_objects(doc: dict, sources: SourceMap, v31: bool) -> Iterator[Problem]:
     meta = _meta_validator(v31)
+    valid = _quick_meta_check(v31)
     defaults = _DefaultChecker(doc, v31)
     for root, schema in schema_roots(doc):
-        for error in meta.iter_errors(schema):
+        for error in () if valid(schema) else meta.iter_errors(schema):
             error = _closest(error)
             pointer = root + "".join(f"/{escape(str(p))}" for p in error.absolute_path)
             if error.validator == "format" and error.absolute_path and error.absolute_path[-1] == "pattern":
@@ -173,19 +188,17 @@ def check_schema_objects(doc: dict, sources: SourceMap, v31: bool) -> Iterator[P
 def _structural_validator(version: str) -> Any:
     """The OpenAPI document schema, checked by python-jsonschema whatever backend
     openapi-spec-validator would pick (jsonschema-rs words and locates its errors differently)."""
+    from importlib.resources import files
+
     from jsonschema.validators import validator_for
-    from openapi_spec_validator.schemas import schema_v30, schema_v31
 
-    schema = _plain(schema_v31 if version.startswith("3.1") else schema_v30)
+    # The file openapi-spec-validator's `schema_v31` / `schema_v30` hold, read as JSON (its own
+    # reader parses it as YAML in pure Python, 0.06 s).
+    folder = "v3.1" if version.startswith("3.1") else "v3.0"
+    schema = json.loads(
+        (files("openapi_spec_validator") / "resources" / "schemas" / folder / "schema.json").read_text()
+    )
     return validator_for(schema)(_static_meta_refs(schema))
-
-
-def _plain(node: Any) -> Any:
-    if isinstance(node, Mapping):
-        return {key: _plain(value) for key, value in node.items()}
-    if isinstance(node, list | tuple):
-        return [_plain(value) for value in node]
-    return node
 
 
 def _static_meta_refs(schema: dict) -> dict:
@@ -222,6 +235,7 @@ def _closest(error: Any) -> Any:
     return error
 
 
+@functools.cache
 def _meta_validator(v31: bool) -> Any:
     from jsonschema.validators import validator_for
     from openapi_schema_validator import OAS30Validator, OAS31Validator, oas30_format_checker, oas31_format_checker
@@ -231,6 +245,60 @@ def _meta_validator(v31: bool) -> Any:
 
     cls, formats = (OAS31Validator, oas31_format_checker) if v31 else (OAS30Validator, oas30_format_checker)
     return validator_for(cls.META_SCHEMA, default=cls)(cls.META_SCHEMA, format_checker=formats, registry=REGISTRY)
+
+
+@functools.cache
+def _quick_meta_check(v31: bool) -> Callable[[Any], bool]:
+    """A fast yes for schema objects that pass the meta-schema check (see `_fast_yes`).
+
+    python-jsonschema's own format checker answers for every format it asserts, so jsonschema-rs
+    accepts no value it would reject.
+    """
+    from openapi_schema_validator import OAS30Validator, OAS31Validator, oas30_format_checker, oas31_format_checker
+    from openapi_schema_validator._specifications import REGISTRY
+
+    cls, formats = (OAS31Validator, oas31_format_checker) if v31 else (OAS30Validator, oas30_format_checker)
+
+    def conforms(name: str) -> Callable[[Any], bool]:
+        return lambda value: formats.conforms(value, name)
+
+    resources = [(uri, REGISTRY[uri].contents) for uri in REGISTRY]
+    return _fast_yes(cls.META_SCHEMA, resources, {name: conforms(name) for name in formats.checkers})
+
+
+@functools.cache
+def _quick_structural_check(version: str) -> Callable[[Any], bool]:
+    """A fast yes for documents that pass `_structural_validator` (which asserts no formats)."""
+    return _fast_yes(_structural_validator(version).schema, [], None)
+
+
+def _fast_yes(schema: dict, resources: list[tuple[str, Any]], formats: dict | None) -> Callable[[Any], bool]:
+    """`valid(instance)`: True when jsonschema-rs (Rust) finds `instance` valid under `schema`.
+
+    A first pass only: where it says no (or cannot read the value), python-jsonschema checks again
+    and words and locates the errors, so reports stay exactly python-jsonschema's. With `formats`,
+    those formats are asserted through the given checkers; without, none are (as in python).
+    Checking the OpenAI spec's 2,400 schema objects takes 0.03 s this way, against ~6 s.
+    """
+    try:
+        import jsonschema_rs
+
+        validator = jsonschema_rs.validator_for(
+            schema,
+            registry=jsonschema_rs.Registry(resources) if resources else None,
+            formats=formats,
+            validate_formats=formats is not None,
+        )
+    except Exception:  # not installed, or a schema this engine cannot compile: python checks everything
+        return lambda instance: False
+
+    def valid(instance: Any) -> bool:
+        try:
+            return validator.is_valid(instance)
+        except Exception:  # a value it cannot convert
+            return False
+
+    return valid
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -11,6 +11,7 @@ import ast
 import contextlib
 import io
 import json
+import re
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -104,6 +105,7 @@ def _render_tagged_unions(code: str, model_input: ModelInput, env: Environment) 
     # Each union takes the place of the alias it replaces, which the generator ordered before its
     # users; its members are named as strings (forward references pydantic resolves on first use),
     # since the member classes may come later in the module.
+    env = env.overlay(trim_blocks=True, lstrip_blocks=True)  # once: an overlay compiles its templates anew
     edits = [
         ((node.lineno, 0, node.end_lineno + 1, 0), _union_source(model_input.tagged_unions[name], env))
         for node in tree.body
@@ -128,6 +130,7 @@ def _inline_constrained_aliases(code: str) -> str:
     mention the alias keeps its words.
     """
     tree = ast.parse(code)
+    lines = _source_lines(code)
     inline: dict[str, str] = {}
     edits: list[tuple[tuple[int, int, int, int], str]] = []
     body = tree.body
@@ -146,7 +149,7 @@ def _inline_constrained_aliases(code: str) -> str:
             and isinstance(value.slice.elts[0], ast.Name)
             and value.slice.elts[0].id in _PRIMITIVES
         ):
-            inline[_assigned_name(node)] = ast.get_source_segment(code, value)
+            inline[_assigned_name(node)] = _segment(lines, value)
             last = node
             nxt = body[i + 1] if i + 1 < len(body) else None
             if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
@@ -160,15 +163,14 @@ def _inline_constrained_aliases(code: str) -> str:
             edits.append((_span(node), inline[node.id]))
     code = _apply(code, edits)
     # Names that got a numeric suffix only because an inlined alias held the plain name get it back.
-    tree = ast.parse(code)
-    defined = {n for node in tree.body if (n := _assigned_name(node))}
+    defined = {n for node in body if (n := _assigned_name(node))} - set(inline)  # the edits define nothing
     renames = {}
     for name in sorted(defined):
         base = name.rstrip("0123456789")
         if base != name and base in inline and base not in defined:
             renames[name] = base
             defined.add(base)
-    return _rename(code, tree, renames) if renames else code
+    return _rename(code, ast.parse(code), renames) if renames else code
 
 
 def _rename(code: str, tree: ast.Module, renames: dict[str, str]) -> str:
@@ -183,6 +185,23 @@ def _rename(code: str, tree: ast.Module, renames: dict[str, str]) -> str:
         elif isinstance(node, ast.ClassDef) and node.name in renames:
             edits.append((_name_span(code, node), renames[node.name]))
     return _apply(code, edits)
+
+
+# The line ends `ast` counts (not form feeds or Unicode separators, which `str.splitlines` splits at).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")
+
+
+def _source_lines(code: str) -> list[str]:
+    return _LINE.findall(code)
+
+
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """`ast.get_source_segment(code, node)` from lines split once (it splits the whole module per call)."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset : node.end_col_offset].decode()
+    head = lines[first].encode()[node.col_offset :].decode()
+    return head + "".join(lines[first + 1 : last]) + lines[last].encode()[: node.end_col_offset].decode()
 
 
 def _span(node: ast.AST) -> tuple[int, int, int, int]:
@@ -242,8 +261,8 @@ def _assigned_name(node: ast.stmt) -> str | None:
 
 
 def _union_source(union: TaggedUnion, env: Environment) -> str:
-    """The source of a tagged union and its tag function (`templates/models/tagged_union.py.jinja`)."""
-    env = env.overlay(trim_blocks=True, lstrip_blocks=True)
+    """The source of a tagged union and its tag function (`templates/models/tagged_union.py.jinja`);
+    `env` trims blocks."""
     return env.get_template(UNION_TEMPLATE).render(
         union=union,
         func=f"_{_snake(union.name)}_tag",
