@@ -1,4 +1,4 @@
-"""A raw asyncio HTTP/1.1 keep-alive load generator, run as its own process by the benchmarks.
+"""A raw HTTP/1.1 keep-alive load generator, run as its own process by the benchmarks.
 
 It sends one fixed POST over and over and prints one JSON line with what it saw and its own CPU
 share (CPU seconds / wall seconds of the measured window), so a reader can tell that the figure
@@ -6,7 +6,7 @@ measures the server, not the client. Three modes:
 
 - `requests`: `--connections` keep-alive connections, each sending the request again as soon as the
   response is read, for `--seconds` after `--warmup`; requests/s and latency percentiles;
-- `stream`: one request on one connection; the SSE events counted in the raw body, events/s;
+- `stream`: one request on one blocking socket; the SSE events counted in the raw body, events/s;
 - `first-byte`: `--count` requests one after another on one connection; the time from sending
   to the first byte of the response body (percentiles), each body then read to its end.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import socket
 import statistics
 import sys
 import time
@@ -109,36 +110,39 @@ async def run_requests(host, port, request, connections, seconds, warmup) -> dic
             **percentiles(latencies), "first_error": first_error}  # fmt: skip
 
 
-async def read_raw_chunked(reader: asyncio.StreamReader) -> tuple[int, bytes]:
-    """Status and the raw chunked body (framing kept), read in large blocks up to the last chunk.
+def run_stream(host, port, request) -> dict:
+    """One long streamed response read with a blocking socket, framing kept, in large blocks.
 
-    Parsing each chunk in Python costs the client as much per event as a server spends sending
-    it, so the stream mode leaves the framing in place: a chunk's size line is hex digits and
-    never holds an SSE field, and the last chunk (`0`, then the empty trailer) ends the body."""
-    head = await reader.readuntil(b"\r\n\r\n")
+    Servers write a chunk per event; reading each as it lands cost the client a wake-up per two or
+    three events, as much CPU as the server spent sending them (the client at ~95 % of a core was
+    the bottleneck, whatever it did in Python). So it lets the data gather in a large receive
+    buffer for a millisecond between reads: the server never waits on it (the buffer holds far
+    more than a millisecond of stream), and its CPU share shows how far it is from being the limit.
+    A chunk's size line is hex digits and never holds an SSE field; the last chunk (`0`, then the
+    empty trailer) ends the body."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)  # before connecting: the window follows it
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    with sock:
+        sock.connect((host, port))
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        sock.sendall(request)
+        blocks, tail = [], b""
+        while not tail.endswith(b"\r\n0\r\n\r\n"):
+            block = sock.recv(8 << 20)
+            if not block:
+                raise SystemExit("the stream ended before its last chunk")
+            blocks.append(block)
+            tail = (tail + block[-16:])[-16:]
+            time.sleep(0.001)
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    raw = b"".join(blocks)
+    head, _, body = raw.partition(b"\r\n\r\n")
     if b"transfer-encoding: chunked" not in head.lower():
         raise SystemExit(f"expected a chunked event stream, got: {head[:300]!r}")
-    blocks = []
-    tail = b""
-    while not tail.endswith(b"\r\n0\r\n\r\n"):
-        block = await reader.read(1 << 18)
-        if not block:
-            raise SystemExit("the stream ended before its last chunk")
-        blocks.append(block)
-        tail = (tail + block[-16:])[-16:]
-    return int(head[9:12]), b"".join(blocks)
-
-
-async def run_stream(host, port, request) -> dict:
-    reader, writer = await asyncio.open_connection(host, port)
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    writer.write(request)
-    status, body = await read_raw_chunked(reader)
-    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    writer.close()
     events = body.count(b"\nevent: ")  # every frame starts a line: after its chunk's size line, or the frame before
-    return {"status": status, "events": events, "bytes": len(body), "per_second": events / wall,
-            "cpu_share": cpu / wall, "body_tail": body[-200:].decode(errors="replace")}  # fmt: skip
+    return {"status": int(head[9:12]), "events": events, "bytes": len(body), "per_second": events / wall,
+            "cpu_share": cpu / wall, "blocks": len(blocks), "body_tail": body[-200:].decode(errors="replace")}  # fmt: skip
 
 
 async def run_first_byte(host, port, request, count) -> dict:
@@ -172,12 +176,12 @@ def main() -> int:
     args = parser.parse_args()
     host, port, request = request_bytes(args.url, args.body.encode(), args.header)
     if args.mode == "requests":
-        result = run_requests(host, port, request, args.connections, args.seconds, args.warmup)
+        result = asyncio.run(run_requests(host, port, request, args.connections, args.seconds, args.warmup))
     elif args.mode == "stream":
         result = run_stream(host, port, request)
     else:
-        result = run_first_byte(host, port, request, args.count)
-    print(json.dumps(asyncio.run(result)))
+        result = asyncio.run(run_first_byte(host, port, request, args.count))
+    print(json.dumps(result))
     return 0
 
 

@@ -10,8 +10,9 @@ access log), all with the same bench provider output:
 - `fastapi`: a FastAPI endpoint that validates the body with openresponses-types'
   `CreateResponseBody` (what a team would write by hand with that library) and returns the same bytes.
 
-The load generator is `bench/loadgen.py`, a raw asyncio HTTP/1.1 keep-alive client in its own
-process; every row prints its CPU share, so a client near a full core is seen. Server CPU is
+The load generator is `bench/loadgen.py`, a raw HTTP/1.1 keep-alive client in its own process
+(asyncio; a blocking socket with a large receive buffer for the long stream); every row prints its
+CPU share, so a client near a full core is seen. Server CPU is
 read from the server process (psutil) around each run. Figures:
 
 - non-streaming requests/s: `POST /v1/responses` `{"input": "hello"}`, `--connections` at a time;
@@ -21,7 +22,7 @@ read from the server process (psutil) around each run. Figures:
 Medians of `--repeat` rounds, servers alternating in each round; ratios to the peers and every
 goal printed MET or NOT MET.
 
-    python bench/server_bench.py [--events 20000] [--seconds 5] [--connections 32] [--repeat 3]
+    python bench/server_bench.py [--events 100000] [--seconds 5] [--connections 32] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -197,7 +198,7 @@ def record(url: str, fixtures: Path, events: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=20000)
+    parser.add_argument("--events", type=int, default=100000)
     parser.add_argument("--seconds", type=float, default=5.0, help="measured seconds of each requests run")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--count", type=int, default=300, help="short streams per first-byte run")
