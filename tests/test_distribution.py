@@ -56,8 +56,12 @@ def wheels(tmp_path_factory) -> Path:
 
 def clean_env(wheels: Path | None = None) -> dict:
     """This environment without any trace of the checkout or its venv; pip also looks in `wheels`."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    unset = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(ROOT)))
+    # pip byte-compiles all it installs, about a quarter of an install's CPU; here (the provider's
+    # .ci/run and pre-commit's hook venv too) Python compiles only what is imported, once.
+    env["PIP_COMPILE"] = "0"
     if wheels:
         env["PIP_FIND_LINKS"] = " ".join(filter(None, [str(wheels), os.environ.get("PIP_FIND_LINKS", "")]))
     return env
