@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import compileall
 import os
 import shutil
 import subprocess
@@ -17,6 +18,15 @@ RELEASES = {
     "2026-01-15": UPSTREAM / "2026-01-15" / "openapi.json",
     "2026-04-24": UPSTREAM / "2026-04-24" / "openapi.json",
 }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # With PYTHONDONTWRITEBYTECODE set (as on CI machines), every `python -m orspec` a test starts
+    # would compile orspec and the generated runtime from source again. They are compiled once
+    # here, as an installed package is: the flag stops Python writing bytecode, not reading it.
+    if not hasattr(config, "workerinput"):  # the xdist controller, or a run without xdist
+        for folder in (ROOT / "tools", ROOT / "generated" / "python"):
+            compileall.compile_dir(folder, quiet=1)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
