@@ -54,3 +54,28 @@ def test_postgres_store_survives_restart(pg_url):
         second = httpx.post(base + "/responses", json=body, headers=headers)
     assert second.status_code == 200, second.text
     assert [item.get("role") for item in provider.requests[0].input] == ["user", "assistant", "user"]
+
+
+def test_servers_starting_together_create_the_table_once(pg_url):
+    # Several workers or replicas opening the store at once, each in a fresh schema's empty database.
+    import uuid
+    from concurrent.futures import ThreadPoolExecutor
+
+    import psycopg
+
+    schema = f"orspec_race_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_url, autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA {schema}")
+    try:
+        url = f"{pg_url}?options=-csearch_path%3D{schema}"
+        for _ in range(3):
+            with psycopg.connect(pg_url, autocommit=True) as db:
+                db.execute(f"DROP TABLE IF EXISTS {schema}.orspec_responses")
+            with ThreadPoolExecutor(8) as pool:
+                stores = list(pool.map(lambda _: PostgresStore(url), range(8)))
+            assert len(stores) == 8
+            asyncio.run(stores[0].put(StoredResponse("resp_race", None, [], [], {"id": "resp_race"})))
+            assert asyncio.run(stores[-1].get("resp_race")) is not None
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as db:
+            db.execute(f"DROP SCHEMA {schema} CASCADE")

@@ -170,7 +170,10 @@ class PostgresStore:
             raise RuntimeError("PostgresStore needs the `psycopg` package (pip install 'psycopg[binary]')") from exc
         self._psycopg = psycopg
         self.url = url
-        with psycopg.connect(url, autocommit=True) as db:
+        # Servers starting together (workers, replicas) race on CREATE TABLE IF NOT EXISTS, which
+        # PostgreSQL does not make atomic: a lock held to the end of the transaction orders them.
+        with psycopg.connect(url) as db:  # one transaction, committed when the block ends
+            db.execute("SELECT pg_advisory_xact_lock(hashtext('orspec_responses'))")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS orspec_responses ("
                 " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
