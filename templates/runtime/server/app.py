@@ -604,20 +604,19 @@ class _Server:
         delivering = False
         try:
             try:
-                batch = emitter.step(first) if first is not None else None
-                if batch and deliver is not None:
-                    delivering = True
-                    await deliver(batch)
-                    delivering = False
-                if first is not None and not isinstance(first, Incomplete):
-                    async for step in steps:
-                        batch = emitter.step(step)
-                        if batch and deliver is not None:
-                            delivering = True
-                            await deliver(batch)
-                            delivering = False
-                        if isinstance(step, Incomplete):
-                            break
+                step = first
+                while step is not None:
+                    batch = emitter.step(step)
+                    if batch and deliver is not None:
+                        delivering = True
+                        await deliver(batch)
+                        delivering = False
+                    if isinstance(step, Incomplete):
+                        break
+                    try:
+                        step = await steps.__anext__()
+                    except StopAsyncIteration:
+                        break
                 final = emitter.finish()
             except Exception as exc:
                 if delivering or isinstance(exc, StreamViolation):
@@ -833,10 +832,13 @@ class _App(Starlette):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         operation = self.operations.get((scope.get("method"), scope["path"])) if scope["type"] == "http" else None
-        if operation is None or scope.get("root_path") or self.user_middleware or self.debug:
-            await super().__call__(scope, receive, send)
-            return
-        if getattr(self, "max_body_size", None) is not None:  # Starlette's own body limit is a middleware
+        if (
+            operation is None
+            or scope.get("root_path")
+            or self.user_middleware
+            or self.debug
+            or getattr(self, "max_body_size", None) is not None  # Starlette's own body limit is a middleware
+        ):
             await super().__call__(scope, receive, send)
             return
         scope["app"] = self

@@ -102,12 +102,9 @@ def dumps(value: Any) -> bytes:
     if _orjson_dumps is not None:
         try:
             return _orjson_dumps(value)
-        except TypeError:  # an integer beyond 64 bits, which JSON allows and orjson does not write
+        except TypeError:  # an integer beyond 64 bits or a lone surrogate, which orjson does not write
             pass
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
-
-
-_dumps_fast = _orjson_dumps or dumps
 
 
 def sse_frame(event: dict[str, Any]) -> bytes:
@@ -260,13 +257,9 @@ class Emitter:
         if type(step) is TextDelta and self._plain_deltas and item is not None and item.part_field == "text":
             item.chunks.append(step.text)  # more text for the open part, most steps of most responses
             if item.frame is None:
-                return []
-            try:  # as in `_delta`, without the calls
-                delta = _dumps_fast(step.text)
-            except TypeError:  # a lone surrogate, which orjson does not write
-                delta = dumps(step.text)
-            self.seq += 1
-            return [item.frame % (delta, self.seq - 1)]
+                return []  # events=False: nobody sees it
+            self.seq += 1  # as in `_delta`, without the call
+            return [item.frame % (dumps(step.text), self.seq - 1)]
         out: list[dict[str, Any]] = []
         if self.suppressing and not isinstance(step, ArgumentsDelta | FunctionCallEnd):
             self.suppressing = False
