@@ -77,6 +77,7 @@ def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         yield sources.problem("", f"OpenAPI validation stopped: {type(exc).__name__}: {exc}")
 
 
+@functools.cache
 def _without_schema_checks(cls: type) -> type:
     """openapi-spec-validator's validator with its schema-object keyword doing nothing: its findings
     there are not kept (`check_schema_objects` reports them, located), and it checked each schema
