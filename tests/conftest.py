@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from . import cli_process
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 UPSTREAM = SHARED / "upstream" / "openresponses"
@@ -63,15 +65,8 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
 
 
 def run_orspec(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run the CLI as a user would, in a fresh interpreter."""
-    return subprocess.run(
-        [sys.executable, "-m", "orspec", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=300,
-    )
+    """Run the CLI as a user would, in a process of its own (forked with orspec imported: cli_process.py)."""
+    return cli_process.run(list(args), cwd=cwd, env={**os.environ, **(env or {})}, timeout=300)
 
 
 def run_python(code: str, *, path: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess:

@@ -2,15 +2,15 @@
 
 `tests/fixtures/bad_specs/expect.yaml` lists each committed case (a file or a small spec
 directory) with a substring its report must contain. Cases too big to commit, or that need
-symlinks and FIFOs, are made here in a temporary directory. Each runs `orspec build` in a fresh
-interpreter with bounded time and address space, into a copy of the project's `generated/`.
+symlinks and FIFOs, are made here in a temporary directory. Each runs `orspec build` in a process
+of its own (forked with orspec imported, `cli_process.py`) with bounded time and address space,
+into a copy of the project's `generated/`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import resource
 import shutil
 import socket
 import subprocess
@@ -27,6 +27,7 @@ from orspec.pipeline import load_spec
 from orspec.problems import SpecError
 from orspec.write import read_tree
 
+from . import cli_process
 from .conftest import ROOT
 
 CORPUS = ROOT / "tests" / "fixtures" / "bad_specs"
@@ -36,20 +37,9 @@ MEMORY = 2 * 1024**3
 TIMEOUT = 60
 
 
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
-
-
 def build(spec: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "orspec", "build", "--spec", str(spec), "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        preexec_fn=_limit_memory,
-        env={**os.environ, "ORSPEC_DEBUG": ""},
-    )
+    args = ["build", "--spec", str(spec), "--out", str(out)]
+    return cli_process.run(args, cwd=ROOT, env={**os.environ, "ORSPEC_DEBUG": ""}, timeout=TIMEOUT, memory=MEMORY)
 
 
 @pytest.fixture

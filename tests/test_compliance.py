@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 
 import pytest
 from openresponses_runtime.server import DemoProvider, MemoryStore, create_app
 from orspec.compliance import CASES, run, select
 
+from .conftest import run_orspec
 from .server_helpers import API_KEY, free_port, live_server, served_process
 
 ORSPEC = [sys.executable, "-m", "orspec"]
@@ -44,12 +43,7 @@ def served():
 
 
 def test_orspec_serve_passes_everything(served):
-    done = subprocess.run(
-        [*ORSPEC, "compliance", "--base-url", served, "--api-key", API_KEY, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_orspec("compliance", "--base-url", served, "--api-key", API_KEY, "--json")
     report = json.loads(done.stdout)
     failures = [r for r in report["results"] if r["status"] != "pass"]
     assert done.returncode == 0 and not failures, failures
@@ -58,32 +52,17 @@ def test_orspec_serve_passes_everything(served):
 
 
 def test_text_output_and_exit_codes(served):
-    env = os.environ | {"ORSPEC_API_KEY": API_KEY}
-    done = subprocess.run(
-        [*ORSPEC, "compliance", "--base-url", served, "--filter", "basic-text,error-*", "--wait", "5"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    filtered = ("--filter", "basic-text,error-*", "--wait", "5")
+    done = run_orspec("compliance", "--base-url", served, *filtered, env={"ORSPEC_API_KEY": API_KEY})
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines() == [f"PASS {c.id}" for c in select(["basic-text", "error-*"])]
-    wrong = subprocess.run(
-        [*ORSPEC, "compliance", "--base-url", served, "--api-key", "sk-wrong", "--filter", "basic-text"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    wrong = run_orspec("compliance", "--base-url", served, "--api-key", "sk-wrong", "--filter", "basic-text")
     assert wrong.returncode == 1
     assert wrong.stdout.startswith("FAIL basic-text: POST /responses answered 401")
-    listed = subprocess.run([*ORSPEC, "compliance", "--list"], capture_output=True, text=True)
+    listed = run_orspec("compliance", "--list")
     assert listed.returncode == 0 and len(listed.stdout.splitlines()) == len(CASES)
     assert "error-auth: Bad or missing credentials are a 401" in listed.stdout
-    unknown = subprocess.run(
-        [*ORSPEC, "compliance", "--base-url", served, "--api-key", API_KEY, "--filter", "nope"],
-        capture_output=True,
-        text=True,
-    )
+    unknown = run_orspec("compliance", "--base-url", served, "--api-key", API_KEY, "--filter", "nope")
     assert unknown.returncode == 2 and "no compliance test matches 'nope'" in unknown.stderr
 
 

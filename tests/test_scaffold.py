@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from orspec.scaffold import ScaffoldError, names_for, scaffold
 
-ROOT = Path(__file__).resolve().parents[1]
-ORSPEC = [sys.executable, "-m", "orspec"]
+from .conftest import ROOT, run_orspec
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
@@ -57,11 +56,7 @@ def test_names_are_sanitised():
 @pytest.mark.parametrize("template", ["demo", "chat-completions"])
 def test_scaffolded_project_passes_its_own_tests(tmp_path, template):
     out = tmp_path / "proj"
-    done = subprocess.run(
-        [*ORSPEC, "scaffold", "provider", "Acme LLM", "--out", str(out), "--template", template],
-        capture_output=True,
-        text=True,
-    )
+    done = run_orspec("scaffold", "provider", "Acme LLM", "--out", str(out), "--template", template)
     assert done.returncode == 0, done.stderr
     assert "AcmeLlmProvider" in done.stdout
     assert (out / "src/acme_llm/provider.py").is_file() and os.access(out / ".ci/run", os.X_OK)
@@ -77,27 +72,23 @@ def test_vendor_fragment_validates(tmp_path):
     spec = tmp_path / "spec"
     shutil.copytree(ROOT / "spec", spec, ignore=shutil.ignore_patterns("releases"))
     shutil.copy(fragment, spec / "extensions" / "zeta.yaml")
-    done = subprocess.run([*ORSPEC, "validate", "--spec", str(spec)], capture_output=True, text=True, timeout=120)
+    done = run_orspec("validate", "--spec", str(spec))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "from 4 vendor fragments" in done.stdout
 
 
 def test_refuses_a_non_empty_directory_and_never_deletes(tmp_path):
     out = tmp_path / "proj"
-    assert (
-        subprocess.run([*ORSPEC, "scaffold", "provider", "p", "--out", str(out)], capture_output=True).returncode == 0
-    )
+    assert run_orspec("scaffold", "provider", "p", "--out", str(out)).returncode == 0
     (out / "NOTES.md").write_text("mine")
     provider = out / "src/p/provider.py"
     provider.write_text("# my edits\n")
     before = snapshot(out)
-    again = subprocess.run([*ORSPEC, "scaffold", "provider", "p", "--out", str(out)], capture_output=True, text=True)
+    again = run_orspec("scaffold", "provider", "p", "--out", str(out))
     assert again.returncode == 1
     assert "is not empty; nothing was changed" in again.stderr and "--force" in again.stderr
     assert snapshot(out) == before
-    forced = subprocess.run(
-        [*ORSPEC, "scaffold", "provider", "p", "--out", str(out), "--force"], capture_output=True, text=True
-    )
+    forced = run_orspec("scaffold", "provider", "p", "--out", str(out), "--force")
     assert forced.returncode == 0, forced.stderr
     assert (out / "NOTES.md").read_text() == "mine"  # not ours: left alone
     assert provider.read_text() != "# my edits\n"  # ours: rewritten
@@ -133,12 +124,7 @@ def test_runtime_option_points_at_a_local_runtime_relative_to_the_project(tmp_pa
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "orspec").symlink_to(ROOT)
-    done = subprocess.run(
-        [*ORSPEC, "scaffold", "provider", "p", "--out", "p", "--runtime", "orspec/generated/python"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-    )
+    done = run_orspec("scaffold", "provider", "p", "--out", "p", "--runtime", "orspec/generated/python", cwd=workspace)
     assert done.returncode == 0, done.stderr
     command = 'pip install -q -e ../orspec/generated/python -e ".[test]"'
     assert command in (workspace / "p/.ci/run").read_text()
