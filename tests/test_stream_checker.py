@@ -81,6 +81,15 @@ def test_unknown_events_are_ignored():
     assert checker.counts["some.future.event"] == 1
 
 
+# Values no integer can be read from, even as leniently as the models read a known event's ("7", 7.0).
+@pytest.mark.parametrize("number", ['"abc"', "1.5", "-9.223372036854776e+18", "[1]", "{}"])
+def test_an_unknown_event_with_a_bad_sequence_number_is_a_violation_not_a_crash(number):
+    checker = StreamChecker()
+    assert checker.feed(None, f'{{"type": "acme:trace", "sequence_number": {number}}}') is None
+    (violation,) = checker.violations
+    assert violation.rule == "schema" and "acme:trace" in str(violation) and "sequence_number" in str(violation)
+
+
 def test_headers_are_optional_and_chunking_does_not_matter():
     data = full().sse(headers=False).replace(b"\n", b"\r\n")
     chunks = [data[i : i + 7] for i in range(0, len(data), 7)]

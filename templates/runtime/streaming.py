@@ -374,7 +374,13 @@ class StreamChecker:
                 if self._prev_seq is not None and seq > self._prev_seq + 1:
                     self._add("sequence-gap", f"sequence_number jumps from {self._prev_seq} to {seq}")
                 self._prev_seq = seq
-            return GenericEvent.model_validate(event) if self.schema else None
+            if not self.schema:
+                return None
+            try:
+                return GenericEvent.model_validate(event)
+            except ValidationError as exc:  # ...but their `sequence_number` is still an integer
+                self._add("schema", f"{kind} does not match what every event carries: {_summarize(exc)}")
+                return None
         if seq is not None:
             prev = self._prev_seq
             if prev is not None and seq != prev + 1:  # one comparison in the common case
