@@ -47,7 +47,9 @@ def _child(args: list[str], cwd: str, env: dict[str, str], streams: tuple[str, s
     os.environ.clear()
     os.environ.update(env)
     for fd, path in zip((1, 2), streams, strict=True):
-        os.dup2(os.open(path, os.O_WRONLY | os.O_TRUNC), fd)
+        opened = os.open(path, os.O_WRONLY)
+        os.dup2(opened, fd)
+        os.close(opened)
     sys.argv = ["orspec", *args]
     try:
         from orspec.cli import main
@@ -68,6 +70,7 @@ def _child(args: list[str], cwd: str, env: dict[str, str], streams: tuple[str, s
 
 
 def _starts_differently(env: dict[str, str]) -> bool:
+    """`PYTHON*` variables decide how an interpreter starts (its path, its flags); a fork keeps the worker's."""
     return any(
         os.environ.get(name) != env.get(name) for name in set(env) | set(os.environ) if name.startswith("PYTHON")
     )
@@ -100,4 +103,5 @@ def run(
             process.join()
             raise subprocess.TimeoutExpired(command, timeout)
         out, err = (_text(Path(path).read_bytes()) for path in streams)
-    return subprocess.CompletedProcess(command, process.exitcode, out, err)  # -N: killed by signal N, as there
+    # A process killed by signal N has exit code -N here, as subprocess reports it.
+    return subprocess.CompletedProcess(command, process.exitcode, out, err)
