@@ -43,6 +43,8 @@ def test_guide_commands_run(tmp_path):
         .replace("8000", str(free_port()))
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ORSPEC_API_KEY")}
+    # The suite's own pytest plugins (hypothesis, schemathesis) are not in a provider's venv.
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180
     )

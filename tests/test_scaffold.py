@@ -26,7 +26,9 @@ def run_project_tests(project: Path) -> subprocess.CompletedProcess:
     """The project's README test command, with this interpreter's environment standing in for its venv."""
     readme = (project / "README.md").read_text()
     assert '.venv/bin/pip install -q -e ".[test]" && .venv/bin/python -m pytest -q' in readme
-    env = os.environ | {"PYTHONPATH": str(project / "src")}
+    # This environment holds the suite's own pytest plugins (hypothesis, schemathesis), which the
+    # project's venv would not: pytest leaves them unloaded, as it would never find them there.
+    env = os.environ | {"PYTHONPATH": str(project / "src"), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
         cwd=project,
