@@ -236,16 +236,22 @@ def _closest(error: Any) -> Any:
     return error
 
 
-@functools.cache
-def _meta_validator(v31: bool) -> Any:
-    from jsonschema.validators import validator_for
+def _dialect(v31: bool) -> tuple[Any, Any, Any]:
+    """The OpenAPI dialect's validator class, its format checker, and the registry holding its
+    meta-schemas (as `check_schema` itself uses it)."""
     from openapi_schema_validator import OAS30Validator, OAS31Validator, oas30_format_checker, oas31_format_checker
-
-    # The registry that holds the OpenAPI dialect's meta-schemas, as `check_schema` itself uses it.
     from openapi_schema_validator._specifications import REGISTRY
 
     cls, formats = (OAS31Validator, oas31_format_checker) if v31 else (OAS30Validator, oas30_format_checker)
-    return validator_for(cls.META_SCHEMA, default=cls)(cls.META_SCHEMA, format_checker=formats, registry=REGISTRY)
+    return cls, formats, REGISTRY
+
+
+@functools.cache
+def _meta_validator(v31: bool) -> Any:
+    from jsonschema.validators import validator_for
+
+    cls, formats, registry = _dialect(v31)
+    return validator_for(cls.META_SCHEMA, default=cls)(cls.META_SCHEMA, format_checker=formats, registry=registry)
 
 
 @functools.cache
@@ -255,15 +261,12 @@ def _quick_meta_check(v31: bool) -> Callable[[Any], bool]:
     python-jsonschema's own format checker answers for every format it asserts, so jsonschema-rs
     accepts no value it would reject.
     """
-    from openapi_schema_validator import OAS30Validator, OAS31Validator, oas30_format_checker, oas31_format_checker
-    from openapi_schema_validator._specifications import REGISTRY
-
-    cls, formats = (OAS31Validator, oas31_format_checker) if v31 else (OAS30Validator, oas30_format_checker)
+    cls, formats, registry = _dialect(v31)
 
     def conforms(name: str) -> Callable[[Any], bool]:
         return lambda value: formats.conforms(value, name)
 
-    resources = [(uri, REGISTRY[uri].contents) for uri in REGISTRY]
+    resources = [(uri, registry[uri].contents) for uri in registry]
     return _fast_yes(cls.META_SCHEMA, resources, {name: conforms(name) for name in formats.checkers})
 
 
