@@ -169,6 +169,10 @@ class _Open:
         self.chunks: list[str] = []
         self.frame: bytes | None = None  # its deltas' SSE frame, to fill with `% (delta JSON, number)`
 
+    def part_ids(self) -> dict[str, Any]:
+        """The fields that name the open part in its events, in the order they are written."""
+        return {"item_id": self.item["id"], "output_index": self.index, "content_index": self.part_index}
+
 
 def _delta_frame(ids: dict[str, Any]) -> bytes:
     """The SSE frame of a delta event with these leading fields, as a template for
@@ -417,37 +421,16 @@ class Emitter:
             item.part_index = len(item.item["content"])
             item.part_field = field
             item.item["content"].append(part)
+            ids = item.part_ids()
             if self._framed_deltas:
-                item.frame = _delta_frame(
-                    {
-                        "type": _DELTA[field],
-                        "item_id": item.item["id"],
-                        "output_index": item.index,
-                        "content_index": item.part_index,
-                    }
-                )
+                item.frame = _delta_frame({"type": _DELTA[field], **ids})
             if self.whole:
-                self._emit(
-                    out,
-                    {
-                        "type": _PART_ADDED,
-                        "item_id": item.item["id"],
-                        "output_index": item.index,
-                        "content_index": item.part_index,
-                        "part": _copy(part),
-                    },
-                )
+                self._emit(out, {"type": _PART_ADDED, **ids, "part": _copy(part)})
         item.chunks.append(text)
         if self._plain_deltas:
             self._delta(out, item, text)
             return
-        event = {
-            "type": _DELTA[field],
-            "item_id": item.item["id"],
-            "output_index": item.index,
-            "content_index": item.part_index,
-            "delta": text,
-        }
+        event = {"type": _DELTA[field], **item.part_ids(), "delta": text}
         if field == "text":
             event["logprobs"] = []
         self._emit(out, event)
@@ -468,7 +451,7 @@ class Emitter:
         part = item.item["content"][item.part_index]
         part[field] = text
         if self.whole:
-            ids = {"item_id": item.item["id"], "output_index": item.index, "content_index": item.part_index}
+            ids = item.part_ids()
             if field == "text":
                 self._emit(out, {"type": _TEXT_DONE, **ids, "text": text, "logprobs": []})
             else:
