@@ -179,6 +179,34 @@ def _json_too_deep(shown: str, text: str) -> Problem:
     return Problem(shown, 1, "", f"nesting is deeper than {MAX_DEPTH} levels")
 
 
+# YAML's quoted scalars and comments, which may hold brackets, and its flow brackets.
+_YAML_FLOW_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|(?:^|(?<=\s))#[^\n]*|[\[\]{}]", re.MULTILINE)
+
+
+def _flow_too_deep(text: str, shown: str, end: int) -> Problem | None:
+    """Our located problem when flow brackets before `end` nest deeper than MAX_DEPTH, else None.
+
+    libyaml refuses deep flow nesting in its scanner, before the composer sees the levels we count, and
+    in words of its own that change between releases; this finds the same fault where it starts.
+    """
+    depth = 0
+    for match in _YAML_FLOW_TOKEN.finditer(text, 0, end):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                # The composer, given the text up to here, reports it with its pointer.
+                try:
+                    _, problem = _compose_nodes(text[: match.end()], shown)
+                except yaml.YAMLError:
+                    problem = None
+                line = text.count("\n", 0, match.start()) + 1
+                return problem or Problem(shown, line, "", f"nesting is deeper than {MAX_DEPTH} levels")
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
 def _load_yaml(path: Path, shown: str, text: str) -> Document:
     data, problems, lines = _compose(text, shown)
     if problems:
@@ -253,6 +281,9 @@ def _compose(text: str, shown: str) -> tuple[Any, list[Problem], dict[str, int]]
         nodes, problem = _compose_nodes(text, shown)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        too_deep_problem = _flow_too_deep(text, shown, mark.index if mark else len(text))
+        if too_deep_problem:  # the parser gave up on the nesting itself; say it in our words
+            return None, [too_deep_problem], {}
         line = mark.line + 1 if mark else 1
         message = " ".join(str(s) for s in (exc.context, exc.problem) if s)
         return None, [Problem(shown, line, "", f"invalid YAML: {message}")], {}
