@@ -6,7 +6,9 @@
   split at `_`, or of its description: "weather" calls `get_weather`), and `tool_choice` allows
   it, it calls each such tool (only the first with `parallel_tool_calls: false`) with JSON
   arguments built from the tool's parameter schema; under `required` (or a forced function) it
-  calls the first allowed tool anyway. Short and common words ("the", "get") never count.
+  calls the first allowed tool anyway. Short and common words ("the", "get") never count. The
+  arguments are a valid instance of the tool's parameter schema (`instances.instance_of`).
+- With a `json_schema` text format it answers a valid instance of that schema, as JSON.
 - After a `function_call_output` it reports what the function returned.
 - With `reasoning` requested it first emits a reasoning summary.
 - It stops `incomplete` when the answer would exceed `max_output_tokens` (one chunk, one token).
@@ -22,6 +24,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from .app import default_compaction
+from .instances import instance_of
 from .steps import (
     ArgumentsDelta,
     FunctionCallEnd,
@@ -78,16 +81,13 @@ def _text_of(content: Any) -> tuple[str, int]:
     return " ".join(texts), images
 
 
-def _example(schema: Any, name: str) -> Any:
-    kind = schema.get("type") if isinstance(schema, dict) else None
-    if isinstance(schema, dict) and schema.get("enum"):
-        return schema["enum"][0]
-    if kind == "object":
-        props = schema.get("properties") or {}
-        return {key: _example(value, key) for key, value in props.items()}
-    if kind == "array":
-        return [_example(schema.get("items") or {}, name)]
-    return {"integer": 1, "number": 1.5, "boolean": True, "null": None}.get(kind, f"example {name}")
+def _json_schema_asked(request: ProviderRequest) -> dict[str, Any] | None:
+    """The schema of a `json_schema` text format, when the request asks for one."""
+    text_format = getattr(getattr(request.body, "text", None), "format", None)
+    if getattr(text_format, "type", None) != "json_schema":
+        return None
+    schema = getattr(text_format, "schema_", None)
+    return schema if isinstance(schema, dict) else {}
 
 
 def _count(items: list[dict[str, Any]]) -> int:
@@ -124,7 +124,7 @@ class DemoProvider:
             tools = self._pick_tools(request, user_text)
             if tools:
                 for tool in tools:
-                    arguments = json.dumps(_example(tool.get("parameters") or {"type": "object"}, tool["name"]))
+                    arguments = json.dumps(instance_of(tool.get("parameters") or {"type": "object"}, tool["name"]))
                     yield FunctionCallStart(tool["name"])
                     for piece in chunks(arguments):
                         yield ArgumentsDelta(piece)
@@ -139,6 +139,9 @@ class DemoProvider:
             seen = f" and {images} image{'s' if images != 1 else ''}" if images else ""
             answer = f"You said{seen}: {user_text}" if user_text else "Hello! Send me some text and I will echo it."
 
+        schema = _json_schema_asked(request)
+        if schema is not None:  # what it would have said, in the shape asked for
+            answer = json.dumps(instance_of(schema, "answer"))
         yield MessageStart(phase="final_answer")
         for piece in chunks(answer):
             if budget is not None and used >= budget:
