@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import compileall
+import json
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,33 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     # busy. More cost more than they won: each worker collects (about 10 s of CPU) and competes for
     # the cores (on 2 cores, 4 workers took 331 s of CPU and 169 s; 3 took 291 s and 157 s).
     return len(os.sched_getaffinity(0)) + 1
+
+
+CLIENTS = Path(os.environ.get("ORSPEC_TEST_CLIENTS_DIR", ROOT / ".cache" / "clients"))
+PYTHON_CLIENTS = ("openai", "openai-agents", "pydantic-ai-slim", "langchain-openai", "litellm")
+
+
+def client_versions() -> list[str]:
+    """The real clients the suite drives, with their versions: PyPI's from this venv, npm's from .cache/clients."""
+    found = []
+    for name in PYTHON_CLIENTS:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{name} missing")
+    manifest = CLIENTS / "package.json"
+    wanted = json.loads(manifest.read_text()).get("dependencies", {}) if manifest.exists() else {}
+    for name in sorted(wanted):
+        installed = CLIENTS / "node_modules" / name / "package.json"
+        found.append(
+            f"{name} {json.loads(installed.read_text())['version'] if installed.exists() else 'missing'} (npm)"
+        )
+    return found
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        terminalreporter.write_line("client matrix: " + ", ".join(client_versions()))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,0 +1,166 @@
+"""Python agent SDKs, unchanged, against a stock `orspec serve` (the client matrix; the openai SDK and
+openai-agents have their own tests in test_server*.py): pydantic-ai's OpenAI Responses model,
+langchain-openai with `use_responses_api=True`, and litellm's `responses`. Each is in the test extra, so
+a missing one is an install error, never a skip. The run's summary names each client's version (conftest)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+
+import pytest
+from openresponses_runtime.server import MemoryStore, create_app
+from pydantic import BaseModel
+
+from .server_helpers import API_KEY, RecordingProvider, free_port, live_server, served_process
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm fetches a price list at import otherwise
+
+
+@pytest.fixture(scope="module")
+def served():
+    port = free_port()
+    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]
+    with served_process(command, port=port) as base:
+        yield base
+
+
+def get_weather(city: str) -> str:
+    """Get the current weather in a city."""
+    return f"Sunny in {city}"
+
+
+class Forecast(BaseModel):
+    city: str
+    high: int
+
+
+# -- pydantic-ai ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pydantic_ai_model(served):
+    from pydantic_ai.models.openai import OpenAIResponsesModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    return OpenAIResponsesModel("demo", provider=OpenAIProvider(base_url=served, api_key=API_KEY))
+
+
+def test_pydantic_ai_run_sync_and_stream(pydantic_ai_model):
+    from pydantic_ai import Agent
+
+    agent = Agent(pydantic_ai_model, instructions="Be brief.")
+    assert agent.run_sync("Hello there").output == "You said: Hello there"
+
+    async def streamed() -> list[str]:
+        async with agent.run_stream("Stream this please") as run:
+            return [delta async for delta in run.stream_text(delta=True, debounce_by=None)]
+
+    deltas = asyncio.run(streamed())
+    assert len(deltas) > 1 and "".join(deltas) == "You said: Stream this please"
+
+
+def test_pydantic_ai_tool_round_trip(pydantic_ai_model):
+    from pydantic_ai import Agent
+
+    agent = Agent(pydantic_ai_model, tools=[get_weather])
+    result = agent.run_sync("What is the weather in Paris?")
+    assert result.output == "The function returned: Sunny in example city"
+    called = [part for message in result.all_messages() for part in message.parts if part.part_kind == "tool-call"]
+    assert [part.tool_name for part in called] == ["get_weather"]
+
+
+@pytest.mark.parametrize("mode", ["tool", "native"])
+def test_pydantic_ai_structured_output(pydantic_ai_model, mode):
+    from pydantic_ai import Agent, NativeOutput
+
+    agent = Agent(pydantic_ai_model, output_type=Forecast if mode == "tool" else NativeOutput(Forecast))
+    forecast = agent.run_sync("Forecast for Paris").output
+    assert isinstance(forecast, Forecast) and forecast == Forecast(city="example city", high=1)
+
+
+# -- langchain-openai -----------------------------------------------------------------------------
+
+
+def _chat(served, **options):
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model="demo", base_url=served, api_key=API_KEY, use_responses_api=True, max_retries=0, **options)
+
+
+def test_langchain_invoke_and_stream(served):
+    chat = _chat(served)
+    assert chat.invoke("Hello there").text == "You said: Hello there"
+    chunks = list(chat.stream("Stream this please"))
+    assert len(chunks) > 1 and "".join(chunk.text for chunk in chunks) == "You said: Stream this please"
+
+
+def test_langchain_bind_tools_round_trip(served):
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    chat = _chat(served).bind_tools([get_weather])
+    question = HumanMessage("What is the weather in Paris?")
+    asked = chat.invoke([question])
+    (call,) = asked.tool_calls
+    assert call["name"] == "get_weather" and call["args"] == {"city": "example city"}
+    answered = chat.invoke([question, asked, ToolMessage(get_weather(**call["args"]), tool_call_id=call["id"])])
+    assert answered.text == "The function returned: Sunny in example city"
+
+
+def test_langchain_previous_response_id():
+    from langchain_core.messages import HumanMessage
+
+    provider = RecordingProvider()  # in process, to see what the server handed the model
+    with live_server(create_app(provider, store=MemoryStore(), api_keys=API_KEY)) as base_url:
+        chat = _chat(base_url, use_previous_response_id=True)
+        first = chat.invoke([HumanMessage("remember seven")])
+        second = chat.invoke([HumanMessage("remember seven"), first, HumanMessage("and eight")])
+    assert second.text == "You said: and eight"
+    sent = provider.requests[-1]
+    assert sent.body.previous_response_id == first.response_metadata["id"]
+    assert [item.get("role") for item in sent.input] == ["user", "assistant", "user"]  # the chain, rebuilt
+
+
+# -- litellm --------------------------------------------------------------------------------------
+
+
+def _litellm():
+    import litellm
+
+    return litellm
+
+
+def _litellm_options(served) -> dict:
+    return {"model": "openai/demo", "api_base": served, "api_key": API_KEY}
+
+
+def test_litellm_responses_plain_and_streamed(served):
+    litellm = _litellm()
+    response = litellm.responses(input="Hello there", **_litellm_options(served))
+    assert response.output[0].content[0].text == "You said: Hello there"
+    events = list(litellm.responses(input="Stream this please", stream=True, **_litellm_options(served)))
+    deltas = [event.delta for event in events if event.type == "response.output_text.delta"]
+    assert len(deltas) > 1 and "".join(deltas) == "You said: Stream this please"
+    assert events[-1].type == "response.completed"
+
+
+def test_litellm_tool_and_previous_response_id(served):
+    litellm = _litellm()
+    tool = {
+        "type": "function",
+        "name": "get_weather",
+        "description": "Get the current weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }
+    asked = litellm.responses(input="What is the weather in Paris?", tools=[tool], **_litellm_options(served))
+    (call,) = [item for item in asked.output if item.type == "function_call"]
+    assert call.name == "get_weather" and json.loads(call.arguments) == {"city": "example city"}
+    output = {"type": "function_call_output", "call_id": call.call_id, "output": get_weather("example city")}
+    answered = litellm.responses(
+        input=[output], previous_response_id=asked.id, tools=[tool], **_litellm_options(served)
+    )
+    # A function_call_output whose call is not in the context is refused: this answer shows the chain held
+    # (litellm wraps the id it hands out, and unwraps it on the way back).
+    assert answered.output[0].content[0].text == "The function returned: Sunny in example city"
