@@ -62,6 +62,20 @@ def client_versions() -> list[str]:
     return found
 
 
+def npm_client(path: str) -> Path:
+    """`path` under .cache/clients/node_modules (a client's bin or folder): there, or the test cannot run.
+
+    With ORSPEC_TEST_CLIENTS=1 (set by .ci/services) a missing client fails the test: the matrix never
+    shrinks silently. Elsewhere the test skips and says how to get it."""
+    found = CLIENTS / "node_modules" / path
+    if found.exists():
+        return found
+    message = f"{path} is not installed in {CLIENTS} (bash .ci/run installs the client matrix there)"
+    if os.environ.get("ORSPEC_TEST_CLIENTS") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         terminalreporter.write_line("client matrix: " + ", ".join(client_versions()))
