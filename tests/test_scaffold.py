@@ -105,6 +105,25 @@ def test_a_file_in_the_way_is_refused(tmp_path):
     assert target.read_text() == "x"
 
 
+def test_gitignore_covers_what_running_the_project_leaves_and_none_of_its_files(tmp_path):
+    from openresponses_runtime.server.store import DEFAULT_SQLITE_PATH
+
+    out = tmp_path / "proj"
+    written = scaffold("acme-llm", out, vendor="zeta")
+    assert ".gitignore" in written
+    left = [".venv/bin/python", "src/acme_llm/__pycache__/app.cpython-311.pyc", "src/acme_llm.egg-info/PKG-INFO",
+            "dist/acme_llm-0.1.0-py3-none-any.whl", "build/lib/acme_llm/app.py", ".pytest_cache/README.md",
+            ".ruff_cache/CACHEDIR.TAG", DEFAULT_SQLITE_PATH, f"{DEFAULT_SQLITE_PATH}-wal", f"{DEFAULT_SQLITE_PATH}-journal"]  # fmt: skip
+    for relative in left:
+        (out / relative).parent.mkdir(parents=True, exist_ok=True)
+        (out / relative).write_text("")
+    env = os.environ | {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q"], cwd=out, env=env, check=True)
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=out, env=env,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    assert sorted(line.removeprefix("?? ") for line in status.stdout.splitlines()) == written
+
+
 def test_depends_on_the_runtime_by_name_and_holds_no_path_of_this_machine(tmp_path):
     import openresponses_runtime
 
