@@ -3,6 +3,7 @@ from __future__ import annotations
 import compileall
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -112,6 +113,13 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
 def run_orspec(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the CLI as a user would, in a process of its own (forked with orspec imported: cli_process.py)."""
     return cli_process.run(list(args), cwd=cwd, env={**os.environ, **(env or {})}, timeout=300)
+
+
+def readme_commands(project: Path) -> tuple[str, str]:
+    """A scaffolded project's two commands as its README gives them: set up and serve; set up and test."""
+    section = (project / "README.md").read_text().split("\n## The two commands\n", 1)[1].split("\n## ", 1)[0]
+    serve, test = re.findall(r"^```sh\n(.*?)\n```", section, flags=re.S | re.M)
+    return serve, test
 
 
 def run_python(code: str, *, path: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess:

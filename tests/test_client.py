@@ -192,6 +192,14 @@ def test_websocket_turns(client):
         other.create(model="demo", input="Which word?", previous_response_id=first.id)  # store=False stays local
 
 
+@pytest.mark.filterwarnings("error::DeprecationWarning")
+def test_websocket_session_uses_no_deprecated_websockets_call(client):
+    """websockets 17 deprecates a sync connection not entered as a context manager (it warned at every send)."""
+    with client.responses.connect() as session:
+        assert session.create(model="demo", input="Hi.").status == "completed"
+        assert session.create(model="demo", input="Again.").status == "completed"
+
+
 def test_run_round_trip_with_parallel_tools_in_call_order(base_url):
     sent: list[dict] = []
     barrier = threading.Barrier(2, timeout=10)  # both tools must be running at once to get past it

@@ -2,27 +2,35 @@
 those wheels only (their dependencies from the package index), and run far from this checkout.
 
 - `orspec` validates, builds and publishes the docs in an empty folder holding a copy of `spec/`;
-- a provider it scaffolds installs from the wheels and passes its own tests, with no path of this
-  machine in its files;
+- a provider it scaffolds runs its README's two commands (set up and serve; set up and test) and
+  `.ci/run` as written, with orspec and the runtime from the wheels (`--orspec WHEELS`) or from a
+  checkout beside it (`--runtime CHECKOUT/generated/python`), with no path of this machine in its
+  files, and leaves nothing `git status` would show but its own files;
 - `openresponses-runtime` installs alone, without the generator's dependencies, and its core works;
 - `pre-commit try-repo` runs both hooks of `.pre-commit-hooks.yaml`.
 
-Slow (it makes four venvs): CI runs it (`.ci/run` sets ORSPEC_TEST_FRESH_VENV=1).
+Slow (it makes five venvs): CI runs it (`.ci/run` sets ORSPEC_TEST_FRESH_VENV=1).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
+import httpx
 import pytest
 
-from .conftest import ROOT, built_once
+from .conftest import ROOT, built_once, readme_commands, run_orspec
+from .server_helpers import free_port
 from .streams import SHARED
 
 pytestmark = [
@@ -141,19 +149,92 @@ def test_installed_orspec_validates_builds_and_publishes_outside_the_repo(toolch
     assert sorted(p.name for p in outside.iterdir()) == ["generated", "site", "spec"]
 
 
-def test_scaffolded_provider_installs_from_the_wheels_and_passes_its_tests(toolchain, wheels, tmp_path):
-    env = clean_env(wheels)
+def project_env() -> dict:
+    """The environment a newcomer runs a scaffolded project's commands in: none of our settings, no wheels."""
+    return {k: v for k, v in clean_env().items() if not k.startswith(("ORSPEC_", "CHAT_COMPLETIONS_", "OPENAI_"))}
+
+
+def project_files(project: Path) -> list[str]:
+    return sorted(p.relative_to(project).as_posix() for p in project.rglob("*") if p.is_file())
+
+
+@contextmanager
+def serving(project: Path, command: str) -> Iterator[str]:
+    """The README's set-up-and-serve `command` running in `project` until it answers HTTP; its base URL."""
+    port = free_port()  # the command serves on $PORT (8000 without it)
+    log = project.parent / f"{project.name}-serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(["bash", "-c", command], cwd=project, env=project_env() | {"PORT": str(port)},
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 600  # the set-up makes the venv and installs everything first
+        while True:
+            try:
+                httpx.get(f"{base}/responses", timeout=2)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+                time.sleep(0.5)
+        yield base
+    finally:
+        with suppress(ProcessLookupError):  # bash and the server it started, unless both are gone
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+
+
+def assert_git_shows_only_the_project(project: Path, scaffolded: list[str]) -> None:
+    """After both commands (a venv, caches, the response store) `git status` shows the scaffolded files only."""
+    env = project_env() | {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    run("git", "init", "-q", cwd=project, env=env)
+    status = run("git", "status", "--porcelain", "--untracked-files=all", cwd=project, env=env).stdout
+    assert sorted(line.removeprefix("?? ") for line in status.splitlines()) == scaffolded
+
+
+def test_scaffolded_provider_from_the_wheels_runs_its_readme_commands(toolchain, wheels, tmp_path):
+    (tmp_path / "wheels").symlink_to(wheels)
     project = tmp_path / "acme-gateway"
-    run(toolchain / "orspec", "scaffold", "provider", "acme-gateway", "--out", project, "--template", "chat-completions",
-        cwd=tmp_path, env=env)  # fmt: skip
-    for path in project.rglob("*"):
-        if path.is_file():
-            text = path.read_text()
-            assert str(ROOT) not in text and str(tmp_path) not in text and str(wheels) not in text, path
-    done = run("bash", ".ci/run", cwd=project, env=env, timeout=900)
+    run(toolchain / "orspec", "scaffold", "provider", "acme-gateway", "--out", project.name, "--orspec", "wheels",
+        "--template", "chat-completions", cwd=tmp_path, env=clean_env())  # fmt: skip
+    scaffolded = project_files(project)
+    for name in scaffolded:
+        text = (project / name).read_text()
+        assert str(ROOT) not in text and str(tmp_path) not in text and str(wheels) not in text, name
+    serve, test = readme_commands(project)
+    assert "--find-links ../wheels" in test and (project / ".ci/run").read_text().splitlines()[-1] == test
+    with serving(project, serve) as base:  # its upstream is the real API: a wrong key is refused before it
+        refused = httpx.post(f"{base}/responses", json={"input": "hi"}, headers={"Authorization": "Bearer sk-wrong"})
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "invalid_api_key"
+    done = run("bash", ".ci/run", cwd=project, env=project_env(), timeout=900)  # the README's test command
     assert " passed" in done.stdout and "failed" not in done.stdout
-    installed = run(project / ".venv/bin/python", "-m", "pip", "list", "--format=freeze", cwd=project, env=env).stdout
+    assert "openresponses_runtime/" not in done.stdout  # no warning points into the runtime
+    installed = run(
+        project / ".venv/bin/python", "-m", "pip", "list", "--format=freeze", cwd=project, env=clean_env()
+    ).stdout
     assert "openresponses-runtime==" in installed and "orspec==" in installed
+    assert_git_shows_only_the_project(project, scaffolded)
+
+
+def test_scaffolded_provider_beside_a_checkout_runs_its_readme_commands(tmp_path):
+    from openresponses_runtime.server.store import DEFAULT_SQLITE_PATH
+
+    (tmp_path / "orspec").symlink_to(ROOT)
+    project = tmp_path / "acme-llm"
+    done = run_orspec("scaffold", "provider", "acme-llm", "--out", project.name, "--runtime", "orspec/generated/python",
+                      cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    scaffolded = project_files(project)
+    serve, test = readme_commands(project)
+    assert "-e ../orspec -e ../orspec/generated/python" in test
+    tested = run("bash", "-c", test, cwd=project, env=project_env(), timeout=900)
+    assert " passed" in tested.stdout and "failed" not in tested.stdout
+    assert "openresponses_runtime/" not in tested.stdout  # no warning points into the runtime
+    with serving(project, serve) as base:
+        answer = httpx.post(f"{base}/responses", json={"model": "demo", "input": "Hello."},
+                            headers={"Authorization": "Bearer sk-local"}, timeout=30)  # fmt: skip
+    assert answer.status_code == 200 and answer.json()["status"] == "completed", answer.text
+    assert (project / DEFAULT_SQLITE_PATH).is_file()  # the response is stored where the server runs
+    assert_git_shows_only_the_project(project, scaffolded)
 
 
 def test_runtime_installs_alone_and_its_core_works(wheels, tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from orspec.scaffold import ScaffoldError, names_for, scaffold
 
-from .conftest import ROOT, run_orspec
+from .conftest import ROOT, readme_commands, run_orspec
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
@@ -87,7 +87,7 @@ def test_refuses_a_non_empty_directory_and_never_deletes(tmp_path):
     provider.write_text("# my edits\n")
     before = snapshot(out)
     again = run_orspec("scaffold", "provider", "p", "--out", str(out))
-    assert again.returncode == 1
+    assert again.returncode == 2
     assert "is not empty; nothing was changed" in again.stderr and "--force" in again.stderr
     assert snapshot(out) == before
     forced = run_orspec("scaffold", "provider", "p", "--out", str(out), "--force")
@@ -103,6 +103,25 @@ def test_a_file_in_the_way_is_refused(tmp_path):
     with pytest.raises(ScaffoldError, match="not a directory"):
         scaffold("p", target)
     assert target.read_text() == "x"
+
+
+def test_gitignore_covers_what_running_the_project_leaves_and_none_of_its_files(tmp_path):
+    from openresponses_runtime.server.store import DEFAULT_SQLITE_PATH
+
+    out = tmp_path / "proj"
+    written = scaffold("acme-llm", out, vendor="zeta")
+    assert ".gitignore" in written
+    left = [".venv/bin/python", "src/acme_llm/__pycache__/app.cpython-311.pyc", "src/acme_llm.egg-info/PKG-INFO",
+            "dist/acme_llm-0.1.0-py3-none-any.whl", "build/lib/acme_llm/app.py", ".pytest_cache/README.md",
+            ".ruff_cache/CACHEDIR.TAG", DEFAULT_SQLITE_PATH, f"{DEFAULT_SQLITE_PATH}-wal", f"{DEFAULT_SQLITE_PATH}-journal"]  # fmt: skip
+    for relative in left:
+        (out / relative).parent.mkdir(parents=True, exist_ok=True)
+        (out / relative).write_text("")
+    env = os.environ | {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q"], cwd=out, env=env, check=True)
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=out, env=env,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    assert sorted(line.removeprefix("?? ") for line in status.stdout.splitlines()) == written
 
 
 def test_depends_on_the_runtime_by_name_and_holds_no_path_of_this_machine(tmp_path):
@@ -122,16 +141,58 @@ def test_depends_on_the_runtime_by_name_and_holds_no_path_of_this_machine(tmp_pa
                 assert leak not in text, (path, leak)
 
 
-def test_runtime_option_points_at_a_local_runtime_relative_to_the_project(tmp_path):
+def install_commands(project: Path) -> list[str]:
+    """The pip install of the README's two commands and of `.ci/run`, which must be the README's test command."""
+    serve, test = readme_commands(project)
+    assert (project / ".ci/run").read_text().splitlines()[-1] == test
+    return [command.split(" && ")[1] for command in (serve, test)]
+
+
+@pytest.mark.parametrize("option", [["--runtime", "orspec/generated/python"], ["--orspec", "orspec"]])
+def test_a_checkout_beside_the_project_gives_both_orspec_and_the_runtime_editable(tmp_path, option):
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "orspec").symlink_to(ROOT)
-    done = run_orspec("scaffold", "provider", "p", "--out", "p", "--runtime", "orspec/generated/python", cwd=workspace)
+    done = run_orspec("scaffold", "provider", "p", "--out", "p", *option, cwd=workspace)
     assert done.returncode == 0, done.stderr
-    command = 'pip install -q -e ../orspec/generated/python -e ".[test]"'
-    assert command in (workspace / "p/.ci/run").read_text()
-    assert (workspace / "p/README.md").read_text().count(command) == 2
+    install = '.venv/bin/pip install -q -e ../orspec -e ../orspec/generated/python -e ".[test]"'
+    assert install_commands(workspace / "p") == [install, install]
     assert str(ROOT) not in (workspace / "p/README.md").read_text()
+
+
+def test_orspec_option_takes_both_from_a_folder_of_wheels(tmp_path):
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for name in ("orspec-7.3.1-py3-none-any.whl", "openresponses_runtime-2031.2.3.7.3.1-py3-none-any.whl"):
+        (wheels / name).write_bytes(b"")  # only their names are read
+    done = run_orspec("scaffold", "provider", "p", "--out", "p", "--orspec", "wheels", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    install = '.venv/bin/pip install -q --find-links ../wheels -e ".[test]"'
+    assert install_commands(tmp_path / "p") == [install, install]
+    pyproject = (tmp_path / "p/pyproject.toml").read_text()
+    assert '"openresponses-runtime[server]~=2031.2.3.7.3"' in pyproject and '"orspec~=7.3.0"' in pyproject
+    assert "package index" not in done.stdout  # the hint for a project that installs from the index
+
+
+@pytest.mark.parametrize(
+    ("wheels", "problem", "fix"),
+    [
+        (None, "no such folder", "give an orspec checkout or a folder of its wheels"),
+        ([], "neither an orspec checkout nor a folder of its wheels", "pip wheel --no-deps -w DIR ORSPEC"),
+        (["orspec-0.1.0-py3-none-any.whl"], "no openresponses-runtime wheel beside orspec's", "build both with"),
+        (["orspec-0.1.0-py3-none-any.whl", "orspec-0.2.0-py3-none-any.whl"], "2 orspec wheels", "keep the one"),
+    ],
+)
+def test_orspec_option_refuses_a_folder_without_one_orspec_and_runtime(tmp_path, wheels, problem, fix):
+    if wheels is not None:
+        (tmp_path / "wheels").mkdir()
+        for name in wheels:
+            (tmp_path / "wheels" / name).write_bytes(b"")
+    done = run_orspec("scaffold", "provider", "p", "--out", "p", "--orspec", "wheels", cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"orspec: --orspec wheels: {problem}") and fix in line, line
+    assert not (tmp_path / "p").exists()
 
 
 def test_runtime_option_refuses_what_is_not_a_runtime_or_would_leak_a_path(tmp_path):

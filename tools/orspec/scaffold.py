@@ -5,10 +5,12 @@ then the chosen template (`demo` or `chat-completions`), then `vendor/` with `--
 sanitised once, here: the distribution name (`acme-llm`), the import package (`acme_llm`), the
 provider class (`AcmeLlmProvider`) and the vendor slug and prefix (`acme`, `Acme`).
 
-The project depends on `openresponses-runtime[server]` by a compatible version range (the installed
-runtime's, or that of `--runtime PATH`, a local generated runtime the project installs editable),
-and on `orspec` only in its test extra, for the compliance suite. No file it writes holds a path of
-this machine: `--runtime` is written relative to the project.
+The project depends on `openresponses-runtime[server]` by a compatible version range, and on
+`orspec` only in its test extra, for the compliance suite. Its README and `.ci/run` install both
+from where they come from (`find_sources`): an orspec checkout (`--orspec CHECKOUT`, or a
+`--runtime` that is a checkout's generated/python), a folder of their wheels (`--orspec WHEELS`),
+or the package index. No file it writes holds a path of this machine: paths are written relative
+to the project.
 
 It never deletes anything: a directory that exists and is not empty is refused unless `--force`
 is given, and then only the project's own files are written (or overwritten).
@@ -36,7 +38,10 @@ __all__ = [
     "ScaffoldError",
     "Names",
     "Runtime",
+    "Toolchain",
     "find_runtime",
+    "find_sources",
+    "install_args",
     "names_for",
     "render",
     "scaffold",
@@ -44,6 +49,7 @@ __all__ = [
 
 SCAFFOLD = _SHIPPED / "scaffold"
 RUNTIME = "openresponses-runtime"
+BUILD_WHEELS = "pip wheel --no-deps -w DIR ORSPEC ORSPEC/generated/python"
 TEMPLATES = ("demo", "chat-completions")
 _VENDOR = re.compile(r"^[a-z][a-z0-9_-]*$")
 _DESCRIPTIONS = {
@@ -107,14 +113,109 @@ class Runtime:
         spec = f"~={'.'.join(parts[:-1])}" if len(parts) > 2 else f">={self.version}"
         return f"{RUNTIME}[server]{spec}"
 
+
+@dataclass(frozen=True)
+class Toolchain:
+    """The orspec a project's tests install for the compliance suite: its version, and where it comes from."""
+
+    version: str
+    checkout: str | None = None  # an orspec checkout, installed editable; POSIX, relative to the project
+    wheels: str | None = None  # a folder of orspec's and the runtime's wheels; POSIX, relative to the project
+
     @property
-    def install(self) -> str:
-        """The pip arguments that install it before the project (empty: the project's dependency does)."""
-        return f"-e {shlex.quote(self.path)} " if self.path else ""
+    def requirement(self) -> str:
+        """`orspec` compatible with `version`: the same minor release."""
+        return f"orspec~={'.'.join(self.version.split('.')[:2])}.0"
 
 
-def find_runtime(local: Path | None = None, out: Path | None = None) -> Runtime:
-    """The installed runtime, or the generated one at `local` (a folder with its pyproject.toml)."""
+def install_args(runtime: Runtime, toolchain: Toolchain) -> str:
+    """The pip arguments before the project's own that bring orspec and the runtime (empty: the index does)."""
+    args = ["--find-links", toolchain.wheels] if toolchain.wheels else []
+    for editable in (toolchain.checkout, runtime.path):
+        if editable:
+            args += ["-e", editable]
+    return "".join(f"{shlex.quote(arg)} " for arg in args)
+
+
+def find_sources(
+    orspec: Path | None = None, runtime: Path | None = None, out: Path | None = None
+) -> tuple[Runtime, Toolchain]:
+    """Where a project in `out` installs the runtime and orspec from.
+
+    `orspec`: an orspec checkout (itself and its generated/python, both editable) or a folder of both
+    wheels (pip looks there before the index). `runtime`: a local generated runtime, editable; when it
+    is a checkout's generated/python, orspec comes from that checkout too. Neither: the package index,
+    at the installed versions.
+    """
+    out = out or Path.cwd()
+    if orspec is None and runtime is not None:
+        beside = Path(os.path.normpath(runtime / ".." / ".."))
+        if (_project_table(beside) or {}).get("name") == "orspec":
+            orspec = beside
+    if orspec is None:
+        return find_runtime(runtime, out), Toolchain(__version__)
+    toolchain = _toolchain(orspec, out)
+    if runtime is not None:
+        return find_runtime(runtime, out), toolchain
+    if toolchain.checkout:
+        return find_runtime(orspec / "generated" / "python", out, "--orspec"), toolchain
+    version = _one_wheel(orspec, RUNTIME)
+    if version is None:
+        raise ScaffoldError(f"--orspec {orspec}: no {RUNTIME} wheel beside orspec's; build both with `{BUILD_WHEELS}`")
+    return Runtime(version), toolchain
+
+
+def _toolchain(orspec: Path, out: Path) -> Toolchain:
+    """orspec from the folder `orspec`: a checkout of it, or a folder that holds its wheel."""
+    if not orspec.is_dir():
+        raise ScaffoldError(f"--orspec {orspec}: no such folder; give an orspec checkout or a folder of its wheels")
+    project = _project_table(orspec) or {}
+    if project.get("name") == "orspec" and isinstance(project.get("version"), str):
+        return Toolchain(project["version"], checkout=_relative(orspec, out, "--orspec"))
+    version = _one_wheel(orspec, "orspec")
+    if version is None:
+        raise ScaffoldError(
+            f"--orspec {orspec}: neither an orspec checkout nor a folder of its wheels; give a checkout, "
+            f"or a folder made with `{BUILD_WHEELS}`"
+        )
+    return Toolchain(version, wheels=_relative(orspec, out, "--orspec"))
+
+
+def _one_wheel(folder: Path, distribution: str) -> str | None:
+    """The version of `distribution`'s one wheel in `folder`, None without any; two or more are refused."""
+    found = sorted(folder.glob(f"{distribution.replace('-', '_')}-*.whl"))
+    if len(found) > 1:
+        raise ScaffoldError(
+            f"--orspec {folder}: {len(found)} {distribution} wheels ({', '.join(p.name for p in found)}); "
+            "keep the one the project should install"
+        )
+    return found[0].name.split("-")[1] if found else None
+
+
+def _project_table(folder: Path) -> dict | None:
+    """The [project] table of `folder`/pyproject.toml; None when there is no readable one."""
+    try:
+        return tomllib.loads((folder / "pyproject.toml").read_text()).get("project") or {}
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+
+
+def _relative(path: Path, out: Path, option: str) -> str:
+    """`path` relative to the project in `out`, as the user spelt both (symlinks kept), POSIX.
+
+    Refused when they share no folder but /: the path would name this machine's layout.
+    """
+    path_abs, out_abs = os.path.abspath(path), os.path.abspath(out)
+    if os.path.commonpath([path_abs, out_abs]) == os.path.abspath(os.sep):
+        raise ScaffoldError(
+            f"{option} {path}: the project and {path} share no folder but /; put the project beside it "
+            "(the path is written relative to the project)"
+        )
+    return Path(os.path.relpath(path_abs, out_abs)).as_posix()
+
+
+def find_runtime(local: Path | None = None, out: Path | None = None, option: str = "--runtime") -> Runtime:
+    """The installed runtime, or the generated one at `local` (a folder with its pyproject.toml), given by `option`."""
     if local is None:
         try:
             return Runtime(metadata.version(RUNTIME))
@@ -125,30 +226,24 @@ def find_runtime(local: Path | None = None, out: Path | None = None) -> Runtime:
         except ImportError:
             raise ScaffoldError(f"{RUNTIME} is not installed; install it, or pass --runtime PATH") from None
         return Runtime(version)
-    try:
-        project = tomllib.loads((local / "pyproject.toml").read_text()).get("project") or {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ScaffoldError(f"--runtime {local}: no readable pyproject.toml ({exc})") from None
+    project = _project_table(local)
+    if project is None:
+        raise ScaffoldError(f"{option} {local}: no readable pyproject.toml where a generated {RUNTIME} should be")
     if project.get("name") != RUNTIME or not isinstance(project.get("version"), str):
-        raise ScaffoldError(f"--runtime {local}: not a generated {RUNTIME} (e.g. generated/python of a build)")
-    # Relative to the project, as the user spelt the paths (symlinks kept), so no file holds a path
-    # of this machine; a runtime that shares no folder with the project but / would leak one.
-    local_abs, out_abs = os.path.abspath(local), os.path.abspath(out or Path.cwd())
-    if os.path.commonpath([local_abs, out_abs]) == os.path.abspath(os.sep):
-        raise ScaffoldError(
-            f"--runtime {local}: the project and the runtime share no folder but /; put the project beside "
-            "the runtime (the path is written relative to the project)"
-        )
-    return Runtime(project["version"], Path(os.path.relpath(local_abs, out_abs)).as_posix())
+        raise ScaffoldError(f"{option} {local}: not a generated {RUNTIME} (e.g. generated/python of a build)")
+    return Runtime(project["version"], _relative(local, out or Path.cwd(), option))
 
 
-def render(names: Names, template: str = "demo", *, runtime: Runtime | None = None) -> dict[str, tuple[bytes, int]]:
+def render(
+    names: Names, template: str = "demo", *, runtime: Runtime | None = None, toolchain: Toolchain | None = None
+) -> dict[str, tuple[bytes, int]]:
     """Every file of the project: relative path -> (content, mode)."""
     if template not in TEMPLATES:
         raise ScaffoldError(f"unknown template {template!r}; choose one of {', '.join(TEMPLATES)}")
     import jinja2
 
     runtime = runtime or find_runtime()
+    toolchain = toolchain or Toolchain(__version__)
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(SCAFFOLD)),
         keep_trailing_newline=True,
@@ -165,9 +260,11 @@ def render(names: Names, template: str = "demo", *, runtime: Runtime | None = No
         "template": template,
         "description": _DESCRIPTIONS[template],
         "runtime_requirement": runtime.requirement,
-        "runtime_install": runtime.install,
         "runtime_path": runtime.path,
-        "orspec_requirement": f"orspec~={'.'.join(__version__.split('.')[:2])}.0",
+        "orspec_requirement": toolchain.requirement,
+        "orspec_checkout": toolchain.checkout,
+        "wheels": toolchain.wheels,
+        "install": install_args(runtime, toolchain),
     }
     folders = ["common", template] + (["vendor"] if names.vendor else [])
     files: dict[str, tuple[bytes, int]] = {}
@@ -199,13 +296,15 @@ def scaffold(
     vendor: str | None = None,
     force: bool = False,
     runtime_path: Path | None = None,
+    orspec_path: Path | None = None,
 ) -> list[str]:
     """Write the project into `out`; the relative paths written. Refuses a non-empty `out` without `force`.
 
-    `runtime_path`: a local generated runtime to install editable instead of the index's.
+    `runtime_path`, `orspec_path`: where the project installs the runtime and orspec from (`find_sources`).
     """
     names = names_for(name, vendor)
-    files = render(names, template, runtime=find_runtime(runtime_path, out))
+    runtime, toolchain = find_sources(orspec_path, runtime_path, out)
+    files = render(names, template, runtime=runtime, toolchain=toolchain)
     if out.exists() and not out.is_dir():
         raise ScaffoldError(f"{out} exists and is not a directory; nothing was changed")
     if out.is_dir() and any(out.iterdir()) and not force:
@@ -248,19 +347,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="a local generated runtime (e.g. generated/python) for the project to install editable while developing",
     )
+    p.add_argument(
+        "--orspec",
+        type=Path,
+        metavar="PATH",
+        help="where the project installs orspec and the runtime from: an orspec checkout (both editable) or a "
+        f"folder of their wheels ({BUILD_WHEELS}); default: the package index",
+    )
     p.set_defaults(run=cmd_scaffold)
 
 
 def cmd_scaffold(args: argparse.Namespace) -> int:
     try:
         written = scaffold(
-            args.name, args.out, template=args.template, vendor=args.vendor, force=args.force, runtime_path=args.runtime
+            args.name,
+            args.out,
+            template=args.template,
+            vendor=args.vendor,
+            force=args.force,
+            runtime_path=args.runtime,
+            orspec_path=args.orspec,
         )
-    except ScaffoldError as exc:
+    except ScaffoldError as exc:  # the arguments cannot make a project: a usage mistake
         print(f"orspec: {exc}", file=sys.stderr)
-        return 1
+        return 2
     names = names_for(args.name, args.vendor)
     print(f"created {names.dist} ({args.template}) in {args.out}: {len(written)} files")
     print(f"  implement {names.class_name} in src/{names.package}/provider.py; then, in {args.out}:")
     print("  see README.md for the two commands (run the server; run the tests)")
+    if args.orspec is None and args.runtime is None:
+        print("  they install orspec and the runtime from your package index; --orspec PATH takes them from an")
+        print("  orspec checkout or a folder of their wheels instead")
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import ExitStack
 from typing import Any
 
 from .. import models
@@ -45,8 +46,9 @@ def _read(reader: StreamReader, raw: str | bytes) -> Any:
 class ResponsesSession:
     """A blocking WebSocket session; `create` for a whole turn, `stream` for its events."""
 
-    def __init__(self, connection: Any, *, check: bool, timeout: float):
+    def __init__(self, connection: Any, *, check: bool, timeout: float, closing: ExitStack):
         self._ws = connection
+        self._closing = closing
         self._check = check
         self._timeout = timeout
 
@@ -57,13 +59,18 @@ class ResponsesSession:
 
         timeout = config.timeout if timeout is None else timeout
         headers = {"Authorization": config.headers["Authorization"]}
+        # The connection is entered as a context manager and left on close: websockets 17 deprecates any
+        # other use (warning at every send), and its `legacy=True` opt-out does not exist before 17.1.
+        session = ExitStack()
         try:
-            connection = connect(config.websocket_url("/responses"), additional_headers=headers, open_timeout=timeout)
+            connection = session.enter_context(
+                connect(config.websocket_url("/responses"), additional_headers=headers, open_timeout=timeout)
+            )
         except InvalidStatus as exc:
             raise status_error(exc.response.status_code, exc.response.body or b"", exc.response.headers) from exc
         except (OSError, WebSocketException) as exc:
             raise APIConnectionError(f"could not open the WebSocket: {exc}") from exc
-        return cls(connection, check=check, timeout=timeout)
+        return cls(connection, check=check, timeout=timeout, closing=session)
 
     def __enter__(self) -> ResponsesSession:
         return self
@@ -72,7 +79,7 @@ class ResponsesSession:
         self.close()
 
     def close(self) -> None:
-        self._ws.close()
+        self._closing.close()
 
     def stream(self, **params: Any) -> Iterator[Any]:
         """Start a turn; its typed events, up to the terminal one."""
