@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 
 import openai
 import pytest
@@ -15,7 +16,7 @@ from openresponses_runtime.streaming import StreamChecker
 from starlette.testclient import TestClient
 from websockets.sync.client import connect
 
-from .server_helpers import API_KEY, RecordingProvider, live_server, ws_turn
+from .server_helpers import API_KEY, RecordingProvider, free_port, live_server, served_process, ws_turn
 
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
 SHELL = {
@@ -324,3 +325,18 @@ def test_generate_over_http_is_ignored_and_named(server):
     assert answer.headers["OpenResponses-Ignored"] == "parameter:generate"
     assert answer.parse().output_text == "You said: hi"  # HTTP has no warm-up: the model answers
 
+
+# -- strict, as the command line serves it -------------------------------------------------------
+
+
+def test_orspec_serve_strict_refuses_what_the_default_ignores():
+    port = free_port()
+    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]
+    with served_process([*command, "--strict"], port=port) as base:
+        client = openai.OpenAI(base_url=base, api_key=API_KEY, max_retries=0)
+        with pytest.raises(openai.BadRequestError) as info:
+            client.responses.create(model="demo", input="hi", tools=CODEX["tools"])
+        assert (info.value.code, info.value.param) == ("unsupported_tool_type", "tools[2].type")
+        with pytest.raises(openai.BadRequestError) as info:
+            client.responses.create(model="demo", input="hi", extra_body={"client_metadata": {}})
+        assert (info.value.code, info.value.param) == ("unknown_parameter", "client_metadata")
