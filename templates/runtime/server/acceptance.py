@@ -117,10 +117,11 @@ class Acceptance:
                 )
             report.add("parameter", name)
         tools = self._tools(data, body, report)
-        if unknown or tools is not None:
-            data = {k: v for k, v in data.items() if k not in unknown}
-            body = body.model_copy(update={"tools": tools[1]} if tools is not None else None)
-            body.__pydantic_extra__ = {k: v for k, v in extras.items() if k not in unknown}
+        dropped = set(unknown)
+        if dropped or tools is not None:
+            data = {k: v for k, v in data.items() if k not in dropped}
+            body = body.model_copy(update=None if tools is None else {"tools": tools[1]})
+            body.__pydantic_extra__ = {k: v for k, v in extras.items() if k not in dropped}
             if tools is not None:
                 data["tools"] = tools[0]
         for entry in report.new_names(self._logged):
