@@ -307,6 +307,34 @@ def test_codex_warm_up_then_turn_over_websocket(server, provider):
         assert [t["name"] for t in seen.tools] == ["shell", "update_plan", "search_docs"]
 
 
+def test_openai_sdk_websocket_warm_up_and_continuation(server, provider):
+    client = openai.OpenAI(base_url=server, api_key=API_KEY, max_retries=0)
+
+    def turn(connection) -> list:
+        events = []
+        for event in connection:
+            events.append(event)
+            if event.type in ("response.completed", "response.failed", "error"):
+                return events
+        raise AssertionError("the connection closed mid-turn")
+
+    developer = {"type": "message", "role": "developer", "content": "Answer in one word."}
+    with client.responses.connect() as connection:
+        connection.response.create(
+            model="demo", input=[developer], tools=CODEX["tools"], store=False, stream=True, generate=False
+        )
+        warm = turn(connection)
+        assert [e.type for e in warm] == ["response.created", "response.in_progress", "response.completed"]
+        assert warm[0].model_extra == {"openresponses:ignored": ["tool:custom", "tool:web_search"]}
+        connection.response.create(
+            model="demo", previous_response_id=warm[-1].response.id, input="search the docs", tools=CODEX["tools"]
+        )
+        final = turn(connection)[-1]
+    assert final.type == "response.completed"
+    assert [item.name for item in final.response.output if item.type == "function_call"] == ["search_docs"]
+    assert [item["role"] for item in provider.requests[-1].input] == ["developer", "user"]  # the warm-up's input first
+
+
 def test_websocket_turn_with_stream_true_is_an_ordinary_turn(server):
     with open_ws(server) as ws:
         events = ws_turn(ws, input="hello", stream=True, generate=True)
