@@ -307,6 +307,18 @@ def test_codex_warm_up_then_turn_over_websocket(server, provider):
         assert [t["name"] for t in seen.tools] == ["shell", "update_plan", "search_docs"]
 
 
+def test_a_warm_up_meets_tool_choice_required_by_generating_nothing(server):
+    with open_ws(server) as ws:
+        warm = ws_turn(ws, input="hi", tools=[SHELL], tool_choice="required", generate=False)
+        check(warm)
+        assert (warm[-1]["type"], warm[-1]["response"]["output"]) == ("response.completed", [])
+        # the turn after it is held to tool_choice as always
+        turn = ws_turn(
+            ws, previous_response_id=warm[-1]["response"]["id"], input="run ls", tools=[SHELL], tool_choice="required"
+        )
+        assert [item["name"] for item in turn[-1]["response"]["output"]] == ["shell"]
+
+
 def test_openai_sdk_websocket_warm_up_and_continuation(server, provider):
     client = openai.OpenAI(base_url=server, api_key=API_KEY, max_retries=0)
 

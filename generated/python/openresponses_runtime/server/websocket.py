@@ -33,7 +33,7 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .acceptance import WEBSOCKET_FIELD
-from .emitter import Emitter, dumps
+from .emitter import Emitter, ToolPolicy, dumps
 from .errors import InvalidRequest, OpenResponsesError
 from .store import MemoryStore, ResponseStore, StoredResponse
 
@@ -161,7 +161,10 @@ def websocket_endpoint(server: Any, model: type, max_connection_seconds: float =
             data, body = parse_body(raw, model)
             previous = data.get("previous_response_id")
             response, request, own_input, policy = await server.prepare(data, body, store)
-            steps, first = await server.first_step(request) if generate else (_no_steps(), None)
+            if generate:
+                steps, first = await server.first_step(request)
+            else:  # a warm-up: no model runs, so no call can meet `tool_choice: required`
+                steps, first, policy = _no_steps(), None, ToolPolicy(policy.allowed, required=False)
         except OpenResponsesError as exc:
             if previous and exc.status != 404:
                 store.evict(previous)
