@@ -202,3 +202,29 @@ def test_runtime_option_refuses_what_is_not_a_runtime_or_would_leak_a_path(tmp_p
         with pytest.raises(ScaffoldError, match="share no folder but /"):
             scaffold("p", tmp_path / "p", runtime_path=ROOT / "generated" / "python")
     assert not (tmp_path / "p").exists()
+
+
+def test_main_serves_strictly_when_asked(tmp_path):
+    """`python -m <package> --strict` refuses what the default server ignores and reports."""
+    out = tmp_path / "proj"
+    done = run_orspec("scaffold", "provider", "Strict Demo", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    code = """
+import json, sys
+import uvicorn
+from starlette.testclient import TestClient
+import strict_demo.__main__ as entry
+
+served = []
+uvicorn.run = lambda app, **options: served.append(app)
+for argv in (["--api-key", "k"], ["--api-key", "k", "--strict"]):
+    assert entry.main([*argv, "--store", "memory:"]) == 0
+    answer = TestClient(served[-1]).post(
+        "/v1/responses", json={"input": "hi", "client_metadata": {}}, headers={"Authorization": "Bearer k"}
+    )
+    print(answer.status_code, answer.headers.get("OpenResponses-Ignored"), (answer.json()["error"] or {}).get("code"))
+"""
+    env = os.environ | {"PYTHONPATH": str(out / "src")}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["200 parameter:client_metadata None", "400 None unknown_parameter"]

@@ -674,7 +674,7 @@ def test_whole_numbers_written_as_floats_are_integers(server):
     assert_error(post(server, {"input": "x", "top_logprobs": 3.5}), 400, "invalid_request", "invalid_value")
 
 
-def test_unknown_item_content_and_tool_types_are_refused(server):
+def test_unknown_item_and_content_types_are_refused_and_tool_types_ignored(server):
     cases = [
         ({"input": [{"type": "bogus_item", "id": "b"}]}, "unsupported_item_type", "input[0].type"),
         (
@@ -682,11 +682,14 @@ def test_unknown_item_content_and_tool_types_are_refused(server):
             "unsupported_content_type",
             "input[0].content[0].type",
         ),
-        ({"input": "x", "tools": [{"type": "bogus_tool"}]}, "unsupported_tool_type", "tools[0].type"),
     ]
     for body, code, param in cases:
         error = assert_error(post(server, body), 400, "invalid_request", code)
         assert error["param"] == param
+    # A tool the model cannot be offered is left out, not echoed, and named (see test_server_acceptance.py).
+    ignored = post(server, {"input": "x", "tools": [{"type": "bogus_tool"}]})
+    assert ignored.status_code == 200 and ignored.json()["tools"] == []
+    assert ignored.headers["OpenResponses-Ignored"] == "tool:bogus_tool"
     # Vendor types declared by a fragment are known, and messages may leave out `type`.
     ok = post(server, {"input": [{"role": "user", "content": "hi"}], "tools": [{"type": "acme:search"}]})
     assert ok.status_code == 200, ok.text

@@ -1,5 +1,7 @@
 """The server refuses what it cannot honour, with the spec's error object and the exact `param`,
-over HTTP and WebSocket; real clients (the `openai` SDK, an `openai-agents` Agent) keep working."""
+over HTTP and WebSocket, in both modes; a strict server also refuses the parameters and tool types
+a tolerant one ignores (test_server_acceptance.py); real clients (the `openai` SDK, an
+`openai-agents` Agent) keep working."""
 
 from __future__ import annotations
 
@@ -37,6 +39,19 @@ def server(provider):
         yield base_url
 
 
+@pytest.fixture(scope="module")
+def strict_server(provider):
+    app = create_app(provider, store=MemoryStore(), api_keys=API_KEY, debug=True, strict=True)
+    with live_server(app) as base_url:
+        yield base_url
+
+
+@pytest.fixture(params=["tolerant", "strict"])
+def any_server(request):
+    """Each server in turn: what both refuse."""
+    return request.getfixturevalue("server" if request.param == "tolerant" else "strict_server")
+
+
 def post(server: str, body: dict) -> httpx.Response:
     return httpx.post(server + "/responses", json=body, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30)
 
@@ -48,7 +63,7 @@ def refused(response: httpx.Response, status: int = 400) -> dict:
     return error
 
 
-# (body, code, param): each refused with a 400 before the provider runs.
+# (body, code, param): each refused with a 400 before the provider runs, in both modes.
 REFUSALS = {
     "unknown item type": (
         {"input": [HELLO, HELLO, HELLO, {"type": "bogus_item", "x": 1}]},
@@ -68,24 +83,57 @@ REFUSALS = {
         "unsupported_content_type",
         "input[0].content[1].type",
     ),
-    "unknown parameter": ({"input": "hi", "conversation": "conv_1"}, "unknown_parameter", "conversation"),
-    "undeclared vendor parameter": ({"input": "hi", "zeta:boost": True}, "unknown_parameter", "zeta:boost"),
     "orphan function_call_output": (
         {"input": [HELLO, {"type": "function_call_output", "call_id": "call_nowhere", "output": "42"}]},
         "function_call_not_found",
         "input",
     ),
+    "tool_choice naming a missing tool": (
+        {"input": "hi", "tools": [WEATHER], "tool_choice": {"type": "function", "name": "get_time"}},
+        "unknown_tool",
+        "tool_choice.name",
+    ),
+}
+# What only a strict server refuses (a tolerant one ignores it and says so).
+STRICT_REFUSALS = {
+    "unknown parameter": ({"input": "hi", "conversation": "conv_1"}, "unknown_parameter", "conversation"),
+    "undeclared vendor parameter": ({"input": "hi", "zeta:boost": True}, "unknown_parameter", "zeta:boost"),
+    "unknown tool type": (
+        {"input": "hi", "tools": [WEATHER, {"type": "bogus_tool"}]},
+        "unsupported_tool_type",
+        "tools[1].type",
+    ),
+    "OpenAI's web_search": (
+        {"input": "hi", "tools": [{"type": "web_search", "external_web_access": False}]},
+        "unsupported_tool_type",
+        "tools[0].type",
+    ),
+    "namespace": (
+        {"input": "hi", "tools": [{"type": "namespace", "name": "weather", "description": "w", "tools": [WEATHER]}]},
+        "unsupported_tool_type",
+        "tools[0].type",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(REFUSALS))
-def test_http_refusals(server, provider, case):
+def test_http_refusals(any_server, provider, case):
     body, code, param = REFUSALS[case]
     before = len(provider.requests)
     for stream in (False, True):
-        error = refused(post(server, {**body, "stream": stream}))
+        error = refused(post(any_server, {**body, "stream": stream}))
         assert (error["code"], error["param"]) == (code, param)
     assert len(provider.requests) == before  # the provider never saw it
+
+
+@pytest.mark.parametrize("case", sorted(STRICT_REFUSALS))
+def test_http_strict_refusals(strict_server, provider, case):
+    body, code, param = STRICT_REFUSALS[case]
+    before = len(provider.requests)
+    for stream in (False, True):
+        error = refused(post(strict_server, {**body, "stream": stream}))
+        assert (error["code"], error["param"]) == (code, param)
+    assert len(provider.requests) == before
 
 
 def test_what_the_spec_and_its_fragments_declare_is_accepted(server):
@@ -113,32 +161,58 @@ def test_function_call_output_answers_a_call_of_the_previous_response(server):
     assert call["call_id"] in error["message"]
 
 
-def test_a_provider_widens_what_it_accepts():
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_provider_widens_what_it_accepts(strict):
     accept = Accept(input_items={"bogus_item"}, content={"input_hologram"}, parameters={"conversation"})
     provider = RecordingProvider()
-    app = create_app(provider, store=MemoryStore(), api_keys=API_KEY, accept=accept)
+    app = create_app(provider, store=MemoryStore(), api_keys=API_KEY, accept=accept, strict=strict)
     with live_server(app) as base:
-        for case in ("unknown item type", "unknown content part", "unknown parameter"):
-            body, _, _ = REFUSALS[case]
-            assert post(base, body).status_code == 200, case
+        for body in (REFUSALS["unknown item type"][0], REFUSALS["unknown content part"][0]):
+            assert post(base, body).status_code == 200
+        answer = post(base, STRICT_REFUSALS["unknown parameter"][0])
+        assert answer.status_code == 200 and "OpenResponses-Ignored" not in answer.headers  # honoured, not ignored
         assert provider.requests[0].input[-1] == {"type": "bogus_item", "x": 1}
         assert provider.requests[2].body.model_extra == {"conversation": "conv_1"}
-        # ...and only that: other unknowns are still refused
-        assert refused(post(base, {"input": "hi", "thread": "t"}))["param"] == "thread"
+        # ...and only that: other unknowns are still refused (strict) or ignored (tolerant)
+        other = post(base, {"input": "hi", "thread": "t"})
+        if strict:
+            assert refused(other)["param"] == "thread"
+        else:
+            assert other.headers["OpenResponses-Ignored"] == "parameter:thread"
+            assert provider.requests[-1].body.model_extra == {}
 
 
 # -- WebSocket -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("case", sorted(REFUSALS))
-def test_websocket_refusals(server, case):
+def test_websocket_refusals(any_server, case):
     body, code, param = REFUSALS[case]
-    url = server.replace("http://", "ws://") + "/responses"
+    url = any_server.replace("http://", "ws://") + "/responses"
     with connect(url, additional_headers={"Authorization": f"Bearer {API_KEY}"}, open_timeout=10) as ws:
         (error,) = ws_turn(ws, **body)
         assert (error["type"], error["status"]) == ("error", 400)
         assert (error["error"]["code"], error["error"]["param"]) == (code, param)
         assert ws_turn(ws, input="still open")[-1]["type"] == "response.completed"
+
+
+@pytest.mark.parametrize("case", sorted(STRICT_REFUSALS))
+def test_websocket_strict_refusals(strict_server, case):
+    body, code, param = STRICT_REFUSALS[case]
+    url = strict_server.replace("http://", "ws://") + "/responses"
+    with connect(url, additional_headers={"Authorization": f"Bearer {API_KEY}"}, open_timeout=10) as ws:
+        (error,) = ws_turn(ws, **body)
+        assert (error["type"], error["status"]) == ("error", 400)
+        assert (error["error"]["code"], error["error"]["param"]) == (code, param)
+        # what real clients add to a WebSocket turn is refused as before: the spec does not define it
+        (error,) = ws_turn(ws, input="hi", stream=True)
+        assert (error["status"], error["error"]["code"], error["error"]["param"]) == (400, "invalid_value", "stream")
+        (error,) = ws_turn(ws, input="hi", generate=False)
+        assert (error["status"], error["error"]["code"], error["error"]["param"]) == (
+            400,
+            "unknown_parameter",
+            "generate",
+        )
 
 
 def test_a_refused_continuation_evicts_the_cached_response(server):
@@ -170,11 +244,12 @@ def test_websocket_auth_refusal_logs_no_asgi_error(server, caplog):
 # -- real clients --------------------------------------------------------------------------------
 
 
-def test_openai_client_sees_the_refusals(server):
-    client = openai.OpenAI(base_url=server, api_key=API_KEY, max_retries=0)
+def test_openai_client_sees_the_refusals(server, strict_server):
+    strict = openai.OpenAI(base_url=strict_server, api_key=API_KEY, max_retries=0)
     with pytest.raises(openai.BadRequestError) as info:
-        client.responses.create(model="demo", input="hi", extra_body={"conversation": "conv_1"})
+        strict.responses.create(model="demo", input="hi", extra_body={"conversation": "conv_1"})
     assert info.value.code == "unknown_parameter" and info.value.param == "conversation"
+    client = openai.OpenAI(base_url=server, api_key=API_KEY, max_retries=0)
     with pytest.raises(openai.BadRequestError) as info:
         client.responses.create(model="demo", input=[{"type": "bogus_item"}])  # type: ignore[list-item]
     assert info.value.param == "input[0].type"

@@ -74,7 +74,7 @@ def test_turns_with_connection_local_store(ws_url):
 
 def test_invalid_messages_get_error_envelopes(ws_url):
     with open_ws(ws_url) as ws:
-        (error,) = ws_turn(ws, input="x", stream=True)
+        (error,) = ws_turn(ws, input="x", stream=False)  # `stream: true` is what WebSocket does; `false` is not
         assert error["status"] == 400 and error["error"]["param"] == "stream"
         ws.send("{not json")
         error = json.loads(ws.recv(timeout=10))

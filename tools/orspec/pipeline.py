@@ -17,6 +17,7 @@ from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
 from .generate.server import check_handlers, generate_server
 from .mappings import add_mappings
+from .native import NativeNames, check_native_names
 from .problems import Level, Problem, SpecError, errors
 from .project import TEMPLATES
 from .publish import published
@@ -34,6 +35,7 @@ class Spec:
     bundle: Bundle
     problems: list[Problem] = field(default_factory=list)
     state_machines: StateMachines | None = None
+    native: NativeNames = field(default_factory=NativeNames)  # OpenAI's names the spec does not define
     fragments: list[Fragment] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
     model: SpecModel | None = None  # the typed view every stage reads; set by `load_spec`
@@ -54,11 +56,13 @@ def load_spec(path: Path, *, lenient: bool = False, known_problems: list[Problem
     add_mappings(spec.document)  # after the fragments, so vendor variants are mapped too
     spec.state_machines, machine_problems = check_state_machines(spec.bundle)
     spec.releases, release_problems = load_releases(spec.bundle.root)
+    spec.native, native_problems = check_native_names(spec.bundle)
     spec.model = build(spec.document, spec.state_machines, spec.releases)
     if known_problems is not None:
         spec.problems = list(known_problems)
         return spec
     spec.problems = fragment_problems + validate(spec.bundle) + machine_problems + release_problems
+    spec.problems += native_problems
     spec.problems += check_handlers(spec.model, spec.bundle.sources)
     if lenient:
         spec.problems = [Problem(p.file, p.line, p.pointer, p.message, Level.WARNING) for p in spec.problems]
@@ -102,7 +106,7 @@ STAGES = (
     Stage(
         "server",
         ("spec", "tool", "templates/server", "templates/runtime"),
-        lambda spec, t: generate_server(spec.model, t),
+        lambda spec, t: generate_server(spec.model, t, spec.native),
     ),
     Stage("client", ("spec", "tool", "templates/client"), lambda spec, t: generate_client(spec.model, t)),
     Stage("docs", ("spec", "tool", "templates/docs"), _docs),

@@ -22,6 +22,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--delay", type=float, default=0.02, help="seconds between streamed chunks (default: 0.02)")
     p.add_argument("--debug", action="store_true", help="check every emitted stream against the state machines")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse (400) parameters and tool types the spec does not define, instead of ignoring and reporting them",
+    )
     p.set_defaults(run=cmd_serve)
 
 
@@ -33,7 +38,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not key:
         key = "sk-orspec-" + secrets.token_urlsafe(24)
         print(f"orspec: no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {key}")
-    app = create_app(DemoProvider(delay=args.delay), store=args.store, api_keys=key, debug=args.debug)
+    app = create_app(
+        DemoProvider(delay=args.delay), store=args.store, api_keys=key, debug=args.debug, strict=args.strict
+    )
     print(f"orspec: serving Open Responses on http://{args.host}:{args.port}/v1/responses", file=sys.stderr)
     sys.stdout.flush()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

@@ -147,6 +147,8 @@ class ProviderRequest:
     `previous_response_id` chain (each turn's input, then its output), then this request's input.
     A string input arrives as one user message. `allowed_tools` is the set of function names the
     model may call under `tool_choice`; calls to any other name are suppressed by the server.
+    `ignored` names what the server left out of the request (see `acceptance`): `parameter:<name>`
+    or `tool:<type>`; `tools` holds only what the model can be offered.
     """
 
     response_id: str
@@ -160,6 +162,7 @@ class ProviderRequest:
     reasoning: dict[str, Any] | None
     body: models.CreateResponseBody | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    ignored: tuple[str, ...] = ()
 
     @property
     def function_tools(self) -> dict[str, dict[str, Any]]:

@@ -5,6 +5,13 @@
 - Each client message is a `response.create` (a create-response body plus `type`, without
   `stream`, `stream_options` or `background`). The server answers with the same events it
   would stream over SSE, one per message, and nothing like `[DONE]`.
+- As real clients speak it (Codex), unless the server is strict: `stream: true`, which says what
+  WebSocket mode does anyway, is accepted and ignored; `generate: false` is OpenAI's warm-up: the
+  request is validated and stored like any turn, so its id can be the next turn's
+  `previous_response_id`, but the model is not run: the turn is `response.created`,
+  `response.in_progress` and `response.completed` with an empty `output`.
+- What the server ignored in a turn (see `acceptance`) is listed in the turn's first event, under
+  `openresponses:ignored`, a vendor-prefixed field clients skip.
 - A message that cannot be handled gets a `WebSocketErrorEvent`: `{"type": "error", "status":
   <HTTP status>, "error": {type, code, message, param}}`; the connection stays open.
 - Turns run one after another. `previous_response_id` may name any response this connection has
@@ -25,7 +32,8 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from .emitter import Emitter, dumps
+from .acceptance import WEBSOCKET_FIELD
+from .emitter import Emitter, ToolPolicy, dumps
 from .errors import InvalidRequest, OpenResponsesError
 from .store import MemoryStore, ResponseStore, StoredResponse
 
@@ -77,6 +85,35 @@ def _peek_type(raw: bytes) -> Any:
     return data.get("type") if isinstance(data, dict) else None
 
 
+def _transport_fields(raw: bytes) -> tuple[bytes, bool]:
+    """`raw` without the fields real clients add to WebSocket turns, and whether to generate.
+
+    `stream: true` is what WebSocket mode does anyway; `generate` (default true) is OpenAI's
+    warm-up switch. Anything else, `stream: false` included, is left for validation to judge."""
+    if b'"stream"' not in raw and b'"generate"' not in raw:
+        return raw, True  # most turns
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return raw, True  # not JSON: `parse_body` says so
+    if not isinstance(data, dict):
+        return raw, True
+    generate = data.pop("generate", True)
+    if not isinstance(generate, bool):
+        raise InvalidRequest(
+            f"Invalid value for 'generate': {generate!r} is not a boolean.", code="invalid_value", param="generate"
+        )
+    if data.get("stream") is True:
+        del data["stream"]
+    return json.dumps(data).encode(), generate  # ASCII escapes keep what `parse_body` must refuse
+
+
+async def _no_steps() -> Any:
+    """A provider's steps for a turn that generates nothing."""
+    return
+    yield
+
+
 def websocket_endpoint(server: Any, model: type, max_connection_seconds: float = 3600):
     """The WebSocket handler for `server` (the app's `_Server`), validating turns with `model`."""
     from .app import _bearer, error_response, parse_body
@@ -118,19 +155,29 @@ def websocket_endpoint(server: Any, model: type, max_connection_seconds: float =
                     code="unknown_message_type",
                     param="type",
                 )
+            generate = True
+            if not server.acceptance.strict:
+                raw, generate = _transport_fields(raw)
             data, body = parse_body(raw, model)
             previous = data.get("previous_response_id")
             response, request, own_input, policy = await server.prepare(data, body, store)
-            steps, first = await server.first_step(request)
+            if generate:
+                steps, first = await server.first_step(request)
+            else:  # a warm-up: no model runs, so no call can meet `tool_choice: required`
+                steps, first, policy = _no_steps(), None, ToolPolicy(policy.allowed, required=False)
         except OpenResponsesError as exc:
             if previous and exc.status != 404:
                 store.evict(previous)
             await websocket.send_text(_envelope(exc))
             return
         emitter = Emitter(response, policy, check=server.debug)
+        report = {WEBSOCKET_FIELD: list(request.ignored)} if request.ignored else None
 
         async def deliver(batch: list[dict[str, Any]]) -> None:
+            nonlocal report
             for event in batch:
+                if report is not None:  # the turn's first event says what was ignored
+                    event, report = {**event, **report}, None
                 await websocket.send_text(dumps(event).decode())
 
         await server.run(emitter, steps, first, own_input, deliver, store)

@@ -1,4 +1,6 @@
-"""The server's route table: `openresponses_runtime.server.routes`, from the spec's operations.
+"""The server's generated data: the route table (`openresponses_runtime.server.routes`, from the
+spec's operations), what decides whether a request field may be null (`request_schemas`), and
+OpenAI's names the spec does not define (`native`, from `spec/openai-native.yaml`).
 
 Each operation becomes one `Operation`: its URL under the servers' base path, its `operationId`,
 the handler that serves it, the request model that validates the body, and whether the path also
@@ -19,6 +21,7 @@ from urllib.parse import urlsplit
 from jsonpointer import unescape
 
 from ..bundle import SourceMap
+from ..native import NativeNames
 from ..problems import Problem
 from ..project import TEMPLATES
 from ..schema import SpecModel, handler_name, ref_name
@@ -28,6 +31,7 @@ from .pyformat import format_python
 
 OUTPUT = f"{PACKAGE}/server/routes.py"
 SCHEMAS_OUTPUT = f"{PACKAGE}/server/request_schemas.py"
+NATIVE_OUTPUT = f"{PACKAGE}/server/native.py"
 _SCHEMA_REF = "#/components/schemas/"
 APP = Path("runtime/server/app.py")
 
@@ -170,7 +174,7 @@ def _refs(node: object) -> list[str]:
     return refs
 
 
-def generate_server(model: SpecModel, templates: Path) -> dict[str, bytes]:
+def generate_server(model: SpecModel, templates: Path, native: NativeNames | None = None) -> dict[str, bytes]:
     env = environment(templates)
     code = env.get_template("server/routes.py.jinja").render(routes=route_specs(model, runtime_handlers(templates)))
     document = model.document
@@ -178,7 +182,10 @@ def generate_server(model: SpecModel, templates: Path) -> dict[str, bytes]:
     classes = class_names(((document.get("components") or {}).get("schemas") or {}).keys())
     roots = {classes[name]: name for name in schemas if name in classes}
     data = env.get_template("server/request_schemas.py.jinja").render(schemas=schemas, roots=roots)
+    native = native or NativeNames()
+    names = env.get_template("server/native.py.jinja").render(parameters=native.parameters, tools=native.tools)
     return {
         OUTPUT: format_python(code, filename="routes.py").encode(),
         SCHEMAS_OUTPUT: format_python(data, filename="request_schemas.py").encode(),
+        NATIVE_OUTPUT: format_python(names, filename="native.py").encode(),
     }

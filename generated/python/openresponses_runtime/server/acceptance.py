@@ -1,33 +1,68 @@
-"""What a server refuses rather than silently ignores.
+"""What a server accepts from a request: refused, ignored and reported, or honoured.
 
 The models accept anything shaped like the spec, so clients can send what a newer spec or another
-vendor defines: an unknown item or content type parses as `UnknownItem` / `UnknownContent`, and an
-unknown field stays an extra field. A server that quietly drops such input answers a question it
-was not asked, so before the provider runs, a request is refused (400, with the exact `param`) when:
+vendor defines: an unknown item, content or tool type parses as `UnknownItem` / `UnknownContent` /
+`UnknownTool`, and an unknown field stays an extra field. Real clients send such things all the
+time (Codex sends `client_metadata`, OpenAI's unprefixed `web_search` tool and a `namespace` of
+function tools with every request), so the server is liberal where losing the input does not
+change the answer, and says what it left out.
+
+Always refused, in every mode (400, with the exact `param`): input whose loss would change the
+answer.
 
 | input | `code` | `param` |
 |---|---|---|
 | an input item of a type the server does not honour | `unsupported_item_type` | `input[3].type` |
 | a content part of a type the server does not honour | `unsupported_content_type` | `input[0].content[1].type` |
-| a top-level parameter the spec (with the server's vendor fragments) does not define | `unknown_parameter` | `conversation` |
 | a `function_call_output` whose `call_id` answers no `function_call` of the conversation | `function_call_not_found` | `input` |
+| (and, checked by the app on what is left) a `tool_choice` naming a tool that is not there | `unknown_tool` | `tool_choice.name` |
 
-What the server was built with (the core spec plus its vendor fragments) is honoured; a provider
-that handles more says so with `Accept`, passed to `create_app(..., accept=...)`.
+Ignored and reported by default, refused in strict mode (`create_app(..., strict=True)`):
+
+| input | tolerant | strict: `code` / `param` |
+|---|---|---|
+| a top-level parameter the spec (with the server's fragments) does not define | left out of `request.body` | `unknown_parameter` / `conversation` |
+| a tool of a type the spec does not define | left out of `request.tools` | `unsupported_tool_type` / `tools[4].type` |
+| a `namespace` tool | its function tools join `request.tools` under their own names | as any unknown tool type |
+
+What was ignored is reported three ways: `ProviderRequest.ignored`, the `OpenResponses-Ignored`
+response header (WebSocket: the turn's first event's `openresponses:ignored` field), and one
+warning log line the first time the server reports a name. Each entry is `parameter:<name>` or
+`tool:<type>`, percent-encoded to stay one header token. A request names at most
+`MAX_REPORTED` of them (then `+N more`), a name is cut at `MAX_NAME` characters, and a server logs
+at most `MAX_LOGGED` different names, so no client can grow a header or a log without bound.
+
+Which names are OpenAI's own is data (`native`, generated from `spec/openai-native.yaml`); the log
+line says what such a name is. What the server was built with (the core spec plus its vendor
+fragments) is honoured; a provider that handles more says so with `Accept`, passed to
+`create_app(..., accept=...)`.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from .._base import UnknownContent, UnknownItem
+from .. import models
+from .._base import UnknownContent, UnknownItem, UnknownTool
+from . import native
 from .errors import InvalidRequest
 
-__all__ = ["Accept", "check_function_outputs", "check_request"]
+__all__ = ["Accept", "Acceptance", "Admitted", "check_function_outputs"]
+
+log = logging.getLogger("openresponses_runtime.server")
+
+MAX_REPORTED = 16  # entries in one request's report; the rest are counted
+MAX_NAME = 64  # characters of a (percent-encoded) name kept in a report or a log line
+MAX_LOGGED = 256  # different names one server logs; after that it says it stopped
+HEADER = "OpenResponses-Ignored"
+WEBSOCKET_FIELD = "openresponses:ignored"
 
 
 @dataclass(frozen=True)
@@ -43,41 +78,180 @@ class Accept:
     content: frozenset[str] = frozenset()
     parameters: frozenset[str] = frozenset()
 
-    def __init__(
-        self, *, input_items: Iterable[str] = (), content: Iterable[str] = (), parameters: Iterable[str] = ()
-    ):
+    def __init__(self, *, input_items: Iterable[str] = (), content: Iterable[str] = (), parameters: Iterable[str] = ()):
         object.__setattr__(self, "input_items", frozenset(input_items))
         object.__setattr__(self, "content", frozenset(content))
         object.__setattr__(self, "parameters", frozenset(parameters))
 
 
-def check_request(body: BaseModel, accept: Accept) -> None:
-    """Refuse unknown top-level parameters and unknown input item or content types."""
-    for name in body.__pydantic_extra__ or {}:
-        if name not in accept.parameters:
-            raise InvalidRequest(
-                f"Unknown parameter {name!r}: this server does not support it.", code="unknown_parameter", param=name
-            )
-    items = getattr(body, "input", None)
-    if not isinstance(items, list):
-        return
-    for i, item in enumerate(items):
-        if isinstance(item, UnknownItem):
-            if item.type not in accept.input_items:
+@dataclass(frozen=True)
+class Admitted:
+    """A request as the server goes on with it: `data` and `body` without what was ignored
+    (and with namespaces' functions as plain function tools), and the report of what that was."""
+
+    data: dict[str, Any]
+    body: BaseModel
+    ignored: tuple[str, ...] = ()
+
+
+class Acceptance:
+    """One server's policy: `accept` widens what is honoured, `strict` refuses what is not."""
+
+    def __init__(self, accept: Accept | None = None, *, strict: bool = False):
+        self.accept = accept or Accept()
+        self.strict = strict
+        self._logged: set[str] = set()
+
+    def admit(self, data: dict[str, Any], body: BaseModel) -> Admitted:
+        """Refuse what must be refused (`InvalidRequest`); leave out, and report, what may be ignored."""
+        self._check_items(body)
+        report = _Report()
+        extras = body.__pydantic_extra__ or {}
+        unknown = [name for name in extras if name not in self.accept.parameters]
+        for name in unknown:
+            if self.strict:
                 raise InvalidRequest(
-                    f"Input item type {item.type!r} is not supported by this server.",
-                    code="unsupported_item_type",
-                    param=f"input[{i}].type",
+                    f"Unknown parameter {name!r}: this server does not support it.",
+                    code="unknown_parameter",
+                    param=name,
                 )
-            continue
-        for field, value in _lists(item):
-            for j, part in enumerate(value):
-                if isinstance(part, UnknownContent) and part.type not in accept.content:
+            report.add("parameter", name)
+        tools = self._tools(data, body, report)
+        dropped = set(unknown)
+        if dropped or tools is not None:
+            data = {k: v for k, v in data.items() if k not in dropped}
+            body = body.model_copy(update=None if tools is None else {"tools": tools[1]})
+            body.__pydantic_extra__ = {k: v for k, v in extras.items() if k not in dropped}
+            if tools is not None:
+                data["tools"] = tools[0]
+        for entry in report.new_names(self._logged):
+            self._log(entry)
+        return Admitted(data, body, report.entries())
+
+    def _check_items(self, body: BaseModel) -> None:
+        """Refuse unknown input item and content types: without them the model answers another question."""
+        items = getattr(body, "input", None)
+        if not isinstance(items, list):
+            return
+        for i, item in enumerate(items):
+            if isinstance(item, UnknownItem):
+                if item.type not in self.accept.input_items:
                     raise InvalidRequest(
-                        f"Content part type {part.type!r} is not supported by this server.",
-                        code="unsupported_content_type",
-                        param=f"input[{i}].{field}[{j}].type",
+                        f"Input item type {item.type!r} is not supported by this server.",
+                        code="unsupported_item_type",
+                        param=f"input[{i}].type",
                     )
+                continue
+            for field, value in _lists(item):
+                for j, part in enumerate(value):
+                    if isinstance(part, UnknownContent) and part.type not in self.accept.content:
+                        raise InvalidRequest(
+                            f"Content part type {part.type!r} is not supported by this server.",
+                            code="unsupported_content_type",
+                            param=f"input[{i}].{field}[{j}].type",
+                        )
+
+    def _tools(self, data: dict[str, Any], body: BaseModel, report: _Report) -> tuple[list, list] | None:
+        """The request's tools as (JSON, models) without unknown types, namespaces opened; None if unchanged."""
+        parsed = getattr(body, "tools", None) or ()
+        if not any(isinstance(tool, UnknownTool) for tool in parsed):
+            return None  # most requests
+        raw, kept = [], []
+        for i, (tool, given) in enumerate(zip(parsed, data.get("tools") or (), strict=True)):
+            if not isinstance(tool, UnknownTool):
+                raw.append(given)
+                kept.append(tool)
+            elif self.strict:
+                raise InvalidRequest(
+                    f"Unknown tool type {tool.type!r}: this server does not support it.",
+                    code="unsupported_tool_type",
+                    param=f"tools[{i}].type",
+                )
+            elif tool.type == "namespace":
+                for given_function, function in _namespace_functions(given, f"tools[{i}]", report):
+                    raw.append(given_function)
+                    kept.append(function)
+            else:
+                report.add("tool", str(tool.type))
+        return raw, kept
+
+    def _log(self, entry: str) -> None:
+        if len(self._logged) > MAX_LOGGED:
+            return
+        if len(self._logged) == MAX_LOGGED:
+            self._logged.add("")  # the marker that this line was written
+            log.warning("ignored %d different names; no longer logging new ones (see %s)", MAX_LOGGED, HEADER)
+            return
+        self._logged.add(entry)
+        kind, _, name = entry.partition(":")
+        what = (native.PARAMETERS if kind == "parameter" else native.TOOL_TYPES).get(name)
+        log.warning(
+            "ignored %s %s (%s); logged once, named in the %s header of every response that ignores it",
+            kind,
+            name,
+            f"OpenAI: {what}" if what else "not in this server's spec",
+            HEADER,
+        )
+
+
+class _Report:
+    """What one request had ignored, in order, each once, capped."""
+
+    def __init__(self):
+        self._entries: dict[str, None] = {}
+        self.more = 0
+
+    def add(self, kind: str, name: str) -> None:
+        entry = f"{kind}:{_shown(name)}"
+        if entry in self._entries:
+            return
+        if len(self._entries) < MAX_REPORTED:
+            self._entries[entry] = None
+        else:
+            self.more += 1
+
+    def new_names(self, logged: set[str]) -> list[str]:
+        return [entry for entry in self._entries if entry not in logged]
+
+    def entries(self) -> tuple[str, ...]:
+        return (*self._entries, *([f"+{self.more} more"] if self.more else []))
+
+
+def _shown(name: str) -> str:
+    """`name` as one header token: percent-encoded, at most `MAX_NAME` characters."""
+    shown = quote(name[: MAX_NAME + 1], safe=":_-.~")
+    if len(shown) <= MAX_NAME:
+        return shown
+    cut = shown[: MAX_NAME - 3]
+    cut = cut[: cut.rfind("%")] if "%" in cut[-2:] else cut  # no half escape
+    return cut + "..."
+
+
+def _namespace_functions(tool: Any, at: str, report: _Report) -> Iterable[tuple[dict[str, Any], BaseModel]]:
+    """The function tools of a `namespace` tool, as OpenAI offers them: each under its own name.
+
+    Other tools in it (OpenAI also allows `custom`) are reported like any unknown tool type."""
+    functions = tool.get("tools") if isinstance(tool, dict) else None
+    if not isinstance(functions, list):
+        raise InvalidRequest(
+            f"Invalid value for '{at}.tools': a namespace holds a list of function tools.",
+            code="invalid_value",
+            param=f"{at}.tools",
+        )
+    for j, function in enumerate(functions):
+        kind = function.get("type") if isinstance(function, dict) else None
+        if kind != "function":
+            report.add("tool", str(kind))
+            continue
+        try:
+            yield function, models.FunctionToolParam.model_validate_json(json.dumps(function), strict=True)
+        except ValidationError as exc:
+            error = exc.errors(include_url=False, include_context=False, include_input=False)[0]
+            where = ".".join(str(step) for step in error["loc"])
+            param = f"{at}.tools[{j}]" + (f".{where}" if where else "")
+            raise InvalidRequest(
+                f"Invalid value for '{param}': {error['msg']}.", code="invalid_value", param=param
+            ) from None
 
 
 def _lists(item: BaseModel) -> Iterable[tuple[str, list]]:
@@ -96,7 +270,9 @@ def check_function_outputs(own_input: list[dict[str, Any]], history: list[dict[s
     if not any(item.get("type") == "function_call_output" for item in own_input):
         return  # nothing to answer for (most turns): no need to collect the calls
     calls = {
-        item.get("call_id") for item in (*history, *own_input) if isinstance(item, dict) and item.get("type") == "function_call"
+        item.get("call_id")
+        for item in (*history, *own_input)
+        if isinstance(item, dict) and item.get("type") == "function_call"
     }
     for item in own_input:
         if item.get("type") == "function_call_output" and item.get("call_id") not in calls:

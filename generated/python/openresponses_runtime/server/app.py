@@ -11,8 +11,8 @@ with the spec's error object and a fitting status:
 | (also `NaN`/`Infinity`, a number beyond double range, a lone `\\ud800` surrogate, nesting too deep) | 400 | `invalid_request` / `invalid_json` |
 | body fails the request schema (strictly: no `"yes"` for a boolean, no `false` for a number) | 400 | `invalid_request` / `invalid_value` (+ `param`, e.g. `input[0].content`) |
 | `tool_choice: "required"` but `tools` has no function to call | 400 | `invalid_request` / `invalid_value` (`param` `tool_choice`) |
-| input the server does not honour: unknown item or content types, unknown parameters, a `function_call_output` without its call (see `acceptance`) | 400 | `invalid_request` / `unsupported_item_type`, `unsupported_content_type`, `unknown_parameter`, `function_call_not_found` |
-| a tool of a type the spec does not define | 400 | `invalid_request` / `unsupported_tool_type` (`param` `tools[0].type`) |
+| input the server does not honour: unknown item or content types, a `function_call_output` without its call (see `acceptance`) | 400 | `invalid_request` / `unsupported_item_type`, `unsupported_content_type`, `function_call_not_found` |
+| with `strict=True` only: a parameter or a tool type the spec does not define (by default they are ignored and named in the `OpenResponses-Ignored` header; see `acceptance`) | 400 | `invalid_request` / `unknown_parameter`, `unsupported_tool_type` (`param` `tools[0].type`) |
 | an explicit `null` where the spec does not allow one (the models take it; see `nulls`) | 400 | `invalid_request` / `invalid_value` (+ `param`) |
 | `Content-Type` is not `application/json` | 415 | `invalid_request` / `unsupported_media_type` |
 | body larger than `max_body_bytes` | 413 | `invalid_request` / `request_too_large` |
@@ -54,8 +54,8 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import models
-from .._base import UnknownTool
-from .acceptance import Accept, check_function_outputs, check_request
+from .acceptance import HEADER as IGNORED_HEADER
+from .acceptance import Accept, Acceptance, check_function_outputs
 from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
 from .nulls import disallowed_null
@@ -454,18 +454,6 @@ def input_items(value: Any) -> list[dict[str, Any]]:
     return [dict(item) for item in value if isinstance(item, dict)]
 
 
-def _check_tool_types(body: Any) -> None:
-    """A tool of a type the spec (and its fragments) does not define cannot be offered to the model;
-    echoing it back would also break the response's own `tools` union."""
-    for i, tool in enumerate(getattr(body, "tools", None) or ()):
-        if isinstance(tool, UnknownTool):
-            raise InvalidRequest(
-                f"Unknown tool type {tool.type!r}: this server does not support it.",
-                code="unsupported_tool_type",
-                param=f"tools[{i}].type",
-            )
-
-
 def _check_tool_choice(data: dict[str, Any]) -> None:
     choice = data.get("tool_choice")
     if choice != "required" and not isinstance(choice, dict):
@@ -509,10 +497,10 @@ class _Server:
         debug: bool,
         max_body_bytes: int,
         default_model: str,
-        accept: Accept,
+        acceptance: Acceptance,
     ):
         self.provider = provider
-        self.accept = accept
+        self.acceptance = acceptance
         self.store = store
         self.api_keys = api_keys
         self._keys = tuple(key.encode() for key in api_keys)
@@ -541,9 +529,9 @@ class _Server:
         self, data: dict[str, Any], body: Any, store: ResponseStore | None = None
     ) -> tuple[dict[str, Any], ProviderRequest, list[dict], ToolPolicy]:
         """The response skeleton, the provider request and this turn's own input items."""
-        _check_tool_types(body)
+        admitted = self.acceptance.admit(data, body)  # unknown tool types are never offered, nor echoed
+        data, body = admitted.data, admitted.body
         _check_tool_choice(data)
-        check_request(body, self.accept)
         own_input = input_items(data.get("input"))
         previous = data.get("previous_response_id")
         history = await context(store or self.store, previous) if previous else []
@@ -564,6 +552,7 @@ class _Server:
             reasoning=response["reasoning"],
             body=body,
             metadata=response["metadata"],
+            ignored=admitted.ignored,
         )
         return response, request, own_input, policy
 
@@ -642,14 +631,15 @@ class _Server:
         stream = bool(data.get("stream"))
         emitter = Emitter(response, policy, check=self.debug, events=stream, frames=stream)
         steps, first = await self.first_step(provider_request)
+        headers = _ignored_header(provider_request.ignored)
         if stream:
-            return _EventStream(lambda send: self.sse(send, emitter, steps, first, own_input))
+            return _EventStream(lambda send: self.sse(send, emitter, steps, first, own_input), headers)
         encoded = await self.run(emitter, steps, first, own_input)
         if self.debug:
             emitter.verify()
         if emitter.error is not None:
             return error_response(emitter.error)
-        return _JSONAnswer(encoded)
+        return _JSONAnswer(encoded, headers)
 
     async def first_step(self, request: ProviderRequest) -> tuple[AsyncIterator[Any], Any]:
         """The provider's steps and the first of them, pulled before any byte is sent so that
@@ -684,7 +674,9 @@ class _Server:
         self, scope: Scope, receive: Receive, model: type = models.CompactResponseMethodPublicBody
     ) -> ASGIApp:
         data, body = await self.read(scope, receive, model)
-        check_request(body, self.accept)  # compaction keeps what it is given, so it refuses what it cannot read too
+        # Compaction keeps what it is given, so it refuses what it cannot read too.
+        admitted = self.acceptance.admit(data, body)
+        data = admitted.data
         previous = data.get("previous_response_id")
         items = (await context(self.store, previous) if previous else []) + input_items(data.get("input"))
         model = data.get("model") or self.default_model
@@ -706,7 +698,8 @@ class _Server:
                     "input_tokens_details": {"cached_tokens": 0},
                     "output_tokens_details": {"reasoning_tokens": 0},
                 },
-            }
+            },
+            headers=dict(_ignored_header(admitted.ignored)),
         )
 
 
@@ -726,6 +719,7 @@ def create_app(
     default_model: str = "default",
     max_connection_seconds: float = 3600,
     accept: Accept | None = None,
+    strict: bool = False,
 ) -> Starlette:
     """A Starlette app serving the spec's operations with `provider` behind them.
 
@@ -735,7 +729,9 @@ def create_app(
     `debug`: run the stream checker on every response the server emits and fail loudly.
     `max_connection_seconds`: how long a WebSocket connection may last (the spec's 60 minutes).
     `accept`: the input item types, content types and parameters the provider honours beyond the
-    spec (see `acceptance`); anything else unknown is refused with a 400.
+    spec (see `acceptance`). Other unknown parameters and tool types are ignored and reported in
+    the `OpenResponses-Ignored` header; `strict`: refuse them with a 400 instead. Unknown input
+    item and content types are refused either way.
     """
     if api_keys is None:
         api_keys = os.environ.get("ORSPEC_API_KEY")
@@ -752,7 +748,7 @@ def create_app(
         debug=debug,
         max_body_bytes=max_body_bytes,
         default_model=default_model,
-        accept=accept or Accept(),
+        acceptance=Acceptance(accept, strict=strict),
     )
     routes: list[Any] = []
     operations: dict[tuple[str, str], _Operation] = {}
@@ -853,16 +849,23 @@ class _App(Starlette):
         await response(scope, receive, send)
 
 
+def _ignored_header(ignored: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The `OpenResponses-Ignored` header naming what the request had ignored, if anything."""
+    return [(IGNORED_HEADER, ", ".join(ignored))] if ignored else []
+
+
 class _JSONAnswer:
-    """A 200 JSON body, sent with the headers Starlette's `Response` would send."""
+    """A 200 JSON body, sent with the headers Starlette's `Response` would send (and `extra` ones)."""
 
-    __slots__ = ("body",)
+    __slots__ = ("body", "extra")
 
-    def __init__(self, body: bytes):
+    def __init__(self, body: bytes, extra: Iterable[tuple[str, str]] = ()):
         self.body = body
+        self.extra = extra
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = [(b"content-length", str(len(self.body)).encode()), (b"content-type", b"application/json")]
+        headers += [(name.lower().encode(), value.encode()) for name, value in self.extra]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": self.body})
 
@@ -872,12 +875,12 @@ class _EventStream(StreamingResponse):
     between the provider and the socket); Starlette's `StreamingResponse` still watches for the
     client leaving, and stops the production when it does."""
 
-    def __init__(self, produce: Callable[[Send], Awaitable[None]]):
+    def __init__(self, produce: Callable[[Send], Awaitable[None]], extra: Iterable[tuple[str, str]] = ()):
         self.produce = produce
         self.status_code = 200
         self.media_type = "text/event-stream"
         self.background = None
-        self.init_headers(_SSE_HEADERS)
+        self.init_headers({**_SSE_HEADERS, **dict(extra)})
 
     async def stream_response(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
