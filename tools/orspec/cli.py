@@ -243,8 +243,10 @@ def cmd_extensions(args: argparse.Namespace) -> int:
 def cmd_release(args: argparse.Namespace) -> int:
     from .bundle import bundle
     from .pipeline import load_spec
-    from .releases import make_release, set_info_version
+    from .releases import date_problem, make_release, set_info_version
 
+    if wrong := date_problem(args.date):
+        raise UsageError(f"{wrong}; pass the day of the release, e.g. 2026-05-01")
     spec_path = _spec_path(args)
     if not spec_path.is_dir():
         raise UsageError("releases belong to a spec directory; pass --spec DIR")
