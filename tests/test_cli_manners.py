@@ -1,4 +1,5 @@
-"""The command line in ordinary use: output into a closed pipe, a gateway started unconfigured."""
+"""The command line in ordinary use and misuse: output into a closed pipe, a gateway started unconfigured,
+mistakes in what a command is given (one line naming the problem and the fix, exit 2, no traceback)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 import pytest
 from orspec.scaffold import scaffold
 
-from .conftest import RELEASES, ROOT, SHARED
+from .conftest import RELEASES, ROOT, SHARED, run_orspec
 
 STREAM = SHARED / "recordings" / "streams" / "openai_responses_compact_stateful_mode_stream.0.sse"
 
@@ -56,3 +57,41 @@ def test_gateway_without_its_base_url_exits_with_one_clear_line(tmp_path):
     # The README's run command sets it.
     readme = (out / "README.md").read_text()
     assert "CHAT_COMPLETIONS_BASE_URL=https://api.openai.com/v1" in readme.split("## The two commands")[1]
+
+
+SPEC_FIX = "pass a spec directory or an OpenAPI file to --spec"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate"],
+        ["build", "--check"],
+        ["extensions", "list"],
+        ["release", "2026-05-01"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_every_spec_option_refuses_a_missing_spec_in_one_line(tmp_path, command):
+    missing = tmp_path / "nonexistent"
+    done = run_orspec(*command, "--spec", str(missing), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"orspec: no spec at {missing}: no such file or directory; {SPEC_FIX}"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = run_orspec(*command, "--spec", str(empty), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"orspec: no spec at {empty}: the directory holds no openapi.yaml, openapi.yml or openapi.json; {SPEC_FIX}"
+    ]
+    assert list(tmp_path.iterdir()) == [empty] and list(empty.iterdir()) == []  # nothing written
+
+
+def test_diff_refuses_a_missing_spec_in_one_line(tmp_path):
+    missing = tmp_path / "old"
+    done = run_orspec("diff", str(missing), "spec/")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"orspec: no spec at {missing}: no such file or directory; "
+        "pass a spec directory, an OpenAPI file or the date of a release"
+    ]

@@ -147,7 +147,23 @@ def _project_path(given: Path | None, folder: str, flag: str) -> Path:
 
 
 def _spec_path(args: argparse.Namespace) -> Path:
-    return _project_path(args.spec, "spec", "--spec")
+    if args.spec:
+        return _existing_spec(args.spec, "pass a spec directory or an OpenAPI file to --spec")
+    return _project_path(None, "spec", "--spec")
+
+
+def _existing_spec(path: Path, fix: str) -> Path:
+    """`path` if a spec can be looked for there; else a usage error, before any file:line problem
+    names a location that is not one."""
+    from .bundle import ROOT_NAMES
+
+    if not path.exists():
+        reason = "no such file or directory"
+    elif path.is_dir() and not any((path / name).is_file() for name in ROOT_NAMES):
+        reason = f"the directory holds no {', '.join(ROOT_NAMES[:-1])} or {ROOT_NAMES[-1]}"
+    else:
+        return path
+    raise UsageError(f"no spec at {path}: {reason}; {fix}")
 
 
 def _out_path(args: argparse.Namespace) -> Path:
@@ -287,7 +303,7 @@ def _spec_or_release(given: str) -> Path:
     from .releases import DATE, releases_dir
 
     if not DATE.match(given) or Path(given).exists():
-        return Path(given)
+        return _existing_spec(Path(given), "pass a spec directory, an OpenAPI file or the date of a release")
     folder = releases_dir(_project_path(None, "spec", "a spec path instead of a date"))
     frozen = folder / given / "openapi.json"
     if not frozen.is_file():
