@@ -210,7 +210,7 @@ def _build(args: argparse.Namespace, templates: Path) -> int:
         return 0
 
     from .pipeline import load_spec, run_stages
-    from .write import stale_files, write_tree
+    from .write import NotOurs, stale_files, write_tree
 
     same_spec = previous is not None and all(previous.inputs.get(k) == inputs.get(k) for k in ("spec", "tool", "flags"))
     spec = load_spec(spec_path, lenient=args.lenient, known_problems=known if same_spec else None)
@@ -227,7 +227,12 @@ def _build(args: argparse.Namespace, templates: Path) -> int:
             return 1
         print(f"up to date: {len(outputs)} files in {out}")
         return 0
-    changed = write_tree(out, outputs)
+    try:
+        changed = write_tree(out, outputs)
+    except NotOurs as exc:
+        raise UsageError(
+            f"{exc}; a build replaces its whole output folder, so pass a new or empty one to --out"
+        ) from None
     problems = [[p.file, p.line, p.pointer, p.message, p.level.value] for p in spec.problems]
     loaded = sorted(str(path) for path in spec.bundle.files)
     Stamp(inputs, records, problems, loaded).write(out)
