@@ -102,6 +102,7 @@ def test_summary_figures():
         ("empty", "no *.jsonl records"),
         ("garbage", "proxy-x.jsonl:2: not a JSON line"),
         ("not-a-record", "proxy-x.jsonl:1: not an exchange record"),
+        ("not-utf8", "proxy-x.jsonl: cannot read it (not UTF-8 text at byte 3); records are the JSON lines"),
     ],
 )
 def test_bad_record_directories_get_a_clear_error(tmp_path, setup, message):
@@ -112,10 +113,22 @@ def test_bad_record_directories_get_a_clear_error(tmp_path, setup, message):
         (directory / "proxy-x.jsonl").write_text(json.dumps(_exchange(1).as_record(bodies=False)) + "\n{oops\n")
     if setup == "not-a-record":
         (directory / "proxy-x.jsonl").write_text("[1, 2]\n")
+    if setup == "not-utf8":
+        (directory / "proxy-x.jsonl").write_bytes(b"{}\n\xff\n")
     result = run_orspec("report", str(directory))
     assert result.returncode == 2
     assert message in result.stderr
-    assert "Traceback" not in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_a_report_that_cannot_be_written_is_one_line(recorded):
+    out = recorded / "no-such-folder" / "report.html"
+    result = run_orspec("report", str(recorded), "--out", str(out))
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"orspec: cannot write {out}: ") and line.endswith(
+        "; pass another file to --out (- for stdout)"
+    )
 
 
 @pytest.mark.parametrize(

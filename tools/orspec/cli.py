@@ -353,6 +353,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     out = Path(args.out) if args.out else args.dir / f"report.{args.format}"
-    out.write_text(text, encoding="utf-8")
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror}; pass another file to --out (- for stdout)") from None
     print(f"wrote {out} ({len(records)} exchanges)")
     return 0
