@@ -222,3 +222,20 @@ def test_a_scaffolded_provider_says_the_same_of_its_store(tmp_path):
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"prov: cannot open the response store {tmp_path} (")
+
+
+def test_compliance_against_no_server_is_one_line_not_a_failure_per_test():
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+    done = run_orspec("compliance", "--base-url", url, "--api-key", "sk-test")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"orspec: no server answered at {url}; start it, or wait for it with --wait SECONDS"
+    ]
+    assert done.stdout == ""
+    done = run_orspec("compliance", "--base-url", "localhost:8000", "--api-key", "sk-test")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "orspec: --base-url must be an http:// or https:// URL, e.g. http://127.0.0.1:8000/v1, not 'localhost:8000'"
+    ]
