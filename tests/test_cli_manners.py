@@ -127,6 +127,17 @@ def test_a_busy_port_is_one_line_naming_it_and_the_fix(tmp_path, busy_port, comm
     assert list(tmp_path.iterdir()) == []  # no record folder, no SQLite file
 
 
+def test_docs_serve_says_its_port_is_busy_before_building(tmp_path, busy_port):
+    done = run_orspec("docs", "serve", "--dev-addr", f"127.0.0.1:{busy_port}")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"orspec: port {busy_port} on 127.0.0.1 is in use; pick another with --dev-addr"
+    ]
+    done = run_orspec("docs", "serve", "--dev-addr", str(busy_port))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"orspec: --dev-addr {busy_port} is not HOST:PORT; pass e.g. 127.0.0.1:8000"]
+
+
 @pytest.mark.parametrize("command", sorted(LISTENERS))
 @pytest.mark.parametrize(
     ("where", "expected"),
