@@ -89,7 +89,10 @@ def test_release_twice_with_a_change_between(project):
     changelog = (project / "out" / "docs" / "changelog.md").read_text()
     assert changelog.index("## 2026-06-01") < changelog.index("## 2026-05-01")
     again = run_orspec("release", "2026-06-01", cwd=project)
-    assert again.returncode == 1 and "must be later than 2026-06-01" in again.stderr
+    assert again.returncode == 2
+    assert again.stderr.splitlines() == [
+        "orspec: release 2026-06-01 must be later than the last one, 2026-06-01; pass a later date"
+    ]
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -114,6 +117,16 @@ def test_release_date_must_be_a_day_of_the_calendar(project, date, problem):
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         f"orspec: release date {problem}; pass the day of the release, e.g. 2026-05-01"
+    ]
+    assert _tree(project) == before
+
+
+def test_a_release_not_later_than_the_last_is_a_usage_error(project):
+    before = _tree(project)
+    result = run_orspec("release", "2026-04-24", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "orspec: release 2026-04-24 must be later than the last one, 2026-04-24; pass a later date"
     ]
     assert _tree(project) == before
 

@@ -271,7 +271,9 @@ def cmd_release(args: argparse.Namespace) -> int:
     spec_path = _spec_path(args)
     if not spec_path.is_dir():
         raise UsageError("releases belong to a spec directory; pass --spec DIR")
-    load_spec(spec_path)  # only a valid spec is released
+    last = load_spec(spec_path).releases[-1:]  # only a valid spec is released
+    if last and args.date <= last[0].date:
+        raise UsageError(f"release {args.date} must be later than the last one, {last[0].date}; pass a later date")
     release = make_release(spec_path, bundle(spec_path).document, args.date)
     set_info_version(spec_path / "openapi.yaml", args.date)
     print(
