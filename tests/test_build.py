@@ -90,6 +90,26 @@ def test_failed_build_leaves_output_byte_identical(tmp_path):
     assert read_tree(out) == before
 
 
+@pytest.mark.parametrize("given", ["a file", "a folder of the user's"])
+def test_build_never_replaces_what_no_build_wrote(tmp_path, given):
+    """A build swaps its whole output folder: `--out` naming a file or someone's folder is refused, untouched."""
+    out = tmp_path / "out"
+    if given == "a file":
+        out.write_text("notes\n")
+        problem = f"{out} is a file, not a folder"
+    else:
+        out.mkdir()
+        (out / "notes.txt").write_text("notes\n")
+        (out / "docs").mkdir()  # a name the build also writes, alone, would not be reason enough
+        problem = f"{out} holds notes.txt, which no build wrote"
+    before = sorted((p.relative_to(tmp_path), p.is_file() and p.read_bytes()) for p in tmp_path.rglob("*"))
+    result = run_orspec("build", "--out", str(out))
+    assert result.returncode == 2
+    expected = f"orspec: {problem}; a build replaces its whole output folder, so pass a new or empty one to --out"
+    assert result.stderr.splitlines()[-1:] == [expected] and "Traceback" not in result.stderr
+    assert sorted((p.relative_to(tmp_path), p.is_file() and p.read_bytes()) for p in tmp_path.rglob("*")) == before
+
+
 def test_check_lists_stale_files(tmp_path):
     out = tmp_path / "out"
     shutil.copytree(ROOT / "generated", out)

@@ -108,6 +108,15 @@ def test_build_templates_refuses_an_unknown_folder(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_build_templates_must_be_a_folder(tmp_path):
+    done = run_orspec("build", "--out", str(tmp_path / "out"), "--templates", str(tmp_path / "mine"))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"orspec: --templates {tmp_path / 'mine'}: not a directory; pass a folder laid out like the shipped templates"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     ("spec_version", "expected", "requirement"),
     [

@@ -89,10 +89,54 @@ def test_release_twice_with_a_change_between(project):
     changelog = (project / "out" / "docs" / "changelog.md").read_text()
     assert changelog.index("## 2026-06-01") < changelog.index("## 2026-05-01")
     again = run_orspec("release", "2026-06-01", cwd=project)
-    assert again.returncode == 1 and "must be later than 2026-06-01" in again.stderr
+    assert again.returncode == 2
+    assert again.stderr.splitlines() == [
+        "orspec: release 2026-06-01 must be later than the last one, 2026-06-01; pass a later date"
+    ]
 
 
-@pytest.mark.parametrize("date", ["2026-13", "yesterday", "2026/06/01"])
-def test_release_date_must_be_a_date(project, date):
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("date", "problem"),
+    [
+        ("2026-13", "'2026-13' is not YYYY-MM-DD"),
+        ("yesterday", "'yesterday' is not YYYY-MM-DD"),
+        ("2026/06/01", "'2026/06/01' is not YYYY-MM-DD"),
+        ("20260601", "'20260601' is not YYYY-MM-DD"),
+        ("2026-13-45", "2026-13-45 is not a day of the calendar"),
+        ("2026-02-30", "2026-02-30 is not a day of the calendar"),
+    ],
+)
+def test_release_date_must_be_a_day_of_the_calendar(project, date, problem):
+    """A usage mistake: one line, exit 2, and the spec (info.version, the releases) untouched."""
+    before = _tree(project)
     result = run_orspec("release", date, cwd=project)
-    assert result.returncode == 1 and "is not YYYY-MM-DD" in result.stderr
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"orspec: release date {problem}; pass the day of the release, e.g. 2026-05-01"
+    ]
+    assert _tree(project) == before
+
+
+def test_a_release_not_later_than_the_last_is_a_usage_error(project):
+    before = _tree(project)
+    result = run_orspec("release", "2026-04-24", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "orspec: release 2026-04-24 must be later than the last one, 2026-04-24; pass a later date"
+    ]
+    assert _tree(project) == before
+
+
+def test_an_impossible_date_in_the_index_is_located(project):
+    index = project / "spec" / "releases" / "index.yaml"
+    index.write_text(index.read_text().replace("2026-04-24", "2026-04-31"))
+    result = run_orspec("validate", cwd=project)
+    assert result.returncode == 1
+    assert (
+        "spec/releases/index.yaml:" in result.stderr
+        and "release date 2026-04-31 is not a day of the calendar" in result.stderr
+    )

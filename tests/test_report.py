@@ -102,6 +102,7 @@ def test_summary_figures():
         ("empty", "no *.jsonl records"),
         ("garbage", "proxy-x.jsonl:2: not a JSON line"),
         ("not-a-record", "proxy-x.jsonl:1: not an exchange record"),
+        ("not-utf8", "proxy-x.jsonl: cannot read it (not UTF-8 text at byte 3); records are the JSON lines"),
     ],
 )
 def test_bad_record_directories_get_a_clear_error(tmp_path, setup, message):
@@ -112,7 +113,45 @@ def test_bad_record_directories_get_a_clear_error(tmp_path, setup, message):
         (directory / "proxy-x.jsonl").write_text(json.dumps(_exchange(1).as_record(bodies=False)) + "\n{oops\n")
     if setup == "not-a-record":
         (directory / "proxy-x.jsonl").write_text("[1, 2]\n")
+    if setup == "not-utf8":
+        (directory / "proxy-x.jsonl").write_bytes(b"{}\n\xff\n")
     result = run_orspec("report", str(directory))
     assert result.returncode == 2
     assert message in result.stderr
-    assert "Traceback" not in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_a_report_that_cannot_be_written_is_one_line(recorded):
+    out = recorded / "no-such-folder" / "report.html"
+    result = run_orspec("report", str(recorded), "--out", str(out))
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"orspec: cannot write {out}: ") and line.endswith(
+        "; pass another file to --out (- for stdout)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("ttfbs", "p50"),
+    [((80.3, 36.7), "36.7"), (tuple(float(n) for n in range(20, 0, -1)), "10.0")],
+    ids=["two exchanges", "twenty"],
+)
+def test_the_console_summary_and_the_report_give_the_same_figures(tmp_path, ttfbs, p50):
+    """One percentile for both: the proxy's summary at exit and `orspec report` of its records."""
+    recorder = Recorder(tmp_path, console=None)
+    for ttfb in ttfbs:
+        recorder.record(_exchange(1, ttfb=ttfb))
+    recorder.close()
+    console = {}
+    for name in ("time to first byte", "total time"):
+        (row,) = [line for line in recorder.summary().splitlines() if line.strip().startswith(name)]
+        console[name] = re.findall(r"(p50|p95|max) (\d+\.\d)ms", row)
+    done = run_orspec("report", str(tmp_path), "--format", "md", "--out", "-")
+    assert done.returncode == 0, done.stderr
+    report = {}
+    for name in console:
+        (row,) = [line for line in done.stdout.splitlines() if line.startswith(f"| {name} |")]
+        cells = [cell.strip().removesuffix(" ms") for cell in row.strip("|").split("|")]  # name, n, p50 ... max
+        report[name] = [("p50", cells[2]), ("p95", cells[4]), ("max", cells[6])]
+    assert console == report
+    assert console["time to first byte"][0] == ("p50", p50)

@@ -147,7 +147,23 @@ def _project_path(given: Path | None, folder: str, flag: str) -> Path:
 
 
 def _spec_path(args: argparse.Namespace) -> Path:
-    return _project_path(args.spec, "spec", "--spec")
+    if args.spec:
+        return _existing_spec(args.spec, "pass a spec directory or an OpenAPI file to --spec")
+    return _project_path(None, "spec", "--spec")
+
+
+def _existing_spec(path: Path, fix: str) -> Path:
+    """`path` if a spec can be looked for there; else a usage error, before any file:line problem
+    names a location that is not one."""
+    from .bundle import ROOT_NAMES
+
+    if not path.exists():
+        reason = "no such file or directory"
+    elif path.is_dir() and not any((path / name).is_file() for name in ROOT_NAMES):
+        reason = f"the directory holds no {', '.join(ROOT_NAMES[:-1])} or {ROOT_NAMES[-1]}"
+    else:
+        return path
+    raise UsageError(f"no spec at {path}: {reason}; {fix}")
 
 
 def _out_path(args: argparse.Namespace) -> Path:
@@ -194,7 +210,7 @@ def _build(args: argparse.Namespace, templates: Path) -> int:
         return 0
 
     from .pipeline import load_spec, run_stages
-    from .write import stale_files, write_tree
+    from .write import NotOurs, stale_files, write_tree
 
     same_spec = previous is not None and all(previous.inputs.get(k) == inputs.get(k) for k in ("spec", "tool", "flags"))
     spec = load_spec(spec_path, lenient=args.lenient, known_problems=known if same_spec else None)
@@ -211,7 +227,12 @@ def _build(args: argparse.Namespace, templates: Path) -> int:
             return 1
         print(f"up to date: {len(outputs)} files in {out}")
         return 0
-    changed = write_tree(out, outputs)
+    try:
+        changed = write_tree(out, outputs)
+    except NotOurs as exc:
+        raise UsageError(
+            f"{exc}; a build replaces its whole output folder, so pass a new or empty one to --out"
+        ) from None
     problems = [[p.file, p.line, p.pointer, p.message, p.level.value] for p in spec.problems]
     loaded = sorted(str(path) for path in spec.bundle.files)
     Stamp(inputs, records, problems, loaded).write(out)
@@ -243,12 +264,16 @@ def cmd_extensions(args: argparse.Namespace) -> int:
 def cmd_release(args: argparse.Namespace) -> int:
     from .bundle import bundle
     from .pipeline import load_spec
-    from .releases import make_release, set_info_version
+    from .releases import date_problem, make_release, set_info_version
 
+    if wrong := date_problem(args.date):
+        raise UsageError(f"{wrong}; pass the day of the release, e.g. 2026-05-01")
     spec_path = _spec_path(args)
     if not spec_path.is_dir():
         raise UsageError("releases belong to a spec directory; pass --spec DIR")
-    load_spec(spec_path)  # only a valid spec is released
+    last = load_spec(spec_path).releases[-1:]  # only a valid spec is released
+    if last and args.date <= last[0].date:
+        raise UsageError(f"release {args.date} must be later than the last one, {last[0].date}; pass a later date")
     release = make_release(spec_path, bundle(spec_path).document, args.date)
     set_info_version(spec_path / "openapi.yaml", args.date)
     print(
@@ -285,7 +310,7 @@ def _spec_or_release(given: str) -> Path:
     from .releases import DATE, releases_dir
 
     if not DATE.match(given) or Path(given).exists():
-        return Path(given)
+        return _existing_spec(Path(given), "pass a spec directory, an OpenAPI file or the date of a release")
     folder = releases_dir(_project_path(None, "spec", "a spec path instead of a date"))
     frozen = folder / given / "openapi.json"
     if not frozen.is_file():
@@ -330,6 +355,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     out = Path(args.out) if args.out else args.dir / f"report.{args.format}"
-    out.write_text(text, encoding="utf-8")
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror}; pass another file to --out (- for stdout)") from None
     print(f"wrote {out} ({len(records)} exchanges)")
     return 0

@@ -108,6 +108,12 @@ def cmd_docs_build(args: argparse.Namespace) -> int:
 
 
 def cmd_docs_serve(args: argparse.Namespace) -> int:
+    from .listening import listen
+
+    host, _, port = args.dev_addr.rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"--dev-addr {args.dev_addr} is not HOST:PORT; pass e.g. 127.0.0.1:8000")
+    listen(host, int(port), flags=("--dev-addr", "--dev-addr")).close()  # a busy port said now, not after a build
     with _config(args) as (config, _, temporary):
         # Hand the process to mkdocs, unless a temporary config must be cleaned up afterwards.
         return _mkdocs("serve", "--strict", "--dev-addr", args.dev_addr, config=config, replace=not temporary)

@@ -50,7 +50,9 @@ def layered_templates(overrides: Path | None) -> Iterator[Path]:
         yield TEMPLATES
         return
     if not overrides.is_dir():
-        raise TemplatesError(f"--templates {overrides}: not a directory")
+        raise TemplatesError(
+            f"--templates {overrides}: not a directory; pass a folder laid out like the shipped templates"
+        )
     known = {p.name for p in TEMPLATES.iterdir() if p.is_dir()}
     files = sorted(p for p in overrides.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     for path in files:

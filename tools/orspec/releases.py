@@ -14,6 +14,7 @@ import copy
 import json
 import re
 from dataclasses import dataclass
+from datetime import date as calendar_date
 from pathlib import Path
 
 import yaml
@@ -39,6 +40,17 @@ class Release:
         return json.loads(self.data)
 
 
+def date_problem(text: str) -> str | None:
+    """Why `text` is no release date (YYYY-MM-DD naming a day of the calendar), or None if it is one."""
+    if not DATE.match(text):
+        return f"release date {text!r} is not YYYY-MM-DD"
+    try:
+        calendar_date.fromisoformat(text)
+    except ValueError:  # the month or the day does not exist: 2026-13-45, 2026-02-30
+        return f"release date {text} is not a day of the calendar"
+    return None
+
+
 def releases_dir(spec_root: Path) -> Path:
     return spec_root / "releases"
 
@@ -61,8 +73,9 @@ def load_releases(spec_root: Path) -> tuple[list[Release], list[Problem]]:
     for i, entry in enumerate(entries):
         at = f"/releases/{i}"
         date = entry.get("date") if isinstance(entry, dict) else None
-        if not isinstance(date, str) or not DATE.match(date):
-            problems.append(Problem(shown, index.line_of(at), at, f"release date {date!r} is not YYYY-MM-DD"))
+        wrong = date_problem(date) if isinstance(date, str) else f"release date {date!r} is not YYYY-MM-DD"
+        if wrong:
+            problems.append(Problem(shown, index.line_of(at), at, wrong))
             continue
         if seen and date <= seen[-1]:
             problems.append(Problem(shown, index.line_of(at), at, f"release {date} is not later than {seen[-1]}"))
@@ -97,8 +110,8 @@ def make_release(spec_root: Path, core: dict, date: str) -> Release:
     """Freeze `core` (the bundled core spec) as release `date` and draft its changelog entry."""
     from .diff import diff_documents, render
 
-    if not DATE.match(date):
-        raise SpecError([Problem(display_path(spec_root), 0, "", f"release date {date!r} is not YYYY-MM-DD")])
+    if wrong := date_problem(date):
+        raise SpecError([Problem(display_path(spec_root), 0, "", wrong)])
     releases, problems = load_releases(spec_root)
     if problems:
         raise SpecError(problems)

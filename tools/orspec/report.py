@@ -42,7 +42,14 @@ def load_records(directory: Path) -> list[dict[str, Any]]:
         raise ReportError(f"{directory}: no *.jsonl records (write them with `orspec proxy --record {directory}`)")
     records = []
     for path in files:
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text at byte {exc.start}"
+            raise ReportError(
+                f"{path}: cannot read it ({reason}); records are the JSON lines `orspec proxy` writes"
+            ) from None
+        for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:

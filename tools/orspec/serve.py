@@ -31,17 +31,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-    from openresponses_runtime.server import DemoProvider, create_app
+    from openresponses_runtime.server import DemoProvider, StoreError, create_app
 
-    key = args.api_key or os.environ.get("ORSPEC_API_KEY")
-    if not key:
-        key = "sk-orspec-" + secrets.token_urlsafe(24)
-        print(f"orspec: no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {key}")
-    app = create_app(
-        DemoProvider(delay=args.delay), store=args.store, api_keys=key, debug=args.debug, strict=args.strict
-    )
-    print(f"orspec: serving Open Responses on http://{args.host}:{args.port}/v1/responses", file=sys.stderr)
-    sys.stdout.flush()
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    from .cli import UsageError
+    from .listening import listen, serve
+
+    given = args.api_key or os.environ.get("ORSPEC_API_KEY")
+    key = given or "sk-orspec-" + secrets.token_urlsafe(24)
+    try:
+        app = create_app(
+            DemoProvider(delay=args.delay), store=args.store, api_keys=key, debug=args.debug, strict=args.strict
+        )
+    except StoreError as exc:
+        raise UsageError(f"{exc}, or pass another with --store") from None
+    with listen(args.host, args.port) as sock:  # said only once it is true, and nothing said if it cannot be
+        if not given:
+            print(f"orspec: no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {key}")
+        port = sock.getsockname()[1]
+        print(f"orspec: serving Open Responses on http://{args.host}:{port}/v1/responses", file=sys.stderr)
+        sys.stdout.flush()
+        serve(app, sock)
     return 0

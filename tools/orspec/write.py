@@ -11,6 +11,10 @@ Outputs = dict[str, bytes]  # relative POSIX path -> content
 STAMP = ".orspec-build.json"  # the incremental-build stamp (see cache.py); not an output
 
 
+class NotOurs(Exception):
+    """The output path holds something no build wrote, which replacing it would destroy."""
+
+
 def read_tree(root: Path) -> Outputs:
     if not root.is_dir():
         return {}
@@ -35,6 +39,7 @@ def write_tree(root: Path, outputs: Outputs) -> list[str]:
     The new tree is written to a temporary directory beside `root` and swapped in with two
     renames, so a failure at any point leaves the old tree untouched.
     """
+    _check_ours(root, outputs)
     changed = stale_files(root, outputs)
     if not changed:
         return []
@@ -56,3 +61,16 @@ def write_tree(root: Path, outputs: Outputs) -> list[str]:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return changed
+
+
+def _check_ours(root: Path, outputs: Outputs) -> None:
+    """Refuse to replace a file, or a folder holding what neither this build nor an earlier one wrote."""
+    if root.exists() and not root.is_dir():
+        raise NotOurs(f"{root} is a file, not a folder")
+    if not root.is_dir() or (root / STAMP).is_file():  # new, or written by a build before
+        return
+    ours = {path.split("/", 1)[0] for path in outputs}
+    foreign = sorted(p.name for p in root.iterdir() if p.name not in ours)
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise NotOurs(f"{root} holds {shown}, which no build wrote")

@@ -47,7 +47,7 @@ from .steps import (
     UsageReport,
     VendorItem,
 )
-from .store import MemoryStore, PostgresStore, ResponseStore, SQLiteStore, StoredResponse, open_store
+from .store import MemoryStore, PostgresStore, ResponseStore, SQLiteStore, StoredResponse, StoreError, open_store
 
 __all__ = [
     "ROUTES",
@@ -76,6 +76,7 @@ __all__ = [
     "SQLiteStore",
     "ServerError",
     "Step",
+    "StoreError",
     "StoredResponse",
     "StreamViolation",
     "TextDelta",

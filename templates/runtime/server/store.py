@@ -8,6 +8,9 @@ from and the final response object. `context()` walks the chain back to rebuild
 - `SQLiteStore(path)`: a real file that survives restarts; one connection per call, WAL mode and
   a write lock, so concurrent requests are safe.
 - `PostgresStore(url)`: with `psycopg` installed; chosen by `open_store("postgresql://...")`.
+
+A store that cannot be opened (no server at the URL, a path that cannot be written) raises
+`StoreError`, a `ValueError` whose message is one line naming the store, never its password.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -29,6 +33,7 @@ __all__ = [
     "PostgresStore",
     "ResponseStore",
     "SQLiteStore",
+    "StoreError",
     "StoredResponse",
     "context",
     "open_store",
@@ -36,6 +41,19 @@ __all__ = [
 
 DEFAULT_SQLITE_PATH = "orspec-responses.sqlite3"
 MAX_CHAIN = 10_000
+# A password in a store URL: `scheme://user:PASSWORD@host` or `?password=PASSWORD`.
+_PASSWORD = re.compile(r"(?<=://)[^/@:]*:([^/@]+)@|[?&]password=([^&#]+)")
+
+
+class StoreError(ValueError):
+    """The store cannot be opened: a configuration problem, said in one line with what to check."""
+
+    def __init__(self, where: str, reason: object, check: str):
+        secrets = [s for m in _PASSWORD.finditer(where) for s in m.groups() if s]
+        said = " ".join(str(reason).split())  # drivers' messages span lines
+        for secret in secrets:
+            where, said = where.replace(secret, "***"), said.replace(secret, "***")
+        super().__init__(f"cannot open the response store {where} ({said}); {check}")
 
 
 @dataclass
@@ -117,16 +135,22 @@ class SQLiteStore:
 
     def __init__(self, path: str | os.PathLike[str] = DEFAULT_SQLITE_PATH):
         self.path = Path(path)
-        if self.path.parent != Path():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS responses ("
-                " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
-            )
-        db.close()
+        try:
+            if self.path.parent != Path():
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connect() as db:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS responses ("
+                    " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
+                )
+            db.close()
+        except (OSError, sqlite3.Error) as exc:
+            reason = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else exc
+            raise StoreError(
+                os.fspath(path), reason, "check that it names a SQLite file in a folder you may write"
+            ) from None
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
@@ -172,12 +196,16 @@ class PostgresStore:
         self.url = url
         # Servers starting together (workers, replicas) race on CREATE TABLE IF NOT EXISTS, which
         # PostgreSQL does not make atomic: a lock held to the end of the transaction orders them.
-        with psycopg.connect(url) as db:  # one transaction, committed when the block ends
-            db.execute("SELECT pg_advisory_xact_lock(hashtext('orspec_responses'))")
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS orspec_responses ("
-                " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
-            )
+        try:
+            with psycopg.connect(url) as db:  # one transaction, committed when the block ends
+                db.execute("SELECT pg_advisory_xact_lock(hashtext('orspec_responses'))")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS orspec_responses ("
+                    " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
+                )
+        except psycopg.Error as exc:
+            check = "check that PostgreSQL runs there and that the URL's host, port, database, user and password are right"
+            raise StoreError(url, exc, check) from None
 
     async def get(self, response_id: str) -> StoredResponse | None:
         async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:

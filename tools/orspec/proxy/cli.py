@@ -50,9 +50,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_proxy(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from ..cli import UsageError
+    from ..listening import listen, serve
     from .app import ProxyApp, ProxyConfig
     from .recorder import Recorder
 
@@ -66,21 +65,29 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         upstream_timeout=args.upstream_timeout,
         enforce=args.enforce,
     )
-    recorder = Recorder(args.record, bodies=args.record_bodies, console=None if args.quiet else sys.stderr)
-    try:
-        app = ProxyApp(config, recorder)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    print(
-        f"orspec: proxying http://{args.host}:{args.port}/v1/responses -> {args.upstream}"
-        + (f"; recording into {recorder.path}" if recorder.path else ""),
-        file=sys.stderr,
-        flush=True,
-    )
-    try:
-        # No `server` or `date` header of uvicorn's own: the client sees the upstream's.
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", server_header=False, date_header=False)
-    finally:
-        recorder.close()
-        print("orspec proxy summary:\n" + recorder.summary(), file=sys.stderr)
+    with listen(args.host, args.port) as sock:  # before the record file, so a busy port leaves nothing behind
+        try:
+            recorder = Recorder(args.record, bodies=args.record_bodies, console=None if args.quiet else sys.stderr)
+        except OSError as exc:
+            raise UsageError(f"cannot record into {args.record}: {exc.strerror}; pass a folder you may write") from None
+        try:
+            app = ProxyApp(config, recorder)
+        except ValueError as exc:  # the upstream is no URL: nothing to record
+            recorder.close()
+            if recorder.path:
+                recorder.path.unlink()
+            raise UsageError(str(exc)) from None
+        port = sock.getsockname()[1]
+        print(
+            f"orspec: proxying http://{args.host}:{port}/v1/responses -> {args.upstream}"
+            + (f"; recording into {recorder.path}" if recorder.path else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            # No `server` or `date` header of uvicorn's own: the client sees the upstream's.
+            serve(app, sock, server_header=False, date_header=False)
+        finally:
+            recorder.close()
+            print("orspec proxy summary:\n" + recorder.summary(), file=sys.stderr)
     return 0

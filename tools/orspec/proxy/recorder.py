@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..report import percentile
+
 __all__ = ["Diagnosis", "Exchange", "Recorder", "scrub"]
 
 REDACTED = "[redacted]"
@@ -221,6 +223,5 @@ def _counts(counter: Counter) -> str:
 def _percentiles(values: list[float]) -> str:
     if not values:
         return "-"
-    ordered = sorted(values)
-    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
-    return f"p50 {pick(0.5):.1f}ms  p95 {pick(0.95):.1f}ms  max {ordered[-1]:.1f}ms"
+    # The report's percentile, so the console and `orspec report` agree on the same exchanges.
+    return f"p50 {percentile(values, 50):.1f}ms  p95 {percentile(values, 95):.1f}ms  max {max(values):.1f}ms"
