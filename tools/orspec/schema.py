@@ -7,21 +7,22 @@ place in `state-machines.yaml`) and which HTTP operations the spec serves. Stage
 `SpecModel` instead of walking raw dicts, and share its three helpers: `deref` (one way to follow
 a `$ref`), `REF_PREFIX` (one spelling of the component-schema reference) and `union_of` (one way
 to find a union's members).
+
+This is the bottom of the toolchain: it imports no orspec module but `pointers`. What it reads of
+the state machines and the releases it takes as the small protocols below, which
+`statemachines.StateMachines` and `releases.Release` fill; `EventPlace` lives here for that reason.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from jsonpointer import escape, unescape
 
 from .pointers import MISSING, resolve_pointer
-
-if TYPE_CHECKING:
-    from .releases import Release
-    from .statemachines import EventPlace, StateMachines
 
 REF_PREFIX = "#/components/schemas/"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -128,6 +129,41 @@ def declared_default(node: Any) -> Any:
         if isinstance(option, dict) and "default" in option:
             return option["default"]
     return MISSING
+
+
+# --------------------------------------------------------------------------------------------------
+# What the model reads of the state machines and the releases.
+
+
+@dataclass(frozen=True)
+class EventPlace:
+    """Where one event type sits in the protocol (`state-machines.yaml`)."""
+
+    type: str
+    category: str
+    applies_to: str
+    machine: str | None  # the machine the event moves, if any
+    targets: tuple[str, ...]  # the states it moves that machine to
+    requires: dict[str, tuple[str, ...]]
+    fields: tuple[str, ...]
+    accumulates: tuple[str, str, str] | None  # (delta field, done event, done field)
+    pointer: str
+
+
+class Places(Protocol):
+    """The state machines, as far as the model asks: the place of an event type."""
+
+    def place(self, event_type: str) -> EventPlace | None: ...
+
+
+class Dated(Protocol):
+    """A frozen release, as far as the model asks: its date and its document."""
+
+    @property
+    def date(self) -> str: ...
+
+    @property
+    def document(self) -> dict: ...
 
 
 # --------------------------------------------------------------------------------------------------
@@ -238,7 +274,7 @@ class SpecModel:
     unions: dict[str, Union]
     events: list[Event]
     operations: list[Operation]
-    machines: StateMachines | None = None
+    machines: Any = None  # the `Places` given to `build` (a `StateMachines`), for the stages that draw or enforce them
 
     def deref(self, node: Any) -> Any:
         return deref(node, self.document)
@@ -251,9 +287,9 @@ class SpecModel:
         return self.unions.get(EVENT_UNION)
 
 
-def build(document: dict, machines: StateMachines | None = None, releases: list[Release] | None = None) -> SpecModel:
+def build(document: dict, machines: Places | None = None, releases: Sequence[Dated] = ()) -> SpecModel:
     """The model of a bundled document (already extended with its vendor fragments)."""
-    born = _release_dates(releases or [])
+    born = _release_dates(releases)
     components = document.get("components") if isinstance(document.get("components"), dict) else {}
     raw = components.get("schemas") if isinstance(components.get("schemas"), dict) else {}
     schemas = {str(name): _schema(str(name), node, document, born) for name, node in raw.items()}
@@ -300,7 +336,7 @@ def event_union(document: dict) -> list[tuple[str, str, dict]]:
     return [(e.type, e.schema, e.node) for e in build(document).events]
 
 
-def _release_dates(releases: list[Release]) -> dict[tuple[str, str | None], str]:
+def _release_dates(releases: Sequence[Dated]) -> dict[tuple[str, str | None], str]:
     """(schema, property or None) -> the release that introduced it, for all but the first release."""
     out: dict[tuple[str, str | None], str] = {}
     for release in releases[1:]:
