@@ -32,3 +32,12 @@ def test_importing_schema_loads_no_other_orspec_module():
     code = "import sys, orspec.schema; print(' '.join(sorted(m for m in sys.modules if m.startswith('orspec.'))))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert loaded == ["orspec.pointers", "orspec.schema"]
+
+
+def test_the_schema_ref_prefix_is_spelled_once():
+    spelled = []
+    for path in sorted(TOOLS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and str(node.value).startswith("#/components/schemas/"):
+                spelled.append(f"{path.relative_to(TOOLS)}:{node.lineno}")
+    assert [where.split(":")[0] for where in spelled] == ["schema.py"], spelled
