@@ -117,6 +117,42 @@ def tag_values(schema: Any, prop: str, doc: dict, _depth: int = 0) -> list[Any] 
     return None
 
 
+def required_keys(schema: Any, doc: dict, _depth: int = 0) -> set[str]:
+    """Keys every value of `schema` has; for a union, the keys all of its members require."""
+    members = schema.get("oneOf") if isinstance(schema, dict) else None
+    if isinstance(members, list) and members and not schema.get("properties") and _depth <= MAX_TAG_DEPTH:
+        return set.intersection(*(required_keys(deref(m, doc), doc, _depth + 1) for m in members))
+    required = schema.get("required") if isinstance(schema, dict) else None
+    return {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
+
+
+def property_keys(schema: Any, doc: dict, _depth: int = 0) -> set[str]:
+    """Keys `schema` defines; for a union, the keys any of its members defines."""
+    members = schema.get("oneOf") if isinstance(schema, dict) else None
+    if isinstance(members, list) and not schema.get("properties") and _depth <= MAX_TAG_DEPTH:
+        return set().union(*(property_keys(deref(m, doc), doc, _depth + 1) for m in members))
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return set(props) if isinstance(props, dict) else set()
+
+
+def untagged_rules(typeless: dict[str, Any], doc: dict) -> tuple[str | None, list[tuple[str, str]]]:
+    """How to tell apart union members that may omit their tag, given as {tag: schema}: (default, rules).
+
+    Several may (item references, and messages, which `role` marks). A member that requires a key
+    no other such member even defines is recognised by it, a rule (key, tag); the one member left
+    without such a key is the default. (None, []) when that does not single out one default.
+    """
+    rules, defaults = [], []
+    for tag, schema in typeless.items():
+        others = set().union(*(property_keys(s, doc) for t, s in typeless.items() if t != tag))
+        unique = sorted(required_keys(schema, doc) - others)
+        if unique:
+            rules.append((unique[0], tag))
+        else:
+            defaults.append(tag)
+    return (defaults[0], rules) if len(defaults) == 1 else (None, [])
+
+
 def declared_default(node: Any) -> Any:
     """The `default` a property declares, on itself or on its one non-null alternative; MISSING if none."""
     if not isinstance(node, dict):
