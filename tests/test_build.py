@@ -35,6 +35,13 @@ def test_build_is_deterministic_and_matches_committed(tmp_path):
     assert not any(re.search(rb"/work/|/tmp/|\d{4}-\d\d-\d\dT\d\d:", data) for data in one.values())
 
 
+def test_building_the_shipped_spec_warns_about_nothing(tmp_path):
+    """A newcomer's first build must not look like something is wrong."""
+    result = run_orspec("build", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stderr.splitlines() if ": warning: " in line] == []
+
+
 @pytest.mark.parametrize("release", sorted(RELEASES))
 def test_upstream_releases_build_with_lenient(tmp_path, shared, release):
     out = tmp_path / "out"
