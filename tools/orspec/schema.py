@@ -84,22 +84,32 @@ def union_of(node: Any) -> tuple[str, list[Any]] | None:
     return None
 
 
-MAX_TAG_DEPTH = 32  # unions nested in unions, followed this deep at most (a cycle stops here)
+MAX_TAG_DEPTH = 32  # unions nested in unions, followed this deep at most
 
 
-def tag_values(schema: Any, prop: str, doc: dict, _depth: int = 0) -> list[Any] | None:
-    """The fixed values a variant declares for its discriminator property, or None if not fixed."""
+def _descend(schema: dict, path: frozenset[int]) -> bool:
+    """Whether to look into the members of a union met on `path` (the unions being looked into)."""
+    return id(schema) not in path and len(path) <= MAX_TAG_DEPTH
+
+
+def tag_values(schema: Any, prop: str, doc: dict, _path: frozenset[int] = frozenset()) -> list[Any] | None:
+    """The fixed values a variant declares for its discriminator property, or None if not fixed.
+
+    `_path` holds the schemas being looked into: a union that contains itself stops at once, where
+    following it to the depth limit would take time exponential in its members.
+    """
     schema = deref(schema, doc)
-    if not isinstance(schema, dict) or _depth > MAX_TAG_DEPTH:
+    if not isinstance(schema, dict) or not _descend(schema, _path):
         return None
+    path = _path | {id(schema)}
     members = schema.get("oneOf") or schema.get("anyOf")
     if isinstance(members, list) and members and not schema.get("properties"):
         # A union whose members all fix the same values (messages by role, say) fixes them too.
-        found = [tag_values(m, prop, doc, _depth + 1) for m in members]
+        found = [tag_values(m, prop, doc, path) for m in members]
         if all(found) and all(f == found[0] for f in found):
             return found[0]
     for part in schema.get("allOf") if isinstance(schema.get("allOf"), list) else ():
-        found = tag_values(part, prop, doc, _depth + 1)
+        found = tag_values(part, prop, doc, path)
         if found:
             return found
     properties = schema.get("properties")
@@ -117,26 +127,28 @@ def tag_values(schema: Any, prop: str, doc: dict, _depth: int = 0) -> list[Any] 
     return None
 
 
-def required_keys(schema: Any, doc: dict, _depth: int = 0) -> set[str]:
+def required_keys(schema: Any, doc: dict, _path: frozenset[int] = frozenset()) -> set[str]:
     """Keys every value of `schema` has; for a union, the keys all of its members require."""
     members = schema.get("oneOf") if isinstance(schema, dict) else None
-    if isinstance(members, list) and members and not schema.get("properties") and _depth <= MAX_TAG_DEPTH:
-        return set.intersection(*(required_keys(deref(m, doc), doc, _depth + 1) for m in members))
+    if isinstance(members, list) and members and not schema.get("properties") and _descend(schema, _path):
+        path = _path | {id(schema)}
+        return set.intersection(*(required_keys(deref(m, doc), doc, path) for m in members))
     required = schema.get("required") if isinstance(schema, dict) else None
     return {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
 
 
-def property_keys(schema: Any, doc: dict, _depth: int = 0) -> set[str]:
+def property_keys(schema: Any, doc: dict, _path: frozenset[int] = frozenset()) -> set[str]:
     """Keys `schema` defines; for a union, the keys any of its members defines."""
     members = schema.get("oneOf") if isinstance(schema, dict) else None
-    if isinstance(members, list) and not schema.get("properties") and _depth <= MAX_TAG_DEPTH:
-        return set().union(*(property_keys(deref(m, doc), doc, _depth + 1) for m in members))
+    if isinstance(members, list) and not schema.get("properties") and _descend(schema, _path):
+        path = _path | {id(schema)}
+        return set().union(*(property_keys(deref(m, doc), doc, path) for m in members))
     props = schema.get("properties") if isinstance(schema, dict) else None
     return set(props) if isinstance(props, dict) else set()
 
 
 def untagged_rules(typeless: dict[str, Any], doc: dict) -> tuple[str | None, list[tuple[str, str]]]:
-    """How to tell apart union members that may omit their tag, given as {tag: schema}: (default, rules).
+    """How to tell apart union members that may omit their tag, given as {tag or name: schema}: (default, rules).
 
     Several may (item references, and messages, which `role` marks). A member that requires a key
     no other such member even defines is recognised by it, a rule (key, tag); the one member left
