@@ -304,6 +304,23 @@ def test_orspec_docs_build_is_strict_and_clean(tmp_path):
     assert '<pre class="mermaid">' in (site / "guides" / "spec-layout" / "index.html").read_text()
 
 
+def _nav_pages(nav) -> list[str]:
+    """The pages of an mkdocs nav, in reading order."""
+    if isinstance(nav, str):
+        return [nav]
+    entries = nav.values() if isinstance(nav, dict) else nav
+    return [page for entry in entries for page in _nav_pages(entry)]
+
+
+def test_nav_leads_with_the_provider_and_client_guides():
+    """Most readers build a provider or call one: their guides come before the maintainers'."""
+    yaml_load = pytest.importorskip("mkdocs.utils").yaml_load
+    pages = _nav_pages(yaml_load((ROOT / "mkdocs.yml").read_text())["nav"])
+    guides = [page for page in pages if page.startswith("guides/")]
+    assert guides[:2] == ["guides/provider.md", "guides/client.md"]
+    assert sorted(guides) == sorted(f"guides/{p.name}" for p in (ROOT / "docs" / "guides").glob("*.md"))
+
+
 def test_docs_build_fails_on_a_broken_link(tmp_path):
     pytest.importorskip("material")
     docs = tmp_path / "docs"

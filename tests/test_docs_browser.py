@@ -114,3 +114,37 @@ def test_state_diagram_renders_as_svg(page, site_url):
     assert svg.locator("g").count() > 3
     page.locator(".mermaid").first.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "docs-state-diagram.png"), full_page=False)
+
+
+# Inline elements whose text has no space but that the browser laid out over more than one line.
+BROKEN_IDENTIFIERS = """
+() => [...document.querySelectorAll(".md-typeset table td code, .md-typeset table td a")]
+    .filter((el) => !/\\s/.test(el.textContent) && el.getClientRects().length > 1)
+    .map((el) => el.textContent)
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_identifiers_in_field_tables_are_never_broken_mid_word(page, site_url, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    try:
+        for name in ("events", "items", "responses"):
+            page.goto(f"{site_url}/reference/{name}/")
+            assert page.locator("td code").count() > 20  # the check below has identifiers to look at
+            assert page.evaluate(BROKEN_IDENTIFIERS) == [], name
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_install_command_stays_inside_its_box(page, site_url, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    try:
+        page.goto(f"{site_url}/")
+        command = page.locator("pre > code", has_text="pip install").first
+        box = command.evaluate("(el) => ({scroll: el.scrollWidth, client: el.clientWidth})")
+        assert box["scroll"] <= box["client"], box  # nothing hidden past the right edge
+        command.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"docs-install-{width}.png"), full_page=False)
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})

@@ -168,6 +168,51 @@ def test_hand_written_mapping_is_checked_against_the_variants(tmp_path, monkeypa
         assert any(f.startswith(line) for f in found), (line, found)
 
 
+TYPELESS = """\
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    post:
+      operationId: a
+      responses: {"200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/U"}}}}}
+components:
+  schemas:
+    U:
+      oneOf: [{$ref: "#/components/schemas/Ref"}, {$ref: "#/components/schemas/Msg"}, {$ref: "#/components/schemas/T"}]
+      discriminator: {propertyName: type}
+    Ref: {type: object, required: [id], properties: {type: {type: string, enum: [ref]}, id: {type: string}}}
+    Msg:
+      type: object
+      required: [role]
+      properties: {type: {type: string, enum: [msg]}, role: {type: string}, id: {type: string}}
+    T: {type: object, required: [type], properties: {type: {type: string, enum: [t]}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "warned"),
+    [
+        ({}, False),  # a typeless Msg has `role`, which Ref does not define; any other typeless value is a Ref
+        ({"required: [role]": "required: [type, role]"}, False),  # only Ref may omit `type`: it is the default
+        ({"required: [role]": "required: []"}, True),  # neither requires a key the other lacks
+    ],
+)
+def test_variants_that_may_omit_the_discriminator_are_warned_about_only_when_ambiguous(
+    tmp_path, monkeypatch, change, warned
+):
+    monkeypatch.chdir(tmp_path)
+    text = TYPELESS
+    for old, new in change.items():
+        text = text.replace(old, new)
+    found = [str(p) for p in validate(bundle(spec_file(tmp_path, text))) if p.level is Level.WARNING]
+    expected = (
+        "openapi.yaml:10: /components/schemas/U: warning: variants Ref, Msg do not require discriminator 'type' "
+        "and no key they require tells them apart; require 'type' in all but one of them"
+    )
+    assert found == ([expected] if warned else [])
+
+
 def test_mappings_are_completed_from_the_variants_and_keep_hand_written_entries(tmp_path):
     from orspec.mappings import add_mappings
 

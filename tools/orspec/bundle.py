@@ -20,6 +20,7 @@ from jsonpointer import escape
 from .load import MAX_DEPTH, MAX_NODES, Document, display_path, load_file, too_deep
 from .pointers import MISSING, resolve_pointer
 from .problems import Problem, SpecError, TooBig
+from .schema import schema_ref
 
 ROOT_NAMES = ("openapi.yaml", "openapi.yml", "openapi.json")
 
@@ -201,7 +202,7 @@ class _Bundler:
         if target is None:
             return ref
         if target in self.homes:
-            return f"#/components/schemas/{escape(self.homes[target])}"
+            return schema_ref(self.homes[target])
         if target[0] == self.root_file:
             return f"#{target[1]}"
         self.problems.append(
@@ -224,7 +225,7 @@ class _Bundler:
         name = self.homes.get(target)
         is_home = at == f"/components/schemas/{escape(name)}" if name else False
         if name and not is_home:
-            return {"$ref": f"#/components/schemas/{escape(name)}", **siblings}
+            return {"$ref": schema_ref(name), **siblings}
         if path == self.root_file and not is_home:
             # A local reference in the root document stays a reference; check it resolves.
             self.lookup(self.load(path), pointer, ref, at)

@@ -7,21 +7,22 @@ place in `state-machines.yaml`) and which HTTP operations the spec serves. Stage
 `SpecModel` instead of walking raw dicts, and share its three helpers: `deref` (one way to follow
 a `$ref`), `REF_PREFIX` (one spelling of the component-schema reference) and `union_of` (one way
 to find a union's members).
+
+This is the bottom of the toolchain: it imports no orspec module but `pointers`. What it reads of
+the state machines and the releases it takes as the small protocols below, which
+`statemachines.StateMachines` and `releases.Release` fill; `EventPlace` lives here for that reason.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from jsonpointer import escape, unescape
 
 from .pointers import MISSING, resolve_pointer
-
-if TYPE_CHECKING:
-    from .releases import Release
-    from .statemachines import EventPlace, StateMachines
 
 REF_PREFIX = "#/components/schemas/"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -83,22 +84,32 @@ def union_of(node: Any) -> tuple[str, list[Any]] | None:
     return None
 
 
-MAX_TAG_DEPTH = 32  # unions nested in unions, followed this deep at most (a cycle stops here)
+MAX_TAG_DEPTH = 32  # unions nested in unions, followed this deep at most
 
 
-def tag_values(schema: Any, prop: str, doc: dict, _depth: int = 0) -> list[Any] | None:
-    """The fixed values a variant declares for its discriminator property, or None if not fixed."""
+def _descend(schema: dict, path: frozenset[int]) -> bool:
+    """Whether to look into the members of a union met on `path` (the unions being looked into)."""
+    return id(schema) not in path and len(path) <= MAX_TAG_DEPTH
+
+
+def tag_values(schema: Any, prop: str, doc: dict, _path: frozenset[int] = frozenset()) -> list[Any] | None:
+    """The fixed values a variant declares for its discriminator property, or None if not fixed.
+
+    `_path` holds the schemas being looked into: a union that contains itself stops at once, where
+    following it to the depth limit would take time exponential in its members.
+    """
     schema = deref(schema, doc)
-    if not isinstance(schema, dict) or _depth > MAX_TAG_DEPTH:
+    if not isinstance(schema, dict) or not _descend(schema, _path):
         return None
+    path = _path | {id(schema)}
     members = schema.get("oneOf") or schema.get("anyOf")
     if isinstance(members, list) and members and not schema.get("properties"):
         # A union whose members all fix the same values (messages by role, say) fixes them too.
-        found = [tag_values(m, prop, doc, _depth + 1) for m in members]
+        found = [tag_values(m, prop, doc, path) for m in members]
         if all(found) and all(f == found[0] for f in found):
             return found[0]
     for part in schema.get("allOf") if isinstance(schema.get("allOf"), list) else ():
-        found = tag_values(part, prop, doc, _depth + 1)
+        found = tag_values(part, prop, doc, path)
         if found:
             return found
     properties = schema.get("properties")
@@ -116,6 +127,44 @@ def tag_values(schema: Any, prop: str, doc: dict, _depth: int = 0) -> list[Any] 
     return None
 
 
+def required_keys(schema: Any, doc: dict, _path: frozenset[int] = frozenset()) -> set[str]:
+    """Keys every value of `schema` has; for a union, the keys all of its members require."""
+    members = schema.get("oneOf") if isinstance(schema, dict) else None
+    if isinstance(members, list) and members and not schema.get("properties") and _descend(schema, _path):
+        path = _path | {id(schema)}
+        return set.intersection(*(required_keys(deref(m, doc), doc, path) for m in members))
+    required = schema.get("required") if isinstance(schema, dict) else None
+    return {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
+
+
+def property_keys(schema: Any, doc: dict, _path: frozenset[int] = frozenset()) -> set[str]:
+    """Keys `schema` defines; for a union, the keys any of its members defines."""
+    members = schema.get("oneOf") if isinstance(schema, dict) else None
+    if isinstance(members, list) and not schema.get("properties") and _descend(schema, _path):
+        path = _path | {id(schema)}
+        return set().union(*(property_keys(deref(m, doc), doc, path) for m in members))
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return set(props) if isinstance(props, dict) else set()
+
+
+def untagged_rules(typeless: dict[str, Any], doc: dict) -> tuple[str | None, list[tuple[str, str]]]:
+    """How to tell apart union members that may omit their tag, given as {tag or name: schema}: (default, rules).
+
+    Several may (item references, and messages, which `role` marks). A member that requires a key
+    no other such member even defines is recognised by it, a rule (key, tag); the one member left
+    without such a key is the default. (None, []) when that does not single out one default.
+    """
+    rules, defaults = [], []
+    for tag, schema in typeless.items():
+        others = set().union(*(property_keys(s, doc) for t, s in typeless.items() if t != tag))
+        unique = sorted(required_keys(schema, doc) - others)
+        if unique:
+            rules.append((unique[0], tag))
+        else:
+            defaults.append(tag)
+    return (defaults[0], rules) if len(defaults) == 1 else (None, [])
+
+
 def declared_default(node: Any) -> Any:
     """The `default` a property declares, on itself or on its one non-null alternative; MISSING if none."""
     if not isinstance(node, dict):
@@ -128,6 +177,41 @@ def declared_default(node: Any) -> Any:
         if isinstance(option, dict) and "default" in option:
             return option["default"]
     return MISSING
+
+
+# --------------------------------------------------------------------------------------------------
+# What the model reads of the state machines and the releases.
+
+
+@dataclass(frozen=True)
+class EventPlace:
+    """Where one event type sits in the protocol (`state-machines.yaml`)."""
+
+    type: str
+    category: str
+    applies_to: str
+    machine: str | None  # the machine the event moves, if any
+    targets: tuple[str, ...]  # the states it moves that machine to
+    requires: dict[str, tuple[str, ...]]
+    fields: tuple[str, ...]
+    accumulates: tuple[str, str, str] | None  # (delta field, done event, done field)
+    pointer: str
+
+
+class Places(Protocol):
+    """The state machines, as far as the model asks: the place of an event type."""
+
+    def place(self, event_type: str) -> EventPlace | None: ...
+
+
+class Dated(Protocol):
+    """A frozen release, as far as the model asks: its date and its document."""
+
+    @property
+    def date(self) -> str: ...
+
+    @property
+    def document(self) -> dict: ...
 
 
 # --------------------------------------------------------------------------------------------------
@@ -238,7 +322,7 @@ class SpecModel:
     unions: dict[str, Union]
     events: list[Event]
     operations: list[Operation]
-    machines: StateMachines | None = None
+    machines: Any = None  # the `Places` given to `build` (a `StateMachines`), for the stages that draw or enforce them
 
     def deref(self, node: Any) -> Any:
         return deref(node, self.document)
@@ -251,9 +335,9 @@ class SpecModel:
         return self.unions.get(EVENT_UNION)
 
 
-def build(document: dict, machines: StateMachines | None = None, releases: list[Release] | None = None) -> SpecModel:
+def build(document: dict, machines: Places | None = None, releases: Sequence[Dated] = ()) -> SpecModel:
     """The model of a bundled document (already extended with its vendor fragments)."""
-    born = _release_dates(releases or [])
+    born = _release_dates(releases)
     components = document.get("components") if isinstance(document.get("components"), dict) else {}
     raw = components.get("schemas") if isinstance(components.get("schemas"), dict) else {}
     schemas = {str(name): _schema(str(name), node, document, born) for name, node in raw.items()}
@@ -300,7 +384,7 @@ def event_union(document: dict) -> list[tuple[str, str, dict]]:
     return [(e.type, e.schema, e.node) for e in build(document).events]
 
 
-def _release_dates(releases: list[Release]) -> dict[tuple[str, str | None], str]:
+def _release_dates(releases: Sequence[Dated]) -> dict[tuple[str, str | None], str]:
     """(schema, property or None) -> the release that introduced it, for all but the first release."""
     out: dict[tuple[str, str | None], str] = {}
     for release in releases[1:]:

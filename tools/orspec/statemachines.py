@@ -20,7 +20,7 @@ from jsonpointer import escape
 from .bundle import Bundle
 from .load import Document, load_file
 from .problems import Level, Problem, SpecError
-from .schema import deref, event_union, tag_values, union_of
+from .schema import EventPlace, deref, event_union, tag_values, union_of
 
 FILE_NAME = "state-machines.yaml"
 CATEGORIES = ("lifecycle", "delta", "error", "custom")
@@ -47,21 +47,6 @@ class Machine:
     status_types: tuple[str, ...] = ()  # item types whose schema carries `status`
     opaque_fields: tuple[str, ...] = ()  # left out of the terminal-output comparison
     text_parts: dict[str, tuple[str, str]] = field(default_factory=dict)  # part type -> (done event, field)
-
-
-@dataclass(frozen=True)
-class EventPlace:
-    """Where one event type sits in the protocol."""
-
-    type: str
-    category: str
-    applies_to: str
-    machine: str | None  # the machine the event moves, if any
-    targets: tuple[str, ...]  # the states it moves that machine to
-    requires: dict[str, tuple[str, ...]]
-    fields: tuple[str, ...]
-    accumulates: tuple[str, str, str] | None  # (delta field, done event, done field)
-    pointer: str
 
 
 @dataclass

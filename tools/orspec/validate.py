@@ -17,7 +17,7 @@ from jsonpointer import escape
 from .bundle import Bundle, SourceMap
 from .pointers import MISSING, resolve_pointer, walk
 from .problems import Level, Problem
-from .schema import HTTP_METHODS, REF_PREFIX, deref, ref_name, tag_values, union_of
+from .schema import HTTP_METHODS, REF_PREFIX, deref, ref_name, required_keys, tag_values, union_of, untagged_rules
 
 
 def validate(bundle: Bundle) -> list[Problem]:
@@ -438,6 +438,7 @@ def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
                         f"discriminator mapping {key!r} points at {target.removeprefix(REF_PREFIX)}, "
                         f"whose {prop!r} is {shown}",
                     )
+        typeless: dict[str, Any] = {}  # variant -> schema, for those that may omit the discriminator
         for i, variant in enumerate(variants):
             values = tag_values(variant, prop, doc)
             where = f"{at}/{keyword}/{i}"
@@ -447,19 +448,21 @@ def check_discriminators(doc: dict, sources: SourceMap) -> Iterator[Problem]:
                 yield sources.problem(where, f"variant {name or i} has no fixed value for discriminator {prop!r}")
                 continue
             target = deref(variant, doc)
-            required = target.get("required") if isinstance(target, dict) else None
-            if isinstance(required, list) and prop not in required:
-                yield sources.problem(
-                    where,
-                    f"variant {name or i} does not require discriminator {prop!r}; "
-                    "payloads that omit it cannot be told apart by it",
-                    level=Level.WARNING,
-                )
+            if prop not in required_keys(target, doc):
+                typeless[name or str(i)] = target
             for value in values:
                 if isinstance(value, str) and value in mapping and mapping[value] != ref:
                     yield sources.problem(
                         where, f"discriminator value {value!r} of {name} is mapped to {mapping[value]!r}"
                     )
+        # One variant may omit the tag: a payload without it is that one. More need a key that tells them apart.
+        if len(typeless) > 1 and untagged_rules(typeless, doc)[0] is None:
+            yield sources.problem(
+                at,
+                f"variants {', '.join(typeless)} do not require discriminator {prop!r} and no key they require "
+                f"tells them apart; require {prop!r} in all but one of them",
+                level=Level.WARNING,
+            )
 
 
 def check_unused_schemas(doc: dict, sources: SourceMap) -> Iterator[Problem]:

@@ -33,12 +33,6 @@ class InputTextContentParam(OpenResponsesModel):
     """
 
 
-class DetailEnum(StrEnum):
-    low = "low"
-    high = "high"
-    auto = "auto"
-
-
 class InputFileContentParam(OpenResponsesModel):
     """
     File content supplied by the client inside an input message, such as a PDF or text document. Provide the bytes inline with `file_data` or point to them with `file_url`.
@@ -406,12 +400,6 @@ class AssistantMessageItemParamPhase(StrEnum):
 
     commentary = "commentary"
     final_answer = "final_answer"
-
-
-class FunctionCallItemStatus(StrEnum):
-    in_progress = "in_progress"
-    completed = "completed"
-    incomplete = "incomplete"
 
 
 class MessageRole(StrEnum):
@@ -3028,7 +3016,6 @@ __all__ = [
     "CompactionBody",
     "CompactionSummaryItemParam",
     "CreateResponseBody",
-    "DetailEnum",
     "DeveloperMessageItemParam",
     "EmptyModelParam",
     "Error",
@@ -3037,7 +3024,6 @@ __all__ = [
     "ErrorStreamingEvent",
     "FunctionCall",
     "FunctionCallItemParam",
-    "FunctionCallItemStatus",
     "FunctionCallOutput",
     "FunctionCallOutputItemParam",
     "FunctionCallOutputItemParamOutputPart",

@@ -22,7 +22,17 @@ from typing import Any
 from jsonpointer import escape, unescape
 
 from ..pointers import resolve_pointer
-from ..schema import EVENT_UNION, OPEN_UNIONS, REF_PREFIX, deref, stream_pointers, tag_values, union_of
+from ..schema import (
+    EVENT_UNION,
+    OPEN_UNIONS,
+    REF_PREFIX,
+    deref,
+    required_keys,
+    stream_pointers,
+    tag_values,
+    union_of,
+    untagged_rules,
+)
 
 ANNOTATIONS = {"description", "title", "example", "examples", "x-enumDescriptions", "x-openresponses-added-in"}
 
@@ -228,52 +238,6 @@ def _simplify(node: Any) -> Any:
     return node
 
 
-def _required(schema: Any) -> list:
-    required = schema.get("required") if isinstance(schema, dict) else None
-    return required if isinstance(required, list) else []
-
-
-def _required_keys(schema: Any, doc: dict) -> set[str]:
-    """Keys every value of `schema` has; for a union, the keys all of its members require."""
-    members = schema.get("oneOf") if isinstance(schema, dict) else None
-    if isinstance(members, list) and members and not schema.get("properties"):
-        return set.intersection(*(_required_keys(deref(m, doc), doc) for m in members))
-    return set(_required(schema))
-
-
-def _untagged(objects: list, optional: list[str], doc: dict) -> tuple[str | None, list[tuple[str, str]]]:
-    """Several members may omit `type` (item references, and messages, which `role` marks). A member
-    that requires a key no other such member even defines is recognised by it; the one member left
-    without such a key is the default. None when that does not single out one default."""
-    tags = list(dict.fromkeys(optional))
-    schemas = {t[0]: deref(m, doc) for m, t in objects if t[0] in tags}
-    rules, defaults = [], []
-    for tag in tags:
-        others = set().union(*(_property_keys(schemas[t], doc) for t in tags if t != tag))
-        unique = sorted(_required_keys(schemas[tag], doc) - others)
-        if unique:
-            rules.append((unique[0], tag))
-        else:
-            defaults.append(tag)
-    return (defaults[0], rules) if len(defaults) == 1 else (None, [])
-
-
-def _property_keys(schema: Any, doc: dict) -> set[str]:
-    members = schema.get("oneOf") if isinstance(schema, dict) else None
-    if isinstance(members, list) and not schema.get("properties"):
-        return set().union(*(_property_keys(deref(m, doc), doc) for m in members))
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    return set(props) if isinstance(props, dict) else set()
-
-
-def _requires(schema: Any, prop: str, doc: dict) -> bool:
-    """Whether every value of `schema` has `prop`; a union of members that all require it does."""
-    members = schema.get("oneOf") if isinstance(schema, dict) else None
-    if isinstance(members, list) and members and not schema.get("properties"):
-        return all(_requires(deref(m, doc), prop, doc) for m in members)
-    return prop in _required(schema)
-
-
 def _is_plain_primitive(schema: Any) -> bool:
     return (
         isinstance(schema, dict)
@@ -320,7 +284,7 @@ def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str 
     if len(objects) + len(enums) != len(refs) or not objects:
         return node
     flat = [t[0] for _, t in objects if len(t) == 1]
-    optional = [t[0] for m, t in objects if not _requires(deref(m, doc), "type", doc)]
+    optional = [t[0] for m, t in objects if "type" not in required_keys(deref(m, doc), doc)]
     simple = len(flat) == len(objects) and len(set(flat)) == len(flat) and not enums and not optional
     if simple and not fallback:
         node.setdefault("discriminator", {"propertyName": "type"})
@@ -332,7 +296,8 @@ def _tag_unions(node: Any, owner: str, doc: dict, result: ModelInput, path: str 
     if len(set(optional)) == 1:
         union.default_tag = optional[0]
     elif len(optional) > 1:
-        union.default_tag, union.untagged = _untagged(objects, optional, doc)
+        typeless = {t[0]: deref(m, doc) for m, t in objects if t[0] in optional}
+        union.default_tag, union.untagged = untagged_rules(typeless, doc)
     if path:  # an inline union: hoist it under a name derived from its owner and field
         key = tuple(v.schema for v in union.variants)
         suffix = "Part" if fallback == "UnknownContent" else ""

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from jsonpointer import unescape
-
 from ..bundle import SourceMap
 from ..native import NativeNames
 from ..problems import Problem
@@ -32,7 +30,6 @@ from .pyformat import format_python
 OUTPUT = f"{PACKAGE}/server/routes.py"
 SCHEMAS_OUTPUT = f"{PACKAGE}/server/request_schemas.py"
 NATIVE_OUTPUT = f"{PACKAGE}/server/native.py"
-_SCHEMA_REF = "#/components/schemas/"
 APP = Path("runtime/server/app.py")
 
 
@@ -129,13 +126,13 @@ def request_schemas(document: dict) -> dict[str, dict]:
         roots.append((item.get("x-openresponses-websocket") or {}).get("clientMessage"))
         roots += [op.get("requestBody") for op in item.values() if isinstance(op, dict)]
     found: dict[str, dict] = {}
-    todo = [unescape(ref[len(_SCHEMA_REF) :]) for ref in _refs(roots)]
+    todo = _schema_names(roots)
     while todo:
         name = todo.pop()
         if name in found or not isinstance(schemas.get(name), dict):
             continue
         found[name] = _reduce(schemas[name])
-        todo += [unescape(ref[len(_SCHEMA_REF) :]) for ref in _refs(found[name])]
+        todo += _schema_names(found[name])
     return dict(sorted(found.items()))
 
 
@@ -155,13 +152,14 @@ def _reduce(node: object) -> object:
     return out
 
 
-def _refs(node: object) -> list[str]:
-    refs, stack = [], [node]
+def _schema_names(node: object) -> list[str]:
+    """The component schemas `node` refers to, discriminator mappings included."""
+    names, stack = [], [node]
     while stack:
         value = stack.pop()
         if isinstance(value, dict):
-            if isinstance(value.get("$ref"), str) and value["$ref"].startswith(_SCHEMA_REF):
-                refs.append(value["$ref"])
+            if name := ref_name(value.get("$ref")):
+                names.append(name)
             stack += list(value.values())
             mapping = (
                 (value.get("discriminator") or {}).get("mapping")
@@ -171,7 +169,7 @@ def _refs(node: object) -> list[str]:
             stack += [{"$ref": t} for t in (mapping or {}).values() if isinstance(t, str)]
         elif isinstance(value, list):
             stack += value
-    return refs
+    return names
 
 
 def generate_server(model: SpecModel, templates: Path, native: NativeNames | None = None) -> dict[str, bytes]:
