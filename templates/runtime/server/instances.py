@@ -14,10 +14,11 @@ from typing import Any
 
 __all__ = ["instance_of"]
 
+_DATE, _TIME = "2026-01-01", "00:00:00Z"
 _FORMATS = {
-    "date-time": "2026-01-01T00:00:00Z",
-    "date": "2026-01-01",
-    "time": "00:00:00Z",
+    "date-time": f"{_DATE}T{_TIME}",  # RFC 3339: a full date, "T", a full time
+    "date": _DATE,
+    "time": _TIME,
     "email": "user@example.com",
     "uri": "https://example.com/",
     "url": "https://example.com/",
