@@ -26,6 +26,7 @@ from .errors import (
     NotFound,
     OpenResponsesError,
     ServerError,
+    StoreUnavailable,
     TooManyRequests,
     Unauthorized,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "SQLiteStore",
     "ServerError",
     "Step",
+    "StoreUnavailable",
     "StoredResponse",
     "StreamViolation",
     "TextDelta",

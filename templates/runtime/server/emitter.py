@@ -223,7 +223,8 @@ class Emitter:
         self.suppressing = False
         self.calls = 0
         self.suppressed: list[str] = []
-        self.finished = False
+        self.settled = False  # final state set (`settle`)
+        self.finished = False  # terminal event made
         self.usage: UsageReport | None = None
         self.incomplete: str | None = None
         self.error: OpenResponsesError | None = None
@@ -255,7 +256,7 @@ class Emitter:
 
     def step(self, step: Step) -> list[dict[str, Any]]:
         """The events for one provider step (none for a suppressed tool call)."""
-        if self.finished or self.incomplete is not None:
+        if self.settled or self.incomplete is not None:
             raise ProviderError(f"{type(step).__name__} after the response ended")
         item = self.open
         if type(step) is TextDelta and self._plain_deltas and item is not None and item.part_field == "text":
@@ -340,6 +341,12 @@ class Emitter:
 
     def finish(self) -> list[dict[str, Any]]:
         """Close what is open and end the response: completed, incomplete, or failed (tool_choice)."""
+        return self.settle() + self.end()
+
+    def settle(self) -> list[dict[str, Any]]:
+        """`finish` without its terminal event: close what is open and set the response's final
+        state (or fail it, on a broken tool_choice). Then `end()` sends the terminal event, or
+        `fail()` still can, when keeping the response failed (a store that is down)."""
         out: list[dict[str, Any]] = []
         if self.policy.required and self.calls == 0 and self.incomplete is None:
             suppressed = f" (suppressed calls to: {', '.join(self.suppressed)})" if self.suppressed else ""
@@ -352,27 +359,36 @@ class Emitter:
                 )
             )
         self._close(out, "incomplete" if self.incomplete is not None else "completed")
-        self.finished = True
+        self.settled = True
         status = "incomplete" if self.incomplete is not None else "completed"
         self.response["status"] = status
         self.response["completed_at"] = int(time.time())
         if self.incomplete is not None:
             self.response["incomplete_details"] = {"reason": self.incomplete}
         self.response["usage"] = self._usage()
-        if self.whole:
-            self._emit(out, {"type": _FINISHED[status], "response": self._snapshot()})
         return out
 
-    def fail(self, error: OpenResponsesError) -> list[dict[str, Any]]:
-        """An `error` event, then `response.failed` carrying the error."""
+    def end(self) -> list[dict[str, Any]]:
+        """The terminal event of a settled response: `response.completed` or `response.incomplete`."""
         out: list[dict[str, Any]] = []
         if self.finished:
             return out
         self.finished = True
+        if self.whole:
+            self._emit(out, {"type": _FINISHED[self.response["status"]], "response": self._snapshot()})
+        return out
+
+    def fail(self, error: OpenResponsesError) -> list[dict[str, Any]]:
+        """An `error` event, then `response.failed` carrying the error (also after `settle()`)."""
+        out: list[dict[str, Any]] = []
+        if self.finished:
+            return out
+        self.finished = self.settled = True
         self.error = error
-        self._emit(out, {"type": _ERROR, "error": error.payload()})
+        self._emit(out, {"type": _ERROR, "error": error.payload(headers=True)})
         self.response["status"] = "failed"
         self.response["completed_at"] = int(time.time())
+        self.response["incomplete_details"] = None
         self.response["error"] = {"code": error.code or error.type, "message": error.message}
         self.response["usage"] = self._usage()
         self._emit(out, {"type": _FAILED, "response": self._snapshot()})

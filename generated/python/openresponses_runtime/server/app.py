@@ -20,12 +20,17 @@ with the spec's error object and a fitting status:
 | unknown `previous_response_id` | 404 | `not_found` / `previous_response_not_found` |
 | unknown route / wrong method | 404 / 405 | `not_found` / `invalid_request` |
 | provider raises `TooManyRequests` | 429 | `too_many_requests` |
+| the response store cannot serve (unreachable, disk full, locked: `StoreUnavailable`) | 503 + `Retry-After` | `server_error` / `store_unavailable` |
 | `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
 | anything else | 500 | `server_error` |
 
 Upstream also lists `application/x-www-form-urlencoded` for the request body, but its prose says
 clients MUST send JSON, and a nested body has no faithful form encoding; this spec drops it, and
 such requests get 415.
+
+Once a stream has begun, a failure (of the provider, or of the store saving the response) ends
+it with an `error` event, `response.failed` and `[DONE]`. The response is saved before
+`response.completed` is sent, so a client is never told of a completed response the store lacks.
 """
 
 from __future__ import annotations
@@ -592,12 +597,14 @@ class _Server:
         deliver: Callable[[list[Any]], Awaitable[None]] | None = None,
         store: ResponseStore | None = None,
     ) -> bytes | None:
-        """Drive the provider's steps through `emitter` to the end of the response, then save it.
+        """Drive the provider's steps through `emitter` to the end of the response, save it, then end it.
 
         `deliver` is awaited with each batch of events (one per provider step) as soon as it is
         made. Without it nobody sees them (a non-streamed response), and the response is returned
-        encoded, as it was saved. A provider that fails ends the response `failed`; a failure to
-        deliver (the client left) propagates, unsaved."""
+        encoded, as it was saved. A provider that fails ends the response `failed`; so does a
+        save that fails, before the client is told the response completed, so that no client
+        holds a completed response the store lacks. A failure to deliver (the client left)
+        propagates, unsaved."""
         batch = emitter.start()
         if deliver is not None:
             await deliver(batch)
@@ -617,7 +624,7 @@ class _Server:
                         step = await steps.__anext__()
                     except StopAsyncIteration:
                         break
-                final = emitter.finish()
+                final = emitter.settle()
             except Exception as exc:
                 if delivering or isinstance(exc, StreamViolation):
                     raise
@@ -626,17 +633,19 @@ class _Server:
             if getattr(steps, "ag_frame", True) is not None:  # a generator run to its end has nothing to close
                 with anyio.CancelScope(shield=True):
                     await steps.aclose()
-        if deliver is None:
-            encoded = dumps(emitter.response)
+        encoded = dumps(emitter.response) if deliver is None and emitter.error is None else None
+        try:
             await self.save(emitter.response, own_input, store, encoded)
+        except Exception as exc:
+            final += emitter.fail(_save_error(exc))  # nothing more when the response had already failed
+            encoded = None
+        final += emitter.end()
+        if deliver is None:
             return encoded
-        await self.save(emitter.response, own_input, store)
         await deliver(final)
         return None
 
-    async def create_response(
-        self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody
-    ) -> ASGIApp:
+    async def create_response(self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody) -> ASGIApp:
         data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
         stream = bool(data.get("stream"))
@@ -665,7 +674,9 @@ class _Server:
             raise
         return steps, first
 
-    async def sse(self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]) -> None:
+    async def sse(
+        self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]
+    ) -> None:
         """The response's events as SSE frames, each provider step's sent as soon as it is made."""
 
         def deliver(frames: list[bytes]) -> Awaitable[None]:  # the send itself is awaited: no coroutine between
@@ -883,6 +894,14 @@ class _EventStream(StreamingResponse):
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
         await self.produce(send)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _save_error(exc: Exception) -> OpenResponsesError:
+    """What a failed save ends the response with: the store's own 503 (logged by the store), or a bug."""
+    if isinstance(exc, OpenResponsesError):
+        return exc
+    log.error("saving the response failed", exc_info=exc)
+    return ServerError("The server had an error while saving the response.")
 
 
 def _as_error(exc: Exception) -> OpenResponsesError:

@@ -6,7 +6,8 @@
   `stream`, `stream_options` or `background`). The server answers with the same events it
   would stream over SSE, one per message, and nothing like `[DONE]`.
 - A message that cannot be handled gets a `WebSocketErrorEvent`: `{"type": "error", "status":
-  <HTTP status>, "error": {type, code, message, param}}`; the connection stays open.
+  <HTTP status>, "error": {type, code, message, param}}` (plus `headers`, such as `Retry-After`
+  when the store is unavailable); the connection stays open.
 - Turns run one after another. `previous_response_id` may name any response this connection has
   produced, including `store: false` ones, which live only in a connection-local cache, and
   otherwise any stored response. An unknown one gives `previous_response_not_found` (404).
@@ -43,9 +44,11 @@ class _ConnectionStore:
         return await self.local.get(response_id) or await self.shared.get(response_id)
 
     async def put(self, record: StoredResponse) -> None:
-        await self.local.put(record)
+        # The shared store first: when it fails, the turn fails, and this connection must not
+        # keep the response to continue from either.
         if record.response.get("store") is not False:
             await self.shared.put(record)
+        await self.local.put(record)
 
     def evict(self, response_id: str) -> None:
         self.local._records.pop(response_id, None)
@@ -66,7 +69,7 @@ _REFUSAL_FILTER = _RefusalLogFilter()
 
 
 def _envelope(error: OpenResponsesError) -> str:
-    return dumps({"type": "error", "status": error.status, "error": error.payload()}).decode()
+    return dumps({"type": "error", "status": error.status, "error": error.payload(headers=True)}).decode()
 
 
 def _peek_type(raw: bytes) -> Any:

@@ -1,0 +1,240 @@
+"""The server under store faults: a store that cannot save ends a begun stream the spec's way
+(`error`, `response.failed`, `[DONE]`); one that cannot serve before that is a 503 with
+`Retry-After`; and each failure is one log line, never a traceback or the prompt.
+
+The faults are real: SQLite refusing to grow its file (`SQLITE_FULL`, as on a full disk), a file
+that is not a database, a write lock held by another connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+import time
+
+import httpx
+from openresponses_runtime.server import DemoProvider, SQLiteStore, create_app
+from openresponses_runtime.server import store as store_module
+from openresponses_runtime.streaming import StreamChecker
+from websockets.sync.client import connect
+
+from .server_helpers import API_KEY, live_server, ws_turn
+
+PROMPT = "my secret prompt, never logged"
+HEADERS = {"Authorization": f"Bearer {API_KEY}"}
+
+
+class FullDiskStore(SQLiteStore):
+    """A SQLite store whose file may not grow: SQLite answers every new row with SQLITE_FULL."""
+
+    def _connect(self) -> sqlite3.Connection:
+        db = super()._connect()
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        db.execute(f"PRAGMA max_page_count={pages}")
+        return db
+
+
+def full_disk_store(path) -> FullDiskStore:
+    SQLiteStore(path)  # the table, while the file may still grow
+    store = FullDiskStore(path)
+    db = store._connect()
+    try:
+        for n in range(10_000):  # fill the last page, so that no response fits
+            db.execute("INSERT INTO responses VALUES (?, NULL, ?)", (f"filler_{n}", "x" * 64))
+    except sqlite3.OperationalError as exc:
+        assert exc.sqlite_errorcode == sqlite3.SQLITE_FULL
+    finally:
+        db.close()
+    return store
+
+
+def stored_ids(path) -> set[str]:
+    db = sqlite3.connect(path)
+    try:
+        return {row[0] for row in db.execute("SELECT id FROM responses WHERE id NOT LIKE 'filler_%'")}
+    finally:
+        db.close()
+
+
+def post(base: str, body: dict) -> httpx.Response:
+    return httpx.post(base + "/responses", json=body, headers=HEADERS, timeout=30)
+
+
+def assert_unavailable(response: httpx.Response) -> None:
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"] == "5"
+    assert response.headers["content-type"].startswith("application/json")
+    error = response.json()["error"]
+    assert set(error) == {"type", "code", "param", "message"}
+    assert (error["type"], error["code"], error["param"]) == ("server_error", "store_unavailable", None)
+    assert "retry" in error["message"]
+
+
+def failed_stream(text: str) -> dict:
+    """The `response.failed` of an SSE capture that must pass the checker and end in `[DONE]`."""
+    checker = StreamChecker()
+    assert checker.check_sse(text) == [], checker.violations
+    assert checker.terminal == "response.failed" and checker.counts["error"] == 1
+    assert text.endswith("data: [DONE]\n\n")
+    blocks = [block for block in text.split("\n\n") if block]
+    error = json.loads(blocks[-3].split("data: ", 1)[1])
+    assert error["type"] == "error"
+    assert error["error"]["code"] == "store_unavailable"
+    assert error["error"]["headers"] == {"Retry-After": "5"}
+    failed = json.loads(blocks[-2].split("data: ", 1)[1])["response"]
+    assert failed["status"] == "failed" and failed["error"]["code"] == "store_unavailable"
+    return failed
+
+
+def store_log(caplog) -> list[logging.LogRecord]:
+    """The server's own records; none may carry a traceback or the prompt, and uvicorn saw no error."""
+    mine = [r for r in caplog.records if r.name.startswith("openresponses_runtime")]
+    for record in mine:
+        assert record.exc_info is None, record.getMessage()
+        assert "\n" not in record.getMessage()
+        assert PROMPT not in record.getMessage()
+    assert not [r for r in caplog.records if r.name.startswith("uvicorn") and r.levelno >= logging.ERROR]
+    return mine
+
+
+def test_disk_full_mid_stream_ends_every_stream_failed(tmp_path, caplog):
+    caplog.set_level(logging.INFO)
+    path = tmp_path / "full.sqlite3"
+    app = create_app(DemoProvider(delay=0), store=full_disk_store(path), api_keys=API_KEY, debug=True)
+
+    async def stream(http: httpx.AsyncClient, base: str, n: int) -> str:
+        body = {"input": f"{PROMPT} {n}", "stream": True}
+        response = await http.post(base + "/responses", json=body, headers=HEADERS)
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+        return response.text
+
+    async def streams(base: str) -> list[str]:
+        async with httpx.AsyncClient(timeout=30) as http:
+            return await asyncio.gather(*(stream(http, base, n) for n in range(6)))
+
+    with live_server(app) as base:
+        ids = []
+        for n, text in enumerate(asyncio.run(streams(base))):
+            failed = failed_stream(text)
+            assert failed["output"][0]["content"][0]["text"] == f"You said: {PROMPT} {n}"  # what the client had
+            ids.append(failed["id"])
+        assert_unavailable(post(base, {"input": PROMPT}))
+        assert app.state.openresponses.active == 0
+    assert stored_ids(path) == set()
+    lines = [r for r in store_log(caplog) if r.levelno >= logging.WARNING]
+    assert len(lines) == 7 and all(r.levelno == logging.ERROR for r in lines)
+    assert all("response store unavailable while saving resp_" in r.getMessage() for r in lines)
+    assert {id for id in ids if any(id in r.getMessage() for r in lines)} == set(ids)
+
+
+def test_disk_full_over_websocket_fails_the_turn_and_keeps_nothing(tmp_path, caplog):
+    caplog.set_level(logging.INFO)
+    path = tmp_path / "full.sqlite3"
+    app = create_app(DemoProvider(delay=0), store=full_disk_store(path), api_keys=API_KEY, debug=True)
+    with live_server(app) as base:
+        url = base.replace("http://", "ws://") + "/responses"
+        with connect(url, additional_headers=HEADERS, open_timeout=10) as ws:
+            events = ws_turn(ws, input=PROMPT)
+            checker = StreamChecker()
+            for event in events:
+                checker.feed_event(event, event["type"])
+            checker.feed(None, "[DONE]")  # WebSocket mode has no marker; the checker wants one
+            assert checker.finish() == [] and checker.terminal == "response.failed"
+            assert events[-2]["type"] == "error" and events[-2]["error"]["code"] == "store_unavailable"
+            failed_id = events[-1]["response"]["id"]
+            # the connection kept nothing to continue from either
+            (error,) = ws_turn(ws, input="again", previous_response_id=failed_id)
+            assert error["status"] == 404 and error["error"]["code"] == "previous_response_not_found"
+            # a turn that stores nothing still works on the same connection
+            assert ws_turn(ws, input="unstored", store=False)[-1]["type"] == "response.completed"
+    assert stored_ids(path) == set()
+    assert len([r for r in store_log(caplog) if r.levelno >= logging.ERROR]) == 1
+
+
+def test_unreadable_store_before_the_stream_is_503(tmp_path, caplog):
+    caplog.set_level(logging.INFO)
+    path = tmp_path / "responses.sqlite3"
+    app = create_app(DemoProvider(delay=0), store=SQLiteStore(path), api_keys=API_KEY, debug=True)
+    with live_server(app) as base:
+        first = post(base, {"input": PROMPT}).json()
+        for suffix in ("-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+        path.write_bytes(b"this is no longer a database " * 200)  # SQLITE_NOTADB from here on
+        after = {"input": PROMPT, "previous_response_id": first["id"]}
+        assert_unavailable(post(base, after))
+        streamed = post(base, {**after, "stream": True})  # refused before any event: a plain 503
+        assert_unavailable(streamed)
+        compact = httpx.post(base + "/responses/compact", json={**after, "model": "demo"}, headers=HEADERS, timeout=30)
+        assert_unavailable(compact)
+        url = base.replace("http://", "ws://") + "/responses"
+        with connect(url, additional_headers=HEADERS, open_timeout=10) as ws:
+            (envelope,) = ws_turn(ws, **after)
+            assert envelope["status"] == 503 and envelope["error"]["code"] == "store_unavailable"
+            assert envelope["error"]["headers"] == {"Retry-After": "5"}
+    lines = [r for r in store_log(caplog) if r.levelno >= logging.WARNING]
+    assert [r.getMessage().split(":", 1)[0] for r in lines] == [
+        f"response store unavailable while reading {first['id']}"
+    ] * 4
+
+
+def test_locked_sqlite_waits_briefly_then_503(tmp_path, caplog):
+    caplog.set_level(logging.INFO)
+    path = tmp_path / "locked.sqlite3"
+    app = create_app(DemoProvider(delay=0), store=SQLiteStore(path, busy_timeout=0.3), api_keys=API_KEY)
+    holder = sqlite3.connect(path, isolation_level=None)
+    with live_server(app) as base:
+        holder.execute("BEGIN IMMEDIATE")  # another process's write transaction, held
+        try:
+
+            async def three() -> list[httpx.Response]:
+                async with httpx.AsyncClient(timeout=30) as http:
+                    body = {"input": PROMPT}
+                    return await asyncio.gather(
+                        *(http.post(base + "/responses", json=body, headers=HEADERS) for _ in range(3))
+                    )
+
+            started = time.monotonic()
+            for response in asyncio.run(three()):
+                assert_unavailable(response)
+            assert 0.3 <= time.monotonic() - started < 3  # waited for the lock, then gave up
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert post(base, {"input": "free again"}).status_code == 200
+    assert len([r for r in store_log(caplog) if r.levelno >= logging.ERROR]) == 3
+
+
+def test_store_bug_is_a_500_with_its_traceback(tmp_path, caplog):
+    # A missing table is no outage (SQLITE_ERROR): retrying cannot help, so no 503 and no Retry-After.
+    path = tmp_path / "responses.sqlite3"
+    app = create_app(DemoProvider(delay=0), store=SQLiteStore(path), api_keys=API_KEY, debug=True)
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE responses")
+    with live_server(app) as base:
+        response = post(base, {"input": "x"})
+        assert response.status_code == 500 and "retry-after" not in response.headers
+        assert response.json()["error"]["code"] == "server_error"
+        failed = post(base, {"input": "x", "stream": True}).text
+        checker = StreamChecker()
+        assert checker.check_sse(failed) == [] and checker.terminal == "response.failed"
+    bugs = [r for r in caplog.records if r.name.startswith("openresponses_runtime") and r.exc_info]
+    assert len(bugs) == 2 and all(r.exc_info[1].sqlite_errorcode == sqlite3.SQLITE_ERROR for r in bugs)
+
+
+def test_traceback_only_at_debug_and_once_a_minute(tmp_path, caplog, monkeypatch):
+    monkeypatch.setattr(store_module, "_last_traceback", -store_module._TRACEBACK_EVERY)
+    store = full_disk_store(tmp_path / "full.sqlite3")
+    app = create_app(DemoProvider(delay=0), store=store, api_keys=API_KEY)
+    with live_server(app) as base:
+        caplog.set_level(logging.INFO)
+        assert_unavailable(post(base, {"input": PROMPT}))
+        caplog.set_level(logging.DEBUG, logger="openresponses_runtime")
+        for _ in range(3):
+            assert_unavailable(post(base, {"input": PROMPT}))
+    mine = [r for r in caplog.records if r.name.startswith("openresponses_runtime")]
+    assert len([r for r in mine if r.levelno == logging.ERROR and r.exc_info is None]) == 4
+    (traceback,) = [r for r in mine if r.exc_info]
+    assert traceback.levelno == logging.DEBUG
+    assert traceback.exc_info[1].sqlite_errorcode == sqlite3.SQLITE_FULL
