@@ -9,18 +9,27 @@ that is not a database, a write lock held by another connection.
 from __future__ import annotations
 
 import asyncio
+import glob
 import json
 import logging
+import os
+import shlex
+import shutil
 import sqlite3
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import httpx
+import pytest
 from openresponses_runtime.server import DemoProvider, SQLiteStore, create_app
 from openresponses_runtime.server import store as store_module
 from openresponses_runtime.streaming import StreamChecker
 from websockets.sync.client import connect
 
-from .server_helpers import API_KEY, live_server, ws_turn
+from .server_helpers import API_KEY, free_port, live_server, served_process, ws_turn
 
 PROMPT = "my secret prompt, never logged"
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
@@ -238,3 +247,84 @@ def test_traceback_only_at_debug_and_once_a_minute(tmp_path, caplog, monkeypatch
     (traceback,) = [r for r in mine if r.exc_info]
     assert traceback.levelno == logging.DEBUG
     assert traceback.exc_info[1].sqlite_errorcode == sqlite3.SQLITE_FULL
+
+
+# -- a real PostgreSQL, stopped and started again ------------------------------------------------
+
+
+class Cluster:
+    """A throwaway PostgreSQL cluster of this test's own on loopback (stopping the shared one would
+    pull it from under other tests); run as `postgres` when the tests run as root, as in `.ci/run`."""
+
+    def __init__(self, folder: Path, port: int):
+        initdb = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+        if not initdb:
+            pytest.skip("PostgreSQL's initdb is not installed (.ci/run installs Debian's postgresql)")
+        pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'psycopg[binary]')")
+        self.bin = Path(initdb[-1]).parent
+        self.folder = folder
+        self.port = port
+        self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        self._run("initdb", "-N", "-A", "trust", "-U", "postgres", "-D", folder / "data")
+
+    def _run(self, tool: str, *args) -> None:
+        command = [str(self.bin / tool), *map(str, args)]
+        if os.geteuid() == 0:
+            command = ["su", "postgres", "-s", "/bin/sh", "-c", shlex.join(command)]
+        subprocess.run(command, check=True, capture_output=True, timeout=60)
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run("pg_ctl", "-D", self.folder / "data", "-o", options, "-l", self.folder / "log", "-w", "start")
+
+    def stop(self) -> None:
+        self._run("pg_ctl", "-D", self.folder / "data", "-m", "fast", "-w", "stop")
+
+
+@pytest.fixture
+def cluster():
+    folder = Path(tempfile.mkdtemp(prefix="orspec-faults-pg."))
+    folder.chmod(0o777)  # the `postgres` user writes here
+    try:
+        cluster = Cluster(folder, free_port())
+        cluster.start()
+        yield cluster
+        cluster.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_stopped_postgres_is_503_or_a_failed_stream_and_one_log_line_each(cluster, tmp_path):
+    import psycopg
+
+    port = free_port()
+    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY]
+    command += ["--store", cluster.url, "--delay", "0"]
+    log_path = tmp_path / "server.log"
+    with log_path.open("wb") as log, served_process(command, port=port, stderr=log) as base:
+        kept = post(base, {"input": PROMPT})
+        assert kept.status_code == 200, kept.text
+        cluster.stop()
+        after = {"input": PROMPT, "previous_response_id": kept.json()["id"]}
+        assert_unavailable(post(base, after))  # reading the previous response
+        assert_unavailable(post(base, {**after, "stream": True}))  # ...before the stream begins
+        assert_unavailable(post(base, {"input": PROMPT}))  # saving it
+        failed = failed_stream(post(base, {"input": PROMPT, "stream": True}).text)  # saving, the stream begun
+        with connect(base.replace("http://", "ws://") + "/responses", additional_headers=HEADERS) as ws:
+            events = ws_turn(ws, input=PROMPT)
+            assert [e["type"] for e in events[-2:]] == ["error", "response.failed"]
+            assert events[-2]["error"]["code"] == "store_unavailable"
+            (envelope,) = ws_turn(ws, **after)
+            assert envelope["status"] == 503 and envelope["error"]["code"] == "store_unavailable"
+        cluster.start()
+        again = post(base, after)  # back without a restart of the server
+        assert again.status_code == 200 and again.json()["previous_response_id"] == after["previous_response_id"]
+    with psycopg.connect(cluster.url) as db:
+        stored = {row[0] for row in db.execute("SELECT id FROM orspec_responses")}
+    assert stored == {kept.json()["id"], again.json()["id"]}
+    assert failed["id"] not in stored and events[-1]["response"]["id"] not in stored
+    text = log_path.read_text()
+    assert PROMPT not in text and "Traceback" not in text and "Exception in ASGI" not in text
+    lines = [line for line in text.splitlines() if "response store unavailable" in line]
+    assert len(lines) == 6, text
