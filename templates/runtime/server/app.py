@@ -624,7 +624,7 @@ class _Server:
                         step = await steps.__anext__()
                     except StopAsyncIteration:
                         break
-                final = emitter.settle()
+                final: list[Any] = []
             except Exception as exc:
                 if delivering or isinstance(exc, StreamViolation):
                     raise
@@ -633,19 +633,23 @@ class _Server:
             if getattr(steps, "ag_frame", True) is not None:  # a generator run to its end has nothing to close
                 with anyio.CancelScope(shield=True):
                     await steps.aclose()
-        encoded = dumps(emitter.response) if deliver is None and emitter.error is None else None
+        # Saved before the client hears of the end, so that a save that fails can still end it failed.
+        response = emitter.preview()
+        encoded = dumps(response) if deliver is None else None
         try:
-            await self.save(emitter.response, own_input, store, encoded)
+            await self.save(response, own_input, store, encoded)
         except Exception as exc:
-            final += emitter.fail(_save_error(exc))  # nothing more when the response had already failed
-            encoded = None
-        final += emitter.end()
+            final += emitter.fail(_save_error(exc))  # each adds nothing to a response that has failed already
+        else:
+            final += emitter.finish()
         if deliver is None:
-            return encoded
+            return None if emitter.error is not None else encoded
         await deliver(final)
         return None
 
-    async def create_response(self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody) -> ASGIApp:
+    async def create_response(
+        self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody
+    ) -> ASGIApp:
         data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
         stream = bool(data.get("stream"))
@@ -674,9 +678,7 @@ class _Server:
             raise
         return steps, first
 
-    async def sse(
-        self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]
-    ) -> None:
+    async def sse(self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]) -> None:
         """The response's events as SSE frames, each provider step's sent as soon as it is made."""
 
         def deliver(frames: list[bytes]) -> Awaitable[None]:  # the send itself is awaited: no coroutine between

@@ -223,8 +223,8 @@ class Emitter:
         self.suppressing = False
         self.calls = 0
         self.suppressed: list[str] = []
-        self.settled = False  # final state set (`settle`)
-        self.finished = False  # terminal event made
+        self.finished = False
+        self.completed_at: int | None = None
         self.usage: UsageReport | None = None
         self.incomplete: str | None = None
         self.error: OpenResponsesError | None = None
@@ -256,7 +256,7 @@ class Emitter:
 
     def step(self, step: Step) -> list[dict[str, Any]]:
         """The events for one provider step (none for a suppressed tool call)."""
-        if self.settled or self.incomplete is not None:
+        if self.finished or self.incomplete is not None:
             raise ProviderError(f"{type(step).__name__} after the response ended")
         item = self.open
         if type(step) is TextDelta and self._plain_deltas and item is not None and item.part_field == "text":
@@ -341,13 +341,9 @@ class Emitter:
 
     def finish(self) -> list[dict[str, Any]]:
         """Close what is open and end the response: completed, incomplete, or failed (tool_choice)."""
-        return self.settle() + self.end()
-
-    def settle(self) -> list[dict[str, Any]]:
-        """`finish` without its terminal event: close what is open and set the response's final
-        state (or fail it, on a broken tool_choice). Then `end()` sends the terminal event, or
-        `fail()` still can, when keeping the response failed (a store that is down)."""
         out: list[dict[str, Any]] = []
+        if self.finished:
+            return out
         if self.policy.required and self.calls == 0 and self.incomplete is None:
             suppressed = f" (suppressed calls to: {', '.join(self.suppressed)})" if self.suppressed else ""
             return self.fail(
@@ -359,40 +355,63 @@ class Emitter:
                 )
             )
         self._close(out, "incomplete" if self.incomplete is not None else "completed")
-        self.settled = True
+        self.finished = True
         status = "incomplete" if self.incomplete is not None else "completed"
         self.response["status"] = status
-        self.response["completed_at"] = int(time.time())
+        self.response["completed_at"] = self._ended_at()
         if self.incomplete is not None:
             self.response["incomplete_details"] = {"reason": self.incomplete}
         self.response["usage"] = self._usage()
+        if self.whole:
+            self._emit(out, {"type": _FINISHED[status], "response": self._snapshot()})
         return out
 
-    def end(self) -> list[dict[str, Any]]:
-        """The terminal event of a settled response: `response.completed` or `response.incomplete`."""
+    def fail(self, error: OpenResponsesError) -> list[dict[str, Any]]:
+        """An `error` event, then `response.failed` carrying the error."""
         out: list[dict[str, Any]] = []
         if self.finished:
             return out
         self.finished = True
-        if self.whole:
-            self._emit(out, {"type": _FINISHED[self.response["status"]], "response": self._snapshot()})
-        return out
-
-    def fail(self, error: OpenResponsesError) -> list[dict[str, Any]]:
-        """An `error` event, then `response.failed` carrying the error (also after `settle()`)."""
-        out: list[dict[str, Any]] = []
-        if self.finished:
-            return out
-        self.finished = self.settled = True
         self.error = error
+        self._so_far()
         self._emit(out, {"type": _ERROR, "error": error.payload(headers=True)})
         self.response["status"] = "failed"
-        self.response["completed_at"] = int(time.time())
-        self.response["incomplete_details"] = None
+        self.response["completed_at"] = self._ended_at()
         self.response["error"] = {"code": error.code or error.type, "message": error.message}
         self.response["usage"] = self._usage()
         self._emit(out, {"type": _FAILED, "response": self._snapshot()})
         return out
+
+    def _so_far(self) -> None:
+        """The open item as far as it was streamed (its part's text, its arguments), left open:
+        a failed response holds what its client was sent."""
+        item = self.open
+        if item is not None and item.part_field is not None:
+            item.item["content"][item.part_index][item.part_field] = "".join(item.chunks)
+        elif item is not None and item.kind == "function_call":
+            item.item["arguments"] = "".join(item.chunks)
+
+    def preview(self) -> dict[str, Any]:
+        """The response as `finish()` will leave it, made on a copy: no event, this emitter unchanged.
+
+        What the server saves before it tells the client the response ended, so that a save
+        that fails can still end it `failed` instead."""
+        if self.finished:
+            return self.response
+        dry = Emitter(_copy(self.response), self.policy, events=False)
+        dry.calls, dry.suppressed, dry.usage, dry.incomplete = self.calls, self.suppressed, self.usage, self.incomplete
+        if self.open is not None:
+            dry.open = _Open(self.open.index, dry.output[self.open.index])
+            dry.open.part_index, dry.open.part_field = self.open.part_index, self.open.part_field
+            dry.open.chunks = list(self.open.chunks)
+        dry.completed_at = self._ended_at()  # both end at the same second
+        dry.finish()
+        return dry.response
+
+    def _ended_at(self) -> int:
+        if self.completed_at is None:
+            self.completed_at = int(time.time())
+        return self.completed_at
 
     def verify(self) -> None:
         """With `check=True`: the end of the stream (`[DONE]` sent) must leave no violation."""
