@@ -115,6 +115,8 @@ def test_disk_full_mid_stream_ends_every_stream_failed(tmp_path, caplog):
 
     async def stream(http: httpx.AsyncClient, base: str, n: int) -> str:
         body = {"input": f"{PROMPT} {n}", "stream": True}
+        if n == 5:  # cut short by max_output_tokens: it would have ended incomplete, and fails all the same
+            body.update(input=f"{PROMPT} {'word ' * 40}", max_output_tokens=16)
         response = await http.post(base + "/responses", json=body, headers=HEADERS)
         assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
         return response.text
@@ -127,7 +129,11 @@ def test_disk_full_mid_stream_ends_every_stream_failed(tmp_path, caplog):
         ids = []
         for n, text in enumerate(asyncio.run(streams(base))):
             failed = failed_stream(text)
-            assert failed["output"][0]["content"][0]["text"] == f"You said: {PROMPT} {n}"  # what the client had
+            text_sent = failed["output"][0]["content"][0]["text"]
+            if n < 5:
+                assert text_sent == f"You said: {PROMPT} {n}"  # what the client had
+            else:
+                assert failed["output"][0]["status"] == "in_progress" and text_sent.endswith("word ")
             ids.append(failed["id"])
         assert_unavailable(post(base, {"input": PROMPT}))
         assert app.state.openresponses.active == 0
