@@ -334,3 +334,38 @@ def test_stopped_postgres_is_503_or_a_failed_stream_and_one_log_line_each(cluste
     assert PROMPT not in text and "Traceback" not in text and "Exception in ASGI" not in text
     lines = [line for line in text.splitlines() if "response store unavailable" in line]
     assert len(lines) == 6, text
+
+
+# -- orspec serve --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_serve_without_its_store_says_so_in_two_lines(tmp_path):
+    (tmp_path / "not.sqlite3").write_bytes(b"this is no database " * 200)
+    command = [sys.executable, "-m", "orspec", "serve", "--api-key", API_KEY, "--store", "not.sqlite3"]
+    done = subprocess.run(
+        [*command, "--port", str(free_port())], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    reason, advice = done.stderr.splitlines()  # two lines, no traceback
+    assert reason.startswith("response store unavailable while opening the store: ")
+    assert advice == "orspec: cannot serve without the response store; start it, or pass --store memory:"
+
+
+@pytest.mark.slow
+def test_serve_debug_logs_one_traceback_for_many_store_failures(tmp_path):
+    path = tmp_path / "responses.sqlite3"
+    port = free_port()
+    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--debug"]
+    command += ["--store", str(path), "--delay", "0"]
+    log_path = tmp_path / "server.log"
+    with log_path.open("wb") as log, served_process(command, port=port, stderr=log) as base:
+        first = post(base, {"input": PROMPT}).json()
+        for suffix in ("-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+        path.write_bytes(b"this is no longer a database " * 200)
+        for _ in range(3):
+            assert_unavailable(post(base, {"input": PROMPT, "previous_response_id": first["id"]}))
+    text = log_path.read_text()
+    assert text.count("ERROR openresponses_runtime.server.store: response store unavailable while reading") == 3
+    assert text.count("Traceback (most recent call last)") == 1 and PROMPT not in text

@@ -6,6 +6,7 @@ It never runs open: without `--api-key` or `$ORSPEC_API_KEY` it makes up a rando
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import secrets
 import sys
@@ -21,19 +22,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="memory:, a SQLite file path or a postgresql:// URL (default: $ORSPEC_STORE, else orspec-responses.sqlite3)",
     )
     p.add_argument("--delay", type=float, default=0.02, help="seconds between streamed chunks (default: 0.02)")
-    p.add_argument("--debug", action="store_true", help="check every emitted stream against the state machines")
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        help="check every emitted stream against the state machines, and log the server's debug records"
+        " (a store failure's traceback, one a minute)",
+    )
     p.set_defaults(run=cmd_serve)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
-    from openresponses_runtime.server import DemoProvider, create_app
+    from openresponses_runtime.server import DemoProvider, StoreUnavailable, create_app
 
     key = args.api_key or os.environ.get("ORSPEC_API_KEY")
     if not key:
         key = "sk-orspec-" + secrets.token_urlsafe(24)
         print(f"orspec: no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {key}")
-    app = create_app(DemoProvider(delay=args.delay), store=args.store, api_keys=key, debug=args.debug)
+    if args.debug:
+        runtime = logging.getLogger("openresponses_runtime")
+        runtime.setLevel(logging.DEBUG)
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        runtime.addHandler(handler)
+    try:
+        app = create_app(DemoProvider(delay=args.delay), store=args.store, api_keys=key, debug=args.debug)
+    except StoreUnavailable:  # the store said why, in one line
+        print("orspec: cannot serve without the response store; start it, or pass --store memory:", file=sys.stderr)
+        return 1
     print(f"orspec: serving Open Responses on http://{args.host}:{args.port}/v1/responses", file=sys.stderr)
     sys.stdout.flush()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

@@ -184,7 +184,7 @@ class SQLiteStore:
         if self.path.parent != Path():
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        with self._connect() as db:
+        with _unavailable_on("opening the store", _sqlite_unavailable), self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS responses ("
@@ -242,8 +242,8 @@ class PostgresStore:
         self._psycopg = psycopg
         self.url = url
         # Servers starting together (workers, replicas) race on CREATE TABLE IF NOT EXISTS, which
-        # PostgreSQL does not make atomic: a lock held to the end of the transaction orders them.
-        with psycopg.connect(url) as db:  # one transaction, committed when the block ends
+        # PostgreSQL does not make atomic: a lock held to the end of the transaction (the block) orders them.
+        with _unavailable_on("opening the store", self._unavailable), psycopg.connect(url) as db:
             db.execute("SELECT pg_advisory_xact_lock(hashtext('orspec_responses'))")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS orspec_responses ("
