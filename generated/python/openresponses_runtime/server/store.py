@@ -167,7 +167,7 @@ def _sqlite_unavailable(exc: Exception) -> bool:
     if isinstance(exc, TimeoutError):  # the write lock below, held past the busy timeout
         return True
     code = getattr(exc, "sqlite_errorcode", None)
-    return isinstance(exc, sqlite3.Error) and code is not None and code & 0xFF in _SQLITE_UNAVAILABLE
+    return isinstance(exc, sqlite3.Error) and code is not None and (code & 0xFF) in _SQLITE_UNAVAILABLE
 
 
 class SQLiteStore:
