@@ -19,7 +19,9 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -306,12 +308,26 @@ def test_stopped_postgres_is_503_or_a_failed_stream_and_one_log_line_each(cluste
 
     port = free_port()
     command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY]
-    command += ["--store", cluster.url, "--delay", "0"]
+    command += ["--store", cluster.url, "--delay", "0.05"]  # a word every 50 ms: streams long enough to outlive it
     log_path = tmp_path / "server.log"
+    in_flight = threading.Barrier(9)
+
+    def stream_across_the_stop(n: int) -> str:
+        body = {"input": f"{PROMPT} {n} {'word ' * 40}", "stream": True}
+        with httpx.stream("POST", base + "/responses", json=body, headers=HEADERS, timeout=30) as response:
+            lines = response.iter_lines()
+            head = [next(lines)]  # `response.created` is here: the stream has begun
+            in_flight.wait(10)
+            return "\n".join(head + list(lines)) + "\n"
+
     with log_path.open("wb") as log, served_process(command, port=port, stderr=log) as base:
         kept = post(base, {"input": PROMPT})
         assert kept.status_code == 200, kept.text
-        cluster.stop()
+        with ThreadPoolExecutor(8) as pool:
+            streams = [pool.submit(stream_across_the_stop, n) for n in range(8)]
+            in_flight.wait(10)
+            cluster.stop()  # PostgreSQL goes away with 8 streams under way
+            cut = [failed_stream(stream.result()) for stream in streams]
         after = {"input": PROMPT, "previous_response_id": kept.json()["id"]}
         assert_unavailable(post(base, after))  # reading the previous response
         assert_unavailable(post(base, {**after, "stream": True}))  # ...before the stream begins
@@ -330,10 +346,11 @@ def test_stopped_postgres_is_503_or_a_failed_stream_and_one_log_line_each(cluste
         stored = {row[0] for row in db.execute("SELECT id FROM orspec_responses")}
     assert stored == {kept.json()["id"], again.json()["id"]}
     assert failed["id"] not in stored and events[-1]["response"]["id"] not in stored
+    assert not stored & {response["id"] for response in cut}
     text = log_path.read_text()
     assert PROMPT not in text and "Traceback" not in text and "Exception in ASGI" not in text
     lines = [line for line in text.splitlines() if "response store unavailable" in line]
-    assert len(lines) == 6, text
+    assert len(lines) == 6 + 8, text
 
 
 # -- orspec serve --------------------------------------------------------------------------------
