@@ -398,7 +398,7 @@ class Emitter:
         that fails can still end it `failed` instead."""
         if self.finished:
             return self.response
-        dry = Emitter(_copy(self.response), self.policy, events=False)
+        dry = Emitter({**self.response, "output": [_copy(item) for item in self.output]}, self.policy, events=False)
         dry.calls, dry.suppressed, dry.usage, dry.incomplete = self.calls, self.suppressed, self.usage, self.incomplete
         if self.open is not None:
             dry.open = _Open(self.open.index, dry.output[self.open.index])
