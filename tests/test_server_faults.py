@@ -275,30 +275,32 @@ class Cluster:
         self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
         self._run("initdb", "-N", "-A", "trust", "-U", "postgres", "-D", folder / "data")
 
-    def _run(self, tool: str, *args) -> None:
+    def _run(self, tool: str, *args, check: bool = True) -> None:
         command = [str(self.bin / tool), *map(str, args)]
         if os.geteuid() == 0:
             command = ["su", "postgres", "-s", "/bin/sh", "-c", shlex.join(command)]
-        subprocess.run(command, check=True, capture_output=True, timeout=60)
+        subprocess.run(command, check=check, capture_output=True, timeout=60)
 
     def start(self) -> None:
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
         self._run("pg_ctl", "-D", self.folder / "data", "-o", options, "-l", self.folder / "log", "-w", "start")
 
-    def stop(self) -> None:
-        self._run("pg_ctl", "-D", self.folder / "data", "-m", "fast", "-w", "stop")
+    def stop(self, *, check: bool = True) -> None:
+        self._run("pg_ctl", "-D", self.folder / "data", "-m", "fast", "-w", "stop", check=check)
 
 
 @pytest.fixture
 def cluster():
     folder = Path(tempfile.mkdtemp(prefix="orspec-faults-pg."))
     folder.chmod(0o777)  # the `postgres` user writes here
+    cluster = None
     try:
         cluster = Cluster(folder, free_port())
         cluster.start()
         yield cluster
-        cluster.stop()
     finally:
+        if cluster is not None:
+            cluster.stop(check=False)  # already stopped when the test failed halfway
         shutil.rmtree(folder, ignore_errors=True)
 
 
