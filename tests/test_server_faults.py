@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from openresponses_runtime.server import DemoProvider, SQLiteStore, create_app
+from openresponses_runtime.server import DemoProvider, MemoryStore, MessageStart, SQLiteStore, TextDelta, create_app
 from openresponses_runtime.server import store as store_module
 from openresponses_runtime.streaming import StreamChecker
 from websockets.sync.client import connect
@@ -388,3 +388,33 @@ def test_serve_debug_logs_one_traceback_for_many_store_failures(tmp_path):
     text = log_path.read_text()
     assert text.count("ERROR openresponses_runtime.server.store: response store unavailable while reading") == 3
     assert text.count("Traceback (most recent call last)") == 1 and PROMPT not in text
+
+
+# -- the provider --------------------------------------------------------------------------------
+
+
+class TimesOut:
+    """An upstream that stops answering (its own deadline passes): at once, or after some text."""
+
+    async def respond(self, request):
+        if request.instructions != "at once":
+            yield MessageStart()
+            yield TextDelta("so far ")
+        async with asyncio.timeout(0.05):
+            await asyncio.sleep(10)
+        yield TextDelta("never")
+
+
+def test_provider_timing_out_is_provider_timeout_before_and_during_a_stream_in_one_log_line(caplog):
+    caplog.set_level(logging.INFO)
+    app = create_app(TimesOut(), store=MemoryStore(), api_keys=API_KEY, debug=True)
+    with live_server(app) as base:
+        text = post(base, {"input": PROMPT, "stream": True}).text
+        before = post(base, {"input": PROMPT, "stream": True, "instructions": "at once"})
+    assert before.status_code == 500 and before.json()["error"]["code"] == "provider_timeout"
+    checker = StreamChecker()
+    assert checker.check_sse(text) == [] and checker.terminal == "response.failed" and text.endswith("[DONE]\n\n")
+    failed = json.loads(text.split("\n\n")[-3].split("data: ", 1)[1])["response"]
+    assert failed["error"]["code"] == "provider_timeout"
+    assert failed["output"][0]["content"][0]["text"] == "so far "
+    assert [r.getMessage() for r in store_log(caplog) if r.levelno >= logging.ERROR] == ["provider timed out"] * 2

@@ -20,6 +20,7 @@ with the spec's error object and a fitting status:
 | unknown `previous_response_id` | 404 | `not_found` / `previous_response_not_found` |
 | unknown route / wrong method | 404 / 405 | `not_found` / `invalid_request` |
 | provider raises `TooManyRequests` | 429 | `too_many_requests` |
+| provider times out (`TimeoutError`) | 500 | `server_error` / `provider_timeout` |
 | the response store cannot serve (unreachable, disk full, locked: `StoreUnavailable`) | 503 + `Retry-After` | `server_error` / `store_unavailable` |
 | `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
 | anything else | 500 | `server_error` |
@@ -672,9 +673,11 @@ class _Server:
             first = await steps.__anext__()
         except StopAsyncIteration:
             first = None
-        except BaseException:
+        except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 await steps.aclose()
+            if isinstance(exc, Exception):  # answered as it would end a stream: a timeout is a timeout
+                raise _as_error(exc) from exc
             raise
         return steps, first
 
@@ -913,5 +916,8 @@ def _as_error(exc: Exception) -> OpenResponsesError:
     if isinstance(exc, ProviderError):
         log.error("provider error: %s", exc)
         return ServerError(f"The provider failed: {exc}", code="provider_error")
+    if isinstance(exc, TimeoutError):  # its upstream stopped answering: an outage to report, not a bug to trace
+        log.error("provider timed out")
+        return ServerError("The provider did not answer in time.", code="provider_timeout")
     log.exception("provider failed")
     return ServerError(f"The provider failed: {type(exc).__name__}")
