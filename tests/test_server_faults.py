@@ -3,7 +3,8 @@
 `Retry-After`; and each failure is one log line, never a traceback or the prompt.
 
 The faults are real: SQLite refusing to grow its file (`SQLITE_FULL`, as on a full disk), a file
-that is not a database, a write lock held by another connection.
+that is not a database, a write lock held by another connection, a PostgreSQL cluster of the
+test's own stopped under `orspec serve`, a provider whose upstream times out.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def full_disk_store(path) -> FullDiskStore:
             db.execute("INSERT INTO responses VALUES (?, NULL, ?)", (f"filler_{n}", "x" * 64))
     except sqlite3.OperationalError as exc:
         assert exc.sqlite_errorcode == sqlite3.SQLITE_FULL
+    else:
+        raise AssertionError("the capped file never filled")
     finally:
         db.close()
     return store
