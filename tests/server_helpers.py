@@ -104,15 +104,21 @@ class EndlessProvider:
 
 
 @contextmanager
-def served_process(command: list[str], *, port: int, env: dict | None = None, cwd=None):
-    """Run a server command on loopback `port` until it answers HTTP; yields its base URL (`.../v1`)."""
+def served_process(command: list[str], *, port: int, env: dict | None = None, cwd=None, stderr=None):
+    """Run a server command on loopback `port` until it answers HTTP; yields its base URL (`.../v1`).
+
+    `stderr`: a file to keep the server's log in (by default it is read only when it fails to start)."""
     import os
     import subprocess
 
     import httpx
 
     proc = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}, cwd=cwd
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr or subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
     )
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 30
@@ -123,7 +129,8 @@ def served_process(command: list[str], *, port: int, env: dict | None = None, cw
         except httpx.TransportError:
             if time.monotonic() > deadline or proc.poll() is not None:
                 proc.kill()
-                raise RuntimeError(f"{command[:4]} did not start: {proc.stderr.read().decode()}") from None
+                log = proc.stderr.read().decode() if proc.stderr else "(see its log)"
+                raise RuntimeError(f"{command[:4]} did not start: {log}") from None
             time.sleep(0.1)
     try:
         yield base

@@ -13,6 +13,7 @@ from openresponses_runtime.server import (
     ProviderError,
     ReasoningSummary,
     Refusal,
+    StoreUnavailable,
     StreamViolation,
     TextDelta,
     ToolPolicy,
@@ -234,3 +235,50 @@ def test_ids_are_fresh_hex():
     ids = [new_id("msg") for _ in range(2000)]  # more than one page of random bytes
     assert len(set(ids)) == 2000
     assert all(len(i) == len("msg_") + 32 and int(i[4:], 16) >= 0 for i in ids)
+
+
+def test_preview_is_the_finished_response_and_the_stream_can_still_fail():
+    # What the server saves first; when the save fails, the response ends failed, not incomplete.
+    def cut_short():
+        e = emitter()
+        events = (
+            e.start() + e.step(TextDelta("kept ")) + e.step(TextDelta("text")) + e.step(Incomplete("max_output_tokens"))
+        )
+        return e, events
+
+    e, _ = cut_short()
+    preview = e.preview()
+    assert preview["status"] == "incomplete" and preview["output"][0]["content"][0]["text"] == "kept text"
+    assert e.response["status"] == "in_progress" and e.output[0]["status"] == "in_progress"  # untouched
+    e.finish()
+    e.verify()
+    assert e.response == preview
+
+    e, events = cut_short()
+    e.preview()
+    events += e.fail(StoreUnavailable())
+    assert e.finish() == [] and e.fail(StoreUnavailable()) == []  # one terminal event, whatever comes after
+    e.verify()
+    assert [event["type"] for event in events[-2:]] == ["error", "response.failed"]
+    assert events[-2]["error"] == {
+        "type": "server_error",
+        "code": "store_unavailable",
+        "param": None,
+        "message": StoreUnavailable().message,
+        "headers": {"Retry-After": "5"},
+    }
+    failed = events[-1]["response"]
+    assert failed["status"] == "failed" and failed["error"]["code"] == "store_unavailable"
+    assert failed["output"][0]["status"] == "in_progress"  # never closed, but holding what was sent
+    assert failed["output"][0]["content"][0]["text"] == "kept text"
+
+
+def test_preview_of_a_broken_tool_choice_is_the_failure_finish_sends():
+    e = emitter(ToolPolicy(frozenset({"a"}), True))
+    e.start()
+    e.step(TextDelta("no call"))
+    preview = e.preview()
+    assert preview["status"] == "failed" and preview["error"]["code"] == "tool_choice_violation"
+    events = e.finish()
+    assert [event["type"] for event in events] == ["error", "response.failed"]
+    assert e.response == preview

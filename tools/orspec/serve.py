@@ -6,6 +6,7 @@ It never runs open: without `--api-key` or `$ORSPEC_API_KEY` it makes up a rando
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import secrets
 import sys
@@ -21,7 +22,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="memory:, a SQLite file path or a postgresql:// URL (default: $ORSPEC_STORE, else orspec-responses.sqlite3)",
     )
     p.add_argument("--delay", type=float, default=0.02, help="seconds between streamed chunks (default: 0.02)")
-    p.add_argument("--debug", action="store_true", help="check every emitted stream against the state machines")
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        help="check every emitted stream against the state machines, and log the server's debug records"
+        " (a store failure's traceback, one a minute)",
+    )
     p.add_argument(
         "--strict",
         action="store_true",
@@ -38,6 +44,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     given = args.api_key or os.environ.get("ORSPEC_API_KEY")
     key = given or "sk-orspec-" + secrets.token_urlsafe(24)
+    if args.debug:
+        runtime = logging.getLogger("openresponses_runtime")
+        runtime.setLevel(logging.DEBUG)
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        runtime.addHandler(handler)
     try:
         app = create_app(
             DemoProvider(delay=args.delay), store=args.store, api_keys=key, debug=args.debug, strict=args.strict

@@ -26,6 +26,7 @@ from .errors import (
     NotFound,
     OpenResponsesError,
     ServerError,
+    StoreUnavailable,
     TooManyRequests,
     Unauthorized,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "ServerError",
     "Step",
     "StoreError",
+    "StoreUnavailable",
     "StoredResponse",
     "StreamViolation",
     "TextDelta",

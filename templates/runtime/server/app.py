@@ -20,12 +20,18 @@ with the spec's error object and a fitting status:
 | unknown `previous_response_id` | 404 | `not_found` / `previous_response_not_found` |
 | unknown route / wrong method | 404 / 405 | `not_found` / `invalid_request` |
 | provider raises `TooManyRequests` | 429 | `too_many_requests` |
+| provider times out (`TimeoutError`) | 500 | `server_error` / `provider_timeout` |
+| the response store cannot serve (unreachable, disk full, locked: `StoreUnavailable`) | 503 + `Retry-After` | `server_error` / `store_unavailable` |
 | `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
 | anything else | 500 | `server_error` |
 
 Upstream also lists `application/x-www-form-urlencoded` for the request body, but its prose says
 clients MUST send JSON, and a nested body has no faithful form encoding; this spec drops it, and
 such requests get 415.
+
+Once a stream has begun, a failure (of the provider, or of the store saving the response) ends
+it with an `error` event, `response.failed` and `[DONE]`. The response is saved before
+`response.completed` is sent, so a client is never told of a completed response the store lacks.
 """
 
 from __future__ import annotations
@@ -581,12 +587,14 @@ class _Server:
         deliver: Callable[[list[Any]], Awaitable[None]] | None = None,
         store: ResponseStore | None = None,
     ) -> bytes | None:
-        """Drive the provider's steps through `emitter` to the end of the response, then save it.
+        """Drive the provider's steps through `emitter` to the end of the response, save it, then end it.
 
         `deliver` is awaited with each batch of events (one per provider step) as soon as it is
         made. Without it nobody sees them (a non-streamed response), and the response is returned
-        encoded, as it was saved. A provider that fails ends the response `failed`; a failure to
-        deliver (the client left) propagates, unsaved."""
+        encoded, as it was saved. A provider that fails ends the response `failed`; so does a
+        save that fails, before the client is told the response completed, so that no client
+        holds a completed response the store lacks. A failure to deliver (the client left)
+        propagates, unsaved."""
         batch = emitter.start()
         if deliver is not None:
             await deliver(batch)
@@ -606,7 +614,7 @@ class _Server:
                         step = await steps.__anext__()
                     except StopAsyncIteration:
                         break
-                final = emitter.finish()
+                final: list[Any] = []
             except Exception as exc:
                 if delivering or isinstance(exc, StreamViolation):
                     raise
@@ -615,11 +623,17 @@ class _Server:
             if getattr(steps, "ag_frame", True) is not None:  # a generator run to its end has nothing to close
                 with anyio.CancelScope(shield=True):
                     await steps.aclose()
+        # Saved before the client hears of the end, so that a save that fails can still end it failed.
+        response = emitter.preview()
+        encoded = dumps(response) if deliver is None else None
+        try:
+            await self.save(response, own_input, store, encoded)
+        except Exception as exc:
+            final += emitter.fail(_save_error(exc))  # each adds nothing to a response that has failed already
+        else:
+            final += emitter.finish()
         if deliver is None:
-            encoded = dumps(emitter.response)
-            await self.save(emitter.response, own_input, store, encoded)
-            return encoded
-        await self.save(emitter.response, own_input, store)
+            return None if emitter.error is not None else encoded
         await deliver(final)
         return None
 
@@ -649,9 +663,11 @@ class _Server:
             first = await steps.__anext__()
         except StopAsyncIteration:
             first = None
-        except BaseException:
+        except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 await steps.aclose()
+            if isinstance(exc, Exception):  # answered as it would end a stream: a timeout is a timeout
+                raise _as_error(exc) from exc
             raise
         return steps, first
 
@@ -888,6 +904,14 @@ class _EventStream(StreamingResponse):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+def _save_error(exc: Exception) -> OpenResponsesError:
+    """What a failed save ends the response with: the store's own 503 (logged by the store), or a bug."""
+    if isinstance(exc, OpenResponsesError):
+        return exc
+    log.error("saving the response failed", exc_info=exc)
+    return ServerError("The server had an error while saving the response.")
+
+
 def _as_error(exc: Exception) -> OpenResponsesError:
     """What a provider's failure ends the response with (logged, unless it is the spec's own error)."""
     if isinstance(exc, OpenResponsesError):
@@ -895,5 +919,8 @@ def _as_error(exc: Exception) -> OpenResponsesError:
     if isinstance(exc, ProviderError):
         log.error("provider error: %s", exc)
         return ServerError(f"The provider failed: {exc}", code="provider_error")
+    if isinstance(exc, TimeoutError):  # its upstream stopped answering: an outage to report, not a bug to trace
+        log.error("provider timed out")
+        return ServerError("The provider did not answer in time.", code="provider_timeout")
     log.exception("provider failed")
     return ServerError(f"The provider failed: {type(exc).__name__}")

@@ -10,23 +10,31 @@ from and the final response object. `context()` walks the chain back to rebuild
 - `PostgresStore(url)`: with `psycopg` installed; chosen by `open_store("postgresql://...")`.
 
 A store that cannot be opened (no server at the URL, a path that cannot be written) raises
-`StoreError`, a `ValueError` whose message is one line naming the store, never its password.
+`StoreError`, a `ValueError` whose message is one line naming the store, never its password: a
+configuration problem. A store that cannot serve right now (the database unreachable, its disk full, its file locked
+longer than `busy_timeout`) raises `StoreUnavailable`, which the server answers with a 503 and
+`Retry-After`, or mid-stream with `error` and `response.failed`. Each store says which of its
+errors mean that; anything else (a bug) propagates as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import sqlite3
 import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from .emitter import dumps
-from .errors import NotFound
+from .errors import NotFound, StoreUnavailable
 
 __all__ = [
     "MemoryStore",
@@ -54,6 +62,32 @@ class StoreError(ValueError):
         for secret in secrets:
             where, said = where.replace(secret, "***"), said.replace(secret, "***")
         super().__init__(f"cannot open the response store {where} ({said}); {check}")
+
+
+DEFAULT_BUSY_TIMEOUT = 5.0  # seconds a locked SQLite file is waited for before the store is unavailable
+
+log = logging.getLogger("openresponses_runtime.server.store")
+_TRACEBACK_EVERY = 60.0  # seconds: a store that is down fails every request, one traceback a minute is plenty
+_last_traceback = -_TRACEBACK_EVERY
+
+
+@contextmanager
+def _unavailable_on(doing: str, is_unavailable: Callable[[Exception], bool]) -> Iterator[None]:
+    """Turns the errors `is_unavailable` picks into `StoreUnavailable`, logged as one line; with
+    the logger at DEBUG, a traceback too, at most one a minute. `doing` names the work, never its data."""
+    global _last_traceback
+    try:
+        yield
+    except Exception as exc:
+        if not is_unavailable(exc):
+            raise
+        reason = " ".join(str(exc).split())[:300]  # drivers write several lines: the log gets one
+        log.error("response store unavailable while %s: %s: %s", doing, type(exc).__name__, reason)
+        now = time.monotonic()
+        if log.isEnabledFor(logging.DEBUG) and now - _last_traceback >= _TRACEBACK_EVERY:
+            _last_traceback = now
+            log.debug("response store failure, traceback", exc_info=exc)
+        raise StoreUnavailable() from exc
 
 
 @dataclass
@@ -130,11 +164,42 @@ class MemoryStore:
         return len(self._records)
 
 
-class SQLiteStore:
-    """Responses in a SQLite file: survives restarts, safe under concurrent requests."""
+# SQLite's primary result codes for a file that cannot serve right now: busy or locked, out of
+# memory or disk, read-only, unreadable, gone, damaged. SQLITE_ERROR and the like are bugs.
+_SQLITE_UNAVAILABLE = frozenset(
+    (
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_NOMEM,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_CORRUPT,
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_PROTOCOL,
+        sqlite3.SQLITE_NOTADB,
+    )
+)
 
-    def __init__(self, path: str | os.PathLike[str] = DEFAULT_SQLITE_PATH):
+
+def _sqlite_unavailable(exc: Exception) -> bool:
+    if isinstance(exc, TimeoutError):  # the write lock below, held past the busy timeout
+        return True
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.Error) and code is not None and (code & 0xFF) in _SQLITE_UNAVAILABLE
+
+
+class SQLiteStore:
+    """Responses in a SQLite file: survives restarts, safe under concurrent requests.
+
+    `busy_timeout`: seconds a call waits for a file locked by someone else before the store
+    is unavailable (a 503), rather than hanging the request."""
+
+    def __init__(
+        self, path: str | os.PathLike[str] = DEFAULT_SQLITE_PATH, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+    ):
         self.path = Path(path)
+        self.busy_timeout = busy_timeout
         self._lock = threading.Lock()
         try:
             if self.path.parent != Path():
@@ -153,8 +218,8 @@ class SQLiteStore:
             ) from None
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        db.execute("PRAGMA busy_timeout=30000")
+        db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
+        db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
         return db
 
     def _get(self, response_id: str) -> StoredResponse | None:
@@ -167,7 +232,10 @@ class SQLiteStore:
 
     def _put(self, record: StoredResponse) -> None:
         data = record.to_json()
-        with self._lock:
+        # Writers queue here rather than on SQLite's lock; behind a locked file, not forever.
+        if not self._lock.acquire(timeout=self.busy_timeout):
+            raise TimeoutError(f"no write turn within the busy timeout ({self.busy_timeout:g} s)")
+        try:
             db = self._connect()
             try:
                 db.execute(
@@ -176,12 +244,16 @@ class SQLiteStore:
                 )
             finally:
                 db.close()
+        finally:
+            self._lock.release()
 
     async def get(self, response_id: str) -> StoredResponse | None:
-        return await asyncio.to_thread(self._get, response_id)
+        with _unavailable_on(f"reading {response_id}", _sqlite_unavailable):
+            return await asyncio.to_thread(self._get, response_id)
 
     async def put(self, record: StoredResponse) -> None:
-        await asyncio.to_thread(self._put, record)
+        with _unavailable_on(f"saving {record.id}", _sqlite_unavailable):
+            await asyncio.to_thread(self._put, record)
 
 
 class PostgresStore:
@@ -195,7 +267,7 @@ class PostgresStore:
         self._psycopg = psycopg
         self.url = url
         # Servers starting together (workers, replicas) race on CREATE TABLE IF NOT EXISTS, which
-        # PostgreSQL does not make atomic: a lock held to the end of the transaction orders them.
+        # PostgreSQL does not make atomic: a lock held to the end of the transaction (the block) orders them.
         try:
             with psycopg.connect(url) as db:  # one transaction, committed when the block ends
                 db.execute("SELECT pg_advisory_xact_lock(hashtext('orspec_responses'))")
@@ -207,19 +279,26 @@ class PostgresStore:
             check = "check that PostgreSQL runs there and that the URL's host, port, database, user and password are right"
             raise StoreError(url, exc, check) from None
 
+    def _unavailable(self, exc: Exception) -> bool:
+        # Connection lost or refused, server shutting down, disk full, lock or statement timeouts:
+        # psycopg files them all under OperationalError (SQLSTATE classes 08, 53, 55P03, 57, 58).
+        return isinstance(exc, self._psycopg.OperationalError)
+
     async def get(self, response_id: str) -> StoredResponse | None:
-        async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
-            cur = await db.execute("SELECT data FROM orspec_responses WHERE id = %s", (response_id,))
-            row = await cur.fetchone()
+        with _unavailable_on(f"reading {response_id}", self._unavailable):
+            async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
+                cur = await db.execute("SELECT data FROM orspec_responses WHERE id = %s", (response_id,))
+                row = await cur.fetchone()
         return None if row is None else StoredResponse.from_json(response_id, row[0])
 
     async def put(self, record: StoredResponse) -> None:
-        async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
-            await db.execute(
-                "INSERT INTO orspec_responses (id, previous_response_id, data) VALUES (%s, %s, %s)"
-                " ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data",
-                (record.id, record.previous_response_id, record.to_json()),
-            )
+        with _unavailable_on(f"saving {record.id}", self._unavailable):
+            async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
+                await db.execute(  # one statement in autocommit: the record is stored whole or not at all
+                    "INSERT INTO orspec_responses (id, previous_response_id, data) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data",
+                    (record.id, record.previous_response_id, record.to_json()),
+                )
 
 
 def open_store(url: str | os.PathLike[str] | None = None) -> ResponseStore:

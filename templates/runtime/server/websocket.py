@@ -13,7 +13,8 @@
 - What the server ignored in a turn (see `acceptance`) is listed in the turn's first event, under
   `openresponses:ignored`, a vendor-prefixed field clients skip.
 - A message that cannot be handled gets a `WebSocketErrorEvent`: `{"type": "error", "status":
-  <HTTP status>, "error": {type, code, message, param}}`; the connection stays open.
+  <HTTP status>, "error": {type, code, message, param}}` (plus `headers`, such as `Retry-After`
+  when the store is unavailable); the connection stays open.
 - Turns run one after another. `previous_response_id` may name any response this connection has
   produced, including `store: false` ones, which live only in a connection-local cache, and
   otherwise any stored response. An unknown one gives `previous_response_not_found` (404).
@@ -51,9 +52,11 @@ class _ConnectionStore:
         return await self.local.get(response_id) or await self.shared.get(response_id)
 
     async def put(self, record: StoredResponse) -> None:
-        await self.local.put(record)
+        # The shared store first: when it fails, the turn fails, and this connection must not
+        # keep the response to continue from either.
         if record.response.get("store") is not False:
             await self.shared.put(record)
+        await self.local.put(record)
 
     def evict(self, response_id: str) -> None:
         self.local._records.pop(response_id, None)
@@ -74,7 +77,7 @@ _REFUSAL_FILTER = _RefusalLogFilter()
 
 
 def _envelope(error: OpenResponsesError) -> str:
-    return dumps({"type": "error", "status": error.status, "error": error.payload()}).decode()
+    return dumps({"type": "error", "status": error.status, "error": error.payload(headers=True)}).decode()
 
 
 def _peek_type(raw: bytes) -> Any:

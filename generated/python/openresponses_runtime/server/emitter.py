@@ -224,6 +224,7 @@ class Emitter:
         self.calls = 0
         self.suppressed: list[str] = []
         self.finished = False
+        self.completed_at: int | None = None
         self.usage: UsageReport | None = None
         self.incomplete: str | None = None
         self.error: OpenResponsesError | None = None
@@ -341,6 +342,8 @@ class Emitter:
     def finish(self) -> list[dict[str, Any]]:
         """Close what is open and end the response: completed, incomplete, or failed (tool_choice)."""
         out: list[dict[str, Any]] = []
+        if self.finished:
+            return out
         if self.policy.required and self.calls == 0 and self.incomplete is None:
             suppressed = f" (suppressed calls to: {', '.join(self.suppressed)})" if self.suppressed else ""
             return self.fail(
@@ -355,7 +358,7 @@ class Emitter:
         self.finished = True
         status = "incomplete" if self.incomplete is not None else "completed"
         self.response["status"] = status
-        self.response["completed_at"] = int(time.time())
+        self.response["completed_at"] = self._ended_at()
         if self.incomplete is not None:
             self.response["incomplete_details"] = {"reason": self.incomplete}
         self.response["usage"] = self._usage()
@@ -370,13 +373,45 @@ class Emitter:
             return out
         self.finished = True
         self.error = error
-        self._emit(out, {"type": _ERROR, "error": error.payload()})
+        self._so_far()
+        self._emit(out, {"type": _ERROR, "error": error.payload(headers=True)})
         self.response["status"] = "failed"
-        self.response["completed_at"] = int(time.time())
+        self.response["completed_at"] = self._ended_at()
         self.response["error"] = {"code": error.code or error.type, "message": error.message}
         self.response["usage"] = self._usage()
         self._emit(out, {"type": _FAILED, "response": self._snapshot()})
         return out
+
+    def _so_far(self) -> None:
+        """The open item as far as it was streamed (its part's text, its arguments), left open:
+        a failed response holds what its client was sent."""
+        item = self.open
+        if item is not None and item.part_field is not None:
+            item.item["content"][item.part_index][item.part_field] = "".join(item.chunks)
+        elif item is not None and item.kind == "function_call":
+            item.item["arguments"] = "".join(item.chunks)
+
+    def preview(self) -> dict[str, Any]:
+        """The response as `finish()` will leave it, made on a copy: no event, this emitter unchanged.
+
+        What the server saves before it tells the client the response ended, so that a save
+        that fails can still end it `failed` instead."""
+        if self.finished:
+            return self.response
+        dry = Emitter({**self.response, "output": [_copy(item) for item in self.output]}, self.policy, events=False)
+        dry.calls, dry.suppressed, dry.usage, dry.incomplete = self.calls, self.suppressed, self.usage, self.incomplete
+        if self.open is not None:
+            dry.open = _Open(self.open.index, dry.output[self.open.index])
+            dry.open.part_index, dry.open.part_field = self.open.part_index, self.open.part_field
+            dry.open.chunks = list(self.open.chunks)
+        dry.completed_at = self._ended_at()  # both end at the same second
+        dry.finish()
+        return dry.response
+
+    def _ended_at(self) -> int:
+        if self.completed_at is None:
+            self.completed_at = int(time.time())
+        return self.completed_at
 
     def verify(self) -> None:
         """With `check=True`: the end of the stream (`[DONE]` sent) must leave no violation."""

@@ -15,6 +15,7 @@ __all__ = [
     "NotFound",
     "OpenResponsesError",
     "ServerError",
+    "StoreUnavailable",
     "TooManyRequests",
     "Unauthorized",
 ]
@@ -44,9 +45,13 @@ class OpenResponsesError(Exception):
         self.param = param
         self.headers = dict(headers or {})
 
-    def payload(self) -> dict[str, Any]:
-        """The inner error object (the `error` of the body, or of an `error` event)."""
-        return {"type": self.type, "code": self.code, "param": self.param, "message": self.message}
+    def payload(self, *, headers: bool = False) -> dict[str, Any]:
+        """The inner error object (the `error` of the body, or of an `error` event); `headers`: with
+        the error's headers (a retry hint) too, for a stream, where no HTTP header can carry them."""
+        payload = {"type": self.type, "code": self.code, "param": self.param, "message": self.message}
+        if headers and self.headers:
+            payload["headers"] = dict(self.headers)
+        return payload
 
     def body(self) -> dict[str, Any]:
         return {"error": self.payload()}
@@ -89,6 +94,19 @@ class ServerError(OpenResponsesError):
     status = 500
     type = "server_error"
     default_code = "server_error"
+
+
+class StoreUnavailable(ServerError):
+    """503: the response store cannot serve right now (unreachable, disk full, locked); the
+    request was fine, and retrying after `Retry-After` seconds may succeed."""
+
+    status = 503
+    default_code = "store_unavailable"
+    retry_after_seconds: ClassVar[int] = 5
+
+    def __init__(self, message: str = "The response store is unavailable right now; retry shortly.", **options: Any):
+        super().__init__(message, **options)
+        self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
 
 
 class ModelError(OpenResponsesError):
