@@ -1,6 +1,6 @@
-"""OpenAI's Codex CLI (npm `@openai/codex`), unchanged, against a stock `orspec serve`: a text turn, a tool
-turn whose arguments Codex accepts and runs in its read-only sandbox, and `exec resume --last`, over HTTP
-and over WebSocket. Each run has its own CODEX_HOME and working folder.
+"""OpenAI's Codex CLI (npm `@openai/codex`), unchanged, against each server of the matrix
+(`client_servers.py`): a text turn, a tool turn whose arguments Codex accepts and runs in its read-only
+sandbox, and `exec resume --last`, over HTTP and over WebSocket. Each run has its own CODEX_HOME and working folder.
 
 Codex comes from `.cache/clients`, where `.ci/services` installs it (see `conftest.npm_client`).
 """
@@ -10,27 +10,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from . import client_servers
 from .conftest import npm_client
-from .server_helpers import API_KEY, free_port, served_process
+from .server_helpers import API_KEY
+
+served = client_servers.served  # a fixture: every test runs against each server of the matrix
 
 CODEX = ".bin/codex"
-
-
-def _serve(*options: str):
-    port = free_port()
-    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]
-    return served_process([*command, *options], port=port)
-
-
-@pytest.fixture(scope="module")
-def served():
-    with _serve() as base:
-        yield base
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -101,7 +91,7 @@ def test_codex_text_tool_and_resume_turns(served, tmp_path, websockets):
 def test_codex_websocket_mode_really_speaks_websocket(tmp_path):
     # A strict server refuses the `stream: true` that Codex sends only in a WebSocket response.create: its
     # refusal shows that the websocket cases above ran over the socket, not over an HTTP fallback.
-    with _serve("--strict") as strict:
+    with client_servers.orspec_serve("--strict") as strict:
         codex = Codex(tmp_path / "home", tmp_path / "work", strict, websockets=True)
         events = codex.exec("Say hello", fails=True)
     (failed,) = [e for e in events if e.get("type") == "turn.failed"]

@@ -1,5 +1,5 @@
-"""JavaScript clients, unchanged, against a stock `orspec serve` (the client matrix): the Vercel AI SDK's
-OpenAI Responses model and the official `openai` npm package. Each runs a script from tests/clients/
+"""JavaScript clients, unchanged, against each server of the matrix (`client_servers.py`): the Vercel AI
+SDK's OpenAI Responses model and the official `openai` npm package. Each runs a script from tests/clients/
 that prints what it saw as JSON; the clients come from `.cache/clients` (see `conftest.npm_client`)."""
 
 from __future__ import annotations
@@ -8,23 +8,17 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from . import client_servers
 from .conftest import ROOT, npm_client
-from .server_helpers import API_KEY, free_port, served_process
+from .server_helpers import API_KEY
+
+served = client_servers.served  # a fixture: every test runs against each server of the matrix
 
 SCRIPTS = ROOT / "tests" / "clients"
-
-
-@pytest.fixture(scope="module")
-def served():
-    port = free_port()
-    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]
-    with served_process(command, port=port) as base:
-        yield base
 
 
 def run_script(name: str, base_url: str, folder: Path) -> dict:

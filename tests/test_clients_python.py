@@ -1,30 +1,26 @@
-"""Python agent SDKs, unchanged, against a stock `orspec serve` (the client matrix; the openai SDK and
-openai-agents have their own tests in test_server*.py): pydantic-ai's OpenAI Responses model,
-langchain-openai with `use_responses_api=True`, and litellm's `responses`. Each is in the test extra, so
-a missing one is an install error, never a skip. The run's summary names each client's version (conftest)."""
+"""Python agent SDKs, unchanged, against each server of the matrix (`client_servers.py`): pydantic-ai's
+OpenAI Responses model, langchain-openai with `use_responses_api=True`, and litellm's `responses` (in a
+process of its own: tests/clients/litellm_client.py). The openai SDK and openai-agents have their tests in
+test_server*.py. Each is in the test extra, so a missing one is an install error, never a skip; the
+run's summary names each client's version (conftest)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import subprocess
 import sys
 
 import pytest
 from openresponses_runtime.server import MemoryStore, create_app
 from pydantic import BaseModel
 
-from .server_helpers import API_KEY, RecordingProvider, free_port, live_server, served_process
+from . import client_servers
+from .conftest import ROOT
+from .server_helpers import API_KEY, RecordingProvider, live_server
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm fetches a price list at import otherwise
-
-
-@pytest.fixture(scope="module")
-def served():
-    port = free_port()
-    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]
-    with served_process(command, port=port) as base:
-        yield base
+served = client_servers.served  # a fixture: every test runs against each server of the matrix
 
 
 def get_weather(city: str) -> str:
@@ -126,41 +122,16 @@ def test_langchain_previous_response_id():
 # -- litellm --------------------------------------------------------------------------------------
 
 
-def _litellm():
-    import litellm
-
-    return litellm
-
-
-def _litellm_options(served) -> dict:
-    return {"model": "openai/demo", "api_base": served, "api_key": API_KEY}
-
-
-def test_litellm_responses_plain_and_streamed(served):
-    litellm = _litellm()
-    response = litellm.responses(input="Hello there", **_litellm_options(served))
-    assert response.output[0].content[0].text == "You said: Hello there"
-    events = list(litellm.responses(input="Stream this please", stream=True, **_litellm_options(served)))
-    deltas = [event.delta for event in events if event.type == "response.output_text.delta"]
-    assert len(deltas) > 1 and "".join(deltas) == "You said: Stream this please"
-    assert events[-1].type == "response.completed"
-
-
-def test_litellm_tool_and_previous_response_id(served):
-    litellm = _litellm()
-    tool = {
-        "type": "function",
-        "name": "get_weather",
-        "description": "Get the current weather in a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    }
-    asked = litellm.responses(input="What is the weather in Paris?", tools=[tool], **_litellm_options(served))
-    (call,) = [item for item in asked.output if item.type == "function_call"]
-    assert call.name == "get_weather" and json.loads(call.arguments) == {"city": "example city"}
-    output = {"type": "function_call_output", "call_id": call.call_id, "output": get_weather("example city")}
-    answered = litellm.responses(
-        input=[output], previous_response_id=asked.id, tools=[tool], **_litellm_options(served)
-    )
+def test_litellm_responses_plain_streamed_and_tool(served):
+    script = ROOT / "tests" / "clients" / "litellm_client.py"
+    env = {**os.environ, "BASE_URL": served, "API_KEY": API_KEY}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["plain"] == "You said: Hello there"
+    assert len(seen["deltas"]) > 1 and "".join(seen["deltas"]) == "You said: Stream this please"
+    assert seen["last"] == "response.completed"
+    assert seen["call"] == ["get_weather", {"city": "example city"}]
     # A function_call_output whose call is not in the context is refused: this answer shows the chain held
     # (litellm wraps the id it hands out, and unwraps it on the way back).
-    assert answered.output[0].content[0].text == "The function returned: Sunny in example city"
+    assert seen["answered"] == "The function returned: Sunny in example city"
