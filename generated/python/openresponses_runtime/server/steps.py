@@ -33,6 +33,8 @@ __all__ = [
     "Provider",
     "ProviderError",
     "ProviderRequest",
+    "ReasoningDelta",
+    "ReasoningEnd",
     "ReasoningSummary",
     "Refusal",
     "Step",
@@ -101,6 +103,22 @@ class ReasoningSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """More of the model's raw reasoning, streamed as it arrives: a `reasoning_text` part of a
+    reasoning item (opened when needed; the next item or the end closes it)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningEnd:
+    """Close the open reasoning item, keeping `encrypted_content` (say, a signature the upstream
+    wants back in the next turn)."""
+
+    encrypted_content: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class VendorItem:
     """A finished vendor item such as `{"type": "acme:web_search_call", ...}`; `id`/`status` are filled in."""
 
@@ -133,6 +151,8 @@ Step: TypeAlias = (
     | ArgumentsDelta
     | FunctionCallEnd
     | ReasoningSummary
+    | ReasoningDelta
+    | ReasoningEnd
     | VendorItem
     | UsageReport
     | Incomplete
