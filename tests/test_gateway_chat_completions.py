@@ -281,3 +281,14 @@ def test_a_rate_limit_keeps_its_status_and_retry_after(replay):
     reply = httpx.post(base + "/responses", json={"model": "m", "input": "Hi"}, headers=HEADERS)
     assert reply.status_code == 429 and reply.headers["retry-after"] == "7"
     assert reply.json()["error"]["message"] == "The upstream is rate limited: Slow down"
+
+
+def test_invalid_json_arguments_are_delivered_as_sent_with_a_warning(caplog):
+    broken = [delta(tool_calls=[{"index": 0, "id": "call_x", "function": {"name": "f", "arguments": '{"a": '}}]), finish("tool_calls")]  # fmt: skip
+    with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
+        assert steps(broken) == [FunctionCallStart("f", call_id="call_x"), ArgumentsDelta('{"a": '), FunctionCallEnd()]
+    assert "tool call call_x (f): the upstream's arguments are not valid JSON" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
+        steps([delta(tool_calls=[{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{}"}}]), finish()])
+    assert "not valid JSON" not in caplog.text

@@ -328,7 +328,7 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
     arrive one after another; a delta for a call that was already closed is a protocol error of
     the upstream. The answer ends at a `finish_reason`; a stream that ends without one failed.
     """
-    open_index: int | None = None
+    open_call: dict[str, Any] | None = None  # the call streaming now: index, id, name, arguments so far
     closed: set[int] = set()
     pending: dict[str, Any] | None = None  # a call whose name may still be arriving
     reasoning = False
@@ -347,15 +347,27 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
         details = []
         return [ReasoningEnd(kept)]
 
+    def end_call() -> list[Step]:
+        nonlocal open_call
+        if open_call is None:
+            return []
+        arguments = "".join(open_call["arguments"])
+        try:
+            json.loads(arguments)
+        except ValueError:  # delivered as the model sent them: the client decides what to do
+            log.warning(
+                "tool call %s (%s): the upstream's arguments are not valid JSON", open_call["id"], open_call["name"]
+            )
+        closed.add(open_call["index"])
+        open_call = None
+        return [FunctionCallEnd()]
+
     def start(call: dict[str, Any]) -> list[Step]:
-        nonlocal open_index
+        nonlocal open_call
         if not call["name"]:
             raise ModelError(f"The upstream started tool call {call['index']} without a function name.")
-        steps: list[Step] = []
-        if open_index is not None:
-            steps.append(FunctionCallEnd())
-            closed.add(open_index)
-        open_index = call["index"]
+        steps = end_call()
+        open_call = call
         steps.append(FunctionCallStart(call["name"], call_id=call["id"]))
         if "".join(call["arguments"]):
             steps.append(ArgumentsDelta("".join(call["arguments"])))
@@ -394,11 +406,8 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
             if delta.get("reasoning_details"):
                 _merge_details(details, delta["reasoning_details"])
             if delta.get("content"):
-                for step in end_reasoning() + flush_pending():
+                for step in end_reasoning() + flush_pending() + end_call():
                     yield step
-                if open_index is not None:
-                    closed.add(open_index)  # the text closes the call
-                    open_index = None
                 yield TextDelta(delta["content"])
             if delta.get("refusal"):
                 refusal.append(delta["refusal"])
@@ -410,8 +419,9 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
                 arguments = function.get("arguments") or ""
                 if index in closed:
                     raise ModelError(f"The upstream interleaved tool call {index} with another call.")
-                if index == open_index:
+                if open_call is not None and index == open_call["index"]:
                     if arguments:
+                        open_call["arguments"].append(arguments)
                         yield ArgumentsDelta(arguments)
                     continue
                 if pending is not None and pending["index"] != index:
@@ -429,10 +439,8 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
                 finish = choice["finish_reason"]
     if skipped:
         log.warning("skipped %d upstream chunks of a shape this gateway does not know", skipped)
-    for step in end_reasoning() + flush_pending():
+    for step in end_reasoning() + flush_pending() + end_call():
         yield step
-    if open_index is not None:
-        yield FunctionCallEnd()
     if refusal:
         yield Refusal("".join(refusal))
     if usage is not None:
