@@ -222,6 +222,32 @@ def test_first_events_arrive_while_the_upstream_still_reasons(replay):
     assert seen[0] == "response.created" and seen[-1] == "response.reasoning.delta"
 
 
+def test_the_stream_begins_when_the_upstream_accepts_before_its_first_chunk(replay):
+    base, upstream = replay
+    release = threading.Event()
+    upstream.answer([release, chunk({"content": "Late"}, "stop"), DONE])  # headers now, the body later
+    body = {"model": "m", "stream": True, "input": "Hi"}
+    with httpx.stream("POST", base + "/responses", json=body, headers=HEADERS, timeout=10) as reply:
+        lines = reply.iter_lines()
+        first = next(line for line in lines if line.startswith("data: {"))
+        release.set()
+        rest = [json.loads(line[6:]) for line in lines if line.startswith("data: {")]
+    assert json.loads(first[6:])["type"] == "response.created"
+    assert (
+        rest[-1]["type"] == "response.completed" and rest[-1]["response"]["output"][0]["content"][0]["text"] == "Late"
+    )
+
+
+def test_an_error_before_any_output_still_ends_the_stream_in_it(replay):
+    base, upstream = replay
+    error = {"error": {"message": "Overloaded", "type": "server_error"}}
+    upstream.answer([chunk({"role": "assistant", "content": ""}), b"data: " + json.dumps(error).encode() + b"\n\n"])
+    raw, events = stream(base, input="Hi")
+    assert [e["type"] for e in events] == ["response.created", "response.in_progress", "error", "response.failed"]
+    assert events[-2]["error"]["message"] == "The upstream failed mid-stream: Overloaded"
+    assert check_sse(raw) == []
+
+
 def test_a_mid_stream_error_fails_the_response_in_the_stream(replay):
     base, upstream = replay
     error = {"error": {"message": "Tool call validation failed", "code": "tool_use_failed"}}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from openresponses_runtime.server import (
+    Accepted,
     ArgumentsDelta,
     Emitter,
     FunctionCallEnd,
@@ -79,6 +80,12 @@ def test_reasoning_streams_as_it_arrives_and_keeps_its_encrypted_content():
     assert ResponseAccumulator().feed_sse(capture).as_dict() == e.response
     with pytest.raises(ProviderError, match="ReasoningEnd needs an open reasoning"):
         run([TextDelta("x"), ReasoningEnd()])
+
+
+def test_accepted_adds_no_event():
+    _, events = run([Accepted(), TextDelta("hi")])
+    _, plain = run([TextDelta("hi")])
+    assert [e["type"] for e in events] == [e["type"] for e in plain]
 
 
 def test_usage_is_null_unless_the_provider_reports_it():

@@ -29,9 +29,10 @@ is read (an `n` above 1 is the upstream's doing). Stop reasons:
 | `content_filter` | `incomplete`, reason `content_filter` |
 | none: the stream ended, or an error arrived | `failed` (`error` event, then `response.failed`) |
 
-Upstream failures: an HTTP error status becomes the spec's error object (429 stays 429, 400 is
-`upstream_invalid_request`, 401/403 `upstream_unauthorized`, others 502); a 200 that is not an event
-stream is a 502. A chunk of a shape this gateway does not know is skipped and counted in the log.
+The client's stream begins as soon as the upstream answers with an event stream, before its first
+chunk. Upstream failures before that: an HTTP error status becomes the spec's error object (429
+stays 429, 400 is `upstream_invalid_request`, 401/403 `upstream_unauthorized`, others 502); a 200
+that is not an event stream is a 502. A chunk of a shape this gateway does not know is skipped and counted in the log.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ import httpx
 
 from ..events import SSEDecoder
 from ..server import (
+    Accepted,
     ArgumentsDelta,
     FunctionCallEnd,
     FunctionCallStart,
@@ -508,6 +510,7 @@ class ChatCompletionsProvider:
                     kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
                     if kind != "text/event-stream":
                         raise _not_a_stream(kind, await reply.aread())
+                    yield Accepted()  # the client's stream begins now, however long the upstream thinks
                     async for step in steps_from_chunks(chat_chunks(reply)):
                         yield step
             except httpx.TransportError as exc:  # before the answer began: no stream to end

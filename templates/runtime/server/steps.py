@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from .. import models
 
 __all__ = [
+    "Accepted",
     "ArgumentsDelta",
     "FunctionCallEnd",
     "FunctionCallStart",
@@ -46,6 +47,14 @@ __all__ = [
 
 class ProviderError(Exception):
     """A provider yielded steps in an order that cannot be turned into a valid stream."""
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """The turn is under way: the server may begin the stream (`response.created`) before any
+    output, so a model that thinks long never looks like a dead connection. It adds no event,
+    and a failure after it ends the stream with `error` and `response.failed` instead of an
+    HTTP error status."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +152,8 @@ class Incomplete:
 
 
 Step: TypeAlias = (
-    MessageStart
+    Accepted
+    | MessageStart
     | TextDelta
     | MessageEnd
     | Refusal

@@ -31,6 +31,7 @@ from .errors import (
 )
 from .routes import ROUTES, Operation
 from .steps import (
+    Accepted,
     ArgumentsDelta,
     FunctionCallEnd,
     FunctionCallStart,
@@ -54,6 +55,7 @@ from .store import MemoryStore, PostgresStore, ResponseStore, SQLiteStore, Store
 __all__ = [
     "ROUTES",
     "Accept",
+    "Accepted",
     "ArgumentsDelta",
     "DemoProvider",
     "Emitter",

@@ -20,6 +20,7 @@ from ..events import EVENT_TYPES
 from ..streaming import StreamChecker, Violation
 from .errors import ModelError, OpenResponsesError
 from .steps import (
+    Accepted,
     ArgumentsDelta,
     FunctionCallEnd,
     FunctionCallStart,
@@ -345,6 +346,8 @@ class Emitter:
             self._vendor(out, step)
         elif isinstance(step, UsageReport):
             self.usage = step
+        elif isinstance(step, Accepted):
+            pass  # no event: it only lets the stream begin
         elif isinstance(step, Incomplete):
             self.incomplete = step.reason
         else:
