@@ -200,10 +200,19 @@ def test_only_choice_zero_is_read():
 
 
 def test_unknown_chunk_shapes_are_skipped_and_counted(caplog):
-    odd = [{"choices": "soon"}, {"choices": [7, {"index": 0, "delta": "x"}]}, {"object": "ping"}, delta(content="ok")]
+    odd = [
+        {"choices": "soon"},
+        {"choices": [7, {"index": 0, "delta": "x"}]},
+        {"object": "ping"},
+        delta(content=["a", "list"]),
+        delta(tool_calls={"index": 0}),
+        delta(tool_calls=["call"]),
+        delta(tool_calls=[{"index": 0, "function": "f()"}]),
+        delta(content="ok"),
+    ]
     with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
         assert steps([*odd, finish()]) == [TextDelta("ok")]
-    assert "skipped 4 upstream chunks of a shape this gateway does not know" in caplog.text
+    assert "skipped 8 upstream chunks of a shape this gateway does not know" in caplog.text
 
 
 def test_first_events_arrive_while_the_upstream_still_reasons(replay):
@@ -318,3 +327,10 @@ def test_invalid_json_arguments_are_delivered_as_sent_with_a_warning(caplog):
     with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
         steps([delta(tool_calls=[{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{}"}}]), finish()])
     assert "not valid JSON" not in caplog.text
+
+
+def test_an_error_after_the_finish_reason_leaves_the_whole_answer_alone():
+    after_stop = [delta(content="Hi"), finish("stop"), {"error": {"message": "late"}}]
+    assert steps(after_stop) == [TextDelta("Hi")]
+    after_length = [delta(content="Hi"), finish("length"), {"error": {"message": "Token limit reached"}}]
+    assert steps(after_length) == [TextDelta("Hi"), Incomplete("max_output_tokens")]

@@ -320,6 +320,19 @@ def _merge_details(kept: list[dict[str, Any]], pieces: Any) -> None:
                 into[key] = value
 
 
+def _known_choice(choice: Any) -> bool:
+    """A choice whose delta has the shapes this gateway reads (a text as a string, calls as objects)."""
+    if not isinstance(choice, dict) or not isinstance(choice.get("delta") or {}, dict):
+        return False
+    delta = choice.get("delta") or {}
+    calls = delta.get("tool_calls") or []
+    return (
+        all(isinstance(delta.get(key) or "", str) for key in ("content", "refusal"))
+        and isinstance(calls, list)
+        and all(isinstance(call, dict) and isinstance(call.get("function") or {}, dict) for call in calls)
+    )
+
+
 async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
     """Chat Completions chunks as steps (choice 0 only).
 
@@ -384,8 +397,8 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
     async for chunk in chunks:
         usage = _usage(chunk) or usage
         if chunk.get("error") is not None:
-            if finish == "length":  # OpenRouter adds "Token limit reached" after the length stop
-                log.info("after finish_reason length, the upstream sent: %s", _error_message(chunk["error"]))
+            if finish is not None:  # the answer is whole: OpenRouter adds "Token limit reached" after `length`
+                log.info("after finish_reason %s, the upstream sent: %s", finish, _error_message(chunk["error"]))
                 break
             for step in end_reasoning():
                 yield step
@@ -395,7 +408,7 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
             skipped += "usage" not in chunk and "x_groq" not in chunk  # a usage-only chunk is known
             continue
         for choice in choices:
-            if not isinstance(choice, dict) or not isinstance(choice.get("delta") or {}, dict):
+            if not _known_choice(choice):
                 skipped += 1
                 continue
             if choice.get("index", 0) != 0:
