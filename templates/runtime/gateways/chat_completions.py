@@ -27,7 +27,7 @@ is read (an `n` above 1 is the upstream's doing). Stop reasons:
 | `stop`, `tool_calls`, `function_call`, anything else | `completed` |
 | `length` (even when an error chunk follows it) | `incomplete`, reason `max_output_tokens` |
 | `content_filter` | `incomplete`, reason `content_filter` |
-| none: the stream ended, or an error arrived | `failed` (`error` event, then `response.failed`) |
+| none: an error came first, or the stream ended (an error after a finish_reason is only logged) | `failed` (`error` event, then `response.failed`) |
 
 The client's stream begins as soon as the upstream answers with an event stream, before its first
 chunk. Upstream failures before that: an HTTP error status becomes the spec's error object (429
