@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from openresponses_runtime.server import (
+    Accepted,
     ArgumentsDelta,
     Emitter,
     FunctionCallEnd,
@@ -11,12 +12,15 @@ from openresponses_runtime.server import (
     Incomplete,
     MessageEnd,
     ProviderError,
+    ReasoningDelta,
+    ReasoningEnd,
     ReasoningSummary,
     Refusal,
     StoreUnavailable,
     StreamViolation,
     TextDelta,
     ToolPolicy,
+    UsageReport,
     response_skeleton,
     sse_frame,
 )
@@ -62,6 +66,35 @@ def test_a_full_response_passes_the_checker_and_accumulates():
     assert [part["type"] for part in message["content"]] == ["output_text", "refusal"]
     assert message["content"][0]["text"] == "Hello" and call["arguments"] == '{"x":1}'
     assert [item["id"][:3] for item in e.response["output"]] == ["rs_", "msg", "fc_", "msg"]
+
+
+def test_reasoning_streams_as_it_arrives_and_keeps_its_encrypted_content():
+    e, events = run([ReasoningDelta("Let me "), ReasoningDelta("think."), ReasoningEnd("sig"), ReasoningDelta("More.")])
+    capture = b"".join(sse_frame(event) for event in events) + b"data: [DONE]\n\n"
+    assert check_sse(capture) == []
+    deltas = [event["delta"] for event in events if event["type"] == "response.reasoning.delta"]
+    assert deltas == ["Let me ", "think.", "More."]
+    first, second = e.response["output"]
+    assert first["type"] == second["type"] == "reasoning" and first["summary"] == []
+    assert first["content"] == [{"type": "reasoning_text", "text": "Let me think."}]
+    assert first["encrypted_content"] == "sig" and "encrypted_content" not in second
+    assert ResponseAccumulator().feed_sse(capture).as_dict() == e.response
+    with pytest.raises(ProviderError, match="ReasoningEnd needs an open reasoning"):
+        run([TextDelta("x"), ReasoningEnd()])
+
+
+def test_accepted_adds_no_event():
+    _, events = run([Accepted(), TextDelta("hi")])
+    _, plain = run([TextDelta("hi")])
+    assert [e["type"] for e in events] == [e["type"] for e in plain]
+
+
+def test_usage_is_null_unless_the_provider_reports_it():
+    e, _ = run([TextDelta("hi")])
+    assert e.response["usage"] is None
+    e, _ = run([TextDelta("hi"), UsageReport(3, 2, reasoning_tokens=1, cached_tokens=1)])
+    assert e.response["usage"]["total_tokens"] == 5
+    assert e.response["usage"]["output_tokens_details"] == {"reasoning_tokens": 1}
 
 
 def test_the_checker_fails_loudly_on_an_invalid_sequence():

@@ -20,6 +20,7 @@ from ..events import EVENT_TYPES
 from ..streaming import StreamChecker, Violation
 from .errors import ModelError, OpenResponsesError
 from .steps import (
+    Accepted,
     ArgumentsDelta,
     FunctionCallEnd,
     FunctionCallStart,
@@ -27,6 +28,8 @@ from .steps import (
     MessageEnd,
     MessageStart,
     ProviderError,
+    ReasoningDelta,
+    ReasoningEnd,
     ReasoningSummary,
     Refusal,
     Step,
@@ -69,9 +72,15 @@ _PART_DONE = _event(models.ResponseContentPartDoneStreamingEvent)
 _DELTA = {
     "text": _event(models.ResponseOutputTextDeltaStreamingEvent),
     "refusal": _event(models.ResponseRefusalDeltaStreamingEvent),
+    "reasoning": _event(models.ResponseReasoningDeltaStreamingEvent),
 }
-_TEXT_DONE = _event(models.ResponseOutputTextDoneStreamingEvent)
-_REFUSAL_DONE = _event(models.ResponseRefusalDoneStreamingEvent)
+# Each streamed part: its item type, the part it starts as, the field its text ends in, and the
+# event that closes that text.
+_PARTS = {
+    "text": ("message", "output_text", "text", _event(models.ResponseOutputTextDoneStreamingEvent)),
+    "refusal": ("message", "refusal", "refusal", _event(models.ResponseRefusalDoneStreamingEvent)),
+    "reasoning": ("reasoning", "reasoning_text", "text", _event(models.ResponseReasoningDoneStreamingEvent)),
+}
 _SUMMARY_PART_ADDED = _event(models.ResponseReasoningSummaryPartAddedStreamingEvent)
 _SUMMARY_PART_DONE = _event(models.ResponseReasoningSummaryPartDoneStreamingEvent)
 _SUMMARY_DELTA = _event(models.ResponseReasoningSummaryDeltaStreamingEvent)
@@ -89,8 +98,6 @@ def new_id(prefix: str) -> str:
         _RANDOM_HEX.extend([block[i : i + 32] for i in range(0, len(block), 32)])
         return new_id(prefix)
 
-
-_NO_USAGE = UsageReport(0, 0)
 
 # Popping is atomic, so no two ids share their bytes, whichever threads ask for them.
 _RANDOM_HEX: list[str] = []
@@ -165,7 +172,7 @@ class _Open:
         self.item = item
         self.kind = item["type"]
         self.part_index: int | None = None
-        self.part_field: str | None = None  # "text" or "refusal"
+        self.part_field: str | None = None  # a key of _PARTS
         self.chunks: list[str] = []
         self.frame: bytes | None = None  # its deltas' SSE frame, to fill with `% (delta JSON, number)`
 
@@ -327,12 +334,21 @@ class Emitter:
         elif isinstance(step, Refusal):
             self._text(out, step.text, "refusal")
             self._close_part(out)
+        elif isinstance(step, ReasoningDelta):
+            self._text(out, step.text, "reasoning")
+        elif isinstance(step, ReasoningEnd):
+            item = self._need("reasoning", step)
+            if step.encrypted_content is not None:
+                item.item["encrypted_content"] = step.encrypted_content
+            self._close(out)
         elif isinstance(step, ReasoningSummary):
             self._reasoning(out, step)
         elif isinstance(step, VendorItem):
             self._vendor(out, step)
         elif isinstance(step, UsageReport):
             self.usage = step
+        elif isinstance(step, Accepted):
+            pass  # no event: it only lets the stream begin
         elif isinstance(step, Incomplete):
             self.incomplete = step.reason
         else:
@@ -438,21 +454,21 @@ class Emitter:
         return self.open
 
     def _text(self, out: list[dict[str, Any]], text: str, field: str) -> None:
-        if self.open is None or self.open.kind != "message":
+        kind, part_type, key, _ = _PARTS[field]
+        if self.open is None or self.open.kind != kind:
             self._close(out)
-            self._open_item(
-                out,
-                {"id": new_id("msg"), "type": "message", "status": "in_progress", "role": "assistant", "content": []},
-            )
+            if kind == "message":
+                item = {"id": new_id("msg"), "type": "message", "status": "in_progress", "role": "assistant"}
+            else:
+                item = {"id": new_id("rs"), "type": "reasoning", "status": "in_progress", "summary": []}
+            self._open_item(out, {**item, "content": []})
         item = self.open
         assert item is not None
         if item.part_field != field:
             self._close_part(out)
-            part = (
-                {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-                if field == "text"
-                else {"type": "refusal", "refusal": ""}
-            )
+            part = {"type": part_type, key: ""}
+            if field == "text":
+                part.update(annotations=[], logprobs=[])
             item.part_index = len(item.item["content"])
             item.part_field = field
             item.item["content"].append(part)
@@ -481,16 +497,17 @@ class Emitter:
         if item is None or item.part_field is None:
             return
         field = item.part_field
+        _, _, key, done = _PARTS[field]
         text = "".join(item.chunks)
         item.chunks = []
         part = item.item["content"][item.part_index]
-        part[field] = text
+        part[key] = text
         if self.whole:
             ids = item.part_ids()
+            event = {"type": done, **ids, key: text}
             if field == "text":
-                self._emit(out, {"type": _TEXT_DONE, **ids, "text": text, "logprobs": []})
-            else:
-                self._emit(out, {"type": _REFUSAL_DONE, **ids, "refusal": text})
+                event["logprobs"] = []
+            self._emit(out, event)
             self._emit(out, {"type": _PART_DONE, **ids, "part": _copy(part)})
         item.part_field = None
         item.part_index = None
@@ -499,7 +516,7 @@ class Emitter:
         item = self.open
         if item is None:
             return
-        if item.kind == "message":
+        if item.kind in ("message", "reasoning"):
             self._close_part(out)
         elif item.kind == "function_call":
             arguments = "".join(item.chunks)
@@ -552,8 +569,10 @@ class Emitter:
         item["status"] = final_status
         self._emit(out, {"type": _ITEM_DONE, "output_index": index, "item": self._copy(item)})
 
-    def _usage(self) -> dict[str, Any]:
-        u = self.usage or _NO_USAGE
+    def _usage(self) -> dict[str, Any] | None:
+        u = self.usage
+        if u is None:
+            return None  # the provider reported none: unknown, which zeros would misstate
         return {
             "input_tokens": u.input_tokens,
             "output_tokens": u.output_tokens,

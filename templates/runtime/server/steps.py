@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from .. import models
 
 __all__ = [
+    "Accepted",
     "ArgumentsDelta",
     "FunctionCallEnd",
     "FunctionCallStart",
@@ -33,6 +34,8 @@ __all__ = [
     "Provider",
     "ProviderError",
     "ProviderRequest",
+    "ReasoningDelta",
+    "ReasoningEnd",
     "ReasoningSummary",
     "Refusal",
     "Step",
@@ -44,6 +47,14 @@ __all__ = [
 
 class ProviderError(Exception):
     """A provider yielded steps in an order that cannot be turned into a valid stream."""
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """The turn is under way: the server may begin the stream (`response.created`) before any
+    output, so a model that thinks long never looks like a dead connection. It adds no event,
+    and a failure after it ends the stream with `error` and `response.failed` instead of an
+    HTTP error status."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +112,22 @@ class ReasoningSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """More of the model's raw reasoning, streamed as it arrives: a `reasoning_text` part of a
+    reasoning item (opened when needed; the next item or the end closes it)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningEnd:
+    """Close the open reasoning item, keeping `encrypted_content` (say, a signature the upstream
+    wants back in the next turn)."""
+
+    encrypted_content: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class VendorItem:
     """A finished vendor item such as `{"type": "acme:web_search_call", ...}`; `id`/`status` are filled in."""
 
@@ -125,7 +152,8 @@ class Incomplete:
 
 
 Step: TypeAlias = (
-    MessageStart
+    Accepted
+    | MessageStart
     | TextDelta
     | MessageEnd
     | Refusal
@@ -133,6 +161,8 @@ Step: TypeAlias = (
     | ArgumentsDelta
     | FunctionCallEnd
     | ReasoningSummary
+    | ReasoningDelta
+    | ReasoningEnd
     | VendorItem
     | UsageReport
     | Incomplete

@@ -32,6 +32,7 @@ from .errors import (
 )
 from .routes import ROUTES, Operation
 from .steps import (
+    Accepted,
     ArgumentsDelta,
     FunctionCallEnd,
     FunctionCallStart,
@@ -41,6 +42,8 @@ from .steps import (
     Provider,
     ProviderError,
     ProviderRequest,
+    ReasoningDelta,
+    ReasoningEnd,
     ReasoningSummary,
     Refusal,
     Step,
@@ -53,6 +56,7 @@ from .store import MemoryStore, PostgresStore, ResponseStore, SQLiteStore, Store
 __all__ = [
     "ROUTES",
     "Accept",
+    "Accepted",
     "ArgumentsDelta",
     "DemoProvider",
     "Emitter",
@@ -71,6 +75,8 @@ __all__ = [
     "Provider",
     "ProviderError",
     "ProviderRequest",
+    "ReasoningDelta",
+    "ReasoningEnd",
     "ReasoningSummary",
     "Refusal",
     "ResponseStore",

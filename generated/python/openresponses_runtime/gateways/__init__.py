@@ -1,0 +1,17 @@
+"""Providers in front of other model APIs, one module per upstream protocol.
+
+    from openresponses_runtime.gateways.chat_completions import ChatCompletionsProvider
+    from openresponses_runtime.server import create_app
+
+    app = create_app(ChatCompletionsProvider(base_url="https://api.openai.com/v1"), api_keys="sk-...")
+
+A project configures a gateway (or subclasses it to change one mapping); it never copies it.
+It needs httpx and the server: `pip install 'openresponses-runtime[server,gateways]'`.
+"""
+
+try:
+    import httpx as _httpx  # noqa: F401
+except ImportError:  # say which extra is missing, not which module deep inside failed
+    raise ImportError(
+        "openresponses_runtime.gateways needs the gateways extra: pip install 'openresponses-runtime[gateways]'"
+    ) from None

@@ -1,0 +1,556 @@
+"""A gateway from Open Responses to an OpenAI-compatible Chat Completions API (`/chat/completions`).
+
+Each turn becomes one streamed `POST {base_url}/chat/completions`. Requests translate so:
+
+| Open Responses | Chat Completions |
+|---|---|
+| `instructions`, system and developer messages | `system` messages |
+| user messages (text, images by URL or data URL) | `user` messages (a string, or parts with `image_url`) |
+| an assistant message and the function calls after it | one `assistant` message with `content` and `tool_calls` |
+| `function_call_output` | a `tool` message with its `tool_call_id` |
+| a reasoning item this gateway made from `reasoning_details` | `reasoning_details` on the next assistant message |
+| function tools under `tool_choice` | `tools`, `tool_choice` (`required` with one tool: that function) |
+| `max_output_tokens` | `max_tokens`, or `max_completion_tokens` for api.openai.com (`max_tokens_field`) |
+| `text.format` json_schema / json_object | `response_format` |
+| `reasoning.effort` | `reasoning_effort` |
+| `temperature`, `top_p`, penalties, `parallel_tool_calls` | the same, when the request sets them |
+
+The stream translates back: `delta.content` as text, `delta.reasoning_content` (DeepSeek, Z.ai)
+and `delta.reasoning` (Groq, OpenRouter) as reasoning streamed as it arrives, OpenRouter's signed
+`reasoning_details` kept in the reasoning item's `encrypted_content` (so they go back next turn),
+`tool_calls` deltas by `index` as function calls, `refusal` as a refusal, `usage` (or Groq's
+`x_groq.usage`) as usage; a stream without usage leaves the response's `usage` null. Only choice 0
+is read (an `n` above 1 is the upstream's doing). Stop reasons:
+
+| `finish_reason` | response |
+|---|---|
+| `stop`, `tool_calls`, `function_call`, anything else | `completed` |
+| `length` (even when an error chunk follows it) | `incomplete`, reason `max_output_tokens` |
+| `content_filter` | `incomplete`, reason `content_filter` |
+| none: an error came first, or the stream ended (an error after a finish_reason is only logged) | `failed` (`error` event, then `response.failed`) |
+
+The client's stream begins as soon as the upstream answers with an event stream, before its first
+chunk. Upstream failures before that: an HTTP error status becomes the spec's error object (429
+stays 429, 400 is `upstream_invalid_request`, 401/403 `upstream_unauthorized`, others 502); a 200
+that is not an event stream is a 502. A chunk of a shape this gateway does not know is skipped and counted in the log.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from ..events import SSEDecoder
+from ..server import (
+    Accepted,
+    ArgumentsDelta,
+    FunctionCallEnd,
+    FunctionCallStart,
+    Incomplete,
+    InvalidRequest,
+    ModelError,
+    ProviderRequest,
+    ReasoningDelta,
+    ReasoningEnd,
+    Refusal,
+    ServerError,
+    Step,
+    TextDelta,
+    TooManyRequests,
+    UsageReport,
+)
+
+__all__ = ["ChatCompletionsProvider", "chat_chunks", "steps_from_chunks", "to_chat_messages", "to_chat_request"]
+
+log = logging.getLogger("openresponses_runtime.gateways")
+
+_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+
+
+# -- requests --------------------------------------------------------------------------------
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    out = []
+    for part in content or ():
+        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text", "summary_text"):
+            out.append(str(part.get("text", "")))
+        elif isinstance(part, dict) and part.get("type") == "refusal":
+            out.append(str(part.get("refusal", "")))
+    return "".join(out)
+
+
+def _user_content(content: Any) -> Any:
+    """User content as a chat string, or chat parts when it carries images."""
+    if isinstance(content, str):
+        return content
+    parts = [p for p in content or () if isinstance(p, dict)]
+    if not any(p.get("type") == "input_image" for p in parts):
+        return _content_text(parts)
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if part.get("type") == "input_text":
+            out.append({"type": "text", "text": part.get("text", "")})
+        elif part.get("type") == "input_image" and part.get("image_url"):
+            image = {"url": part["image_url"]}
+            if part.get("detail") in ("low", "high", "auto"):
+                image["detail"] = part["detail"]
+            out.append({"type": "image_url", "image_url": image})
+    return out
+
+
+def _expand(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Compaction items made by `ChatCompletionsProvider.compact` opened back into the items they hold."""
+    out = []
+    for item in items:
+        if item.get("type") == "compaction":
+            try:
+                out += _expand(json.loads(base64.b64decode(item.get("encrypted_content") or "")))
+            except ValueError:
+                continue  # someone else's compaction: nothing this gateway can read
+        else:
+            out.append(item)
+    return out
+
+
+def _reasoning_details(item: dict[str, Any]) -> list[Any] | None:
+    """The upstream's `reasoning_details` this gateway kept in a reasoning item, if it is one of ours."""
+    try:
+        kept = json.loads(item.get("encrypted_content") or "")
+    except ValueError:
+        return None
+    details = kept.get("reasoning_details") if isinstance(kept, dict) else None
+    return details if isinstance(details, list) else None
+
+
+def to_chat_messages(items: list[dict[str, Any]], instructions: str | None = None) -> list[dict[str, Any]]:
+    """The Open Responses context as Chat Completions messages."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": instructions}] if instructions else []
+    details: list[Any] | None = None  # reasoning_details waiting for the assistant message they belong to
+    for item in _expand(items):
+        kind = item.get("type", "message")
+        previous = messages[-1] if messages else None
+        if kind == "message":
+            role = item.get("role")
+            if role in ("system", "developer"):
+                messages.append({"role": "system", "content": _content_text(item.get("content"))})
+            elif role == "assistant":
+                messages.append({"role": "assistant", "content": _content_text(item.get("content"))})
+            else:
+                messages.append({"role": "user", "content": _user_content(item.get("content"))})
+        elif kind == "function_call":
+            call = {
+                "id": item.get("call_id"),
+                "type": "function",
+                "function": {"name": item.get("name"), "arguments": item.get("arguments") or "{}"},
+            }
+            if previous and previous["role"] == "assistant" and details is None:
+                previous.setdefault("tool_calls", []).append(call)  # one turn: its text and its calls
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif kind == "function_call_output":
+            output = item.get("output")
+            text = output if isinstance(output, str) else _content_text(output)
+            messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": text})
+        elif kind == "reasoning":
+            details = _reasoning_details(item)
+            continue
+        else:
+            continue  # item references and vendor items have no chat equivalent
+        if details is not None and messages[-1]["role"] == "assistant":
+            messages[-1]["reasoning_details"] = details
+        details = None
+    return messages
+
+
+def _response_format(request: ProviderRequest) -> dict[str, Any] | None:
+    text = getattr(request.body, "text", None)
+    fmt = getattr(text, "format", None)
+    if fmt is None:
+        return None
+    fmt = fmt.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if fmt.get("type") == "json_schema":
+        schema = {key: fmt[key] for key in ("name", "description", "schema", "strict") if key in fmt}
+        return {"type": "json_schema", "json_schema": schema}
+    if fmt.get("type") == "json_object":
+        return {"type": "json_object"}
+    return None  # plain text, the upstream's default
+
+
+def to_chat_request(request: ProviderRequest, model: str, max_tokens_field: str = "max_tokens") -> dict[str, Any]:
+    """The streamed Chat Completions request for one turn."""
+    payload: dict[str, Any] = {
+        "model": model,
+        "messages": to_chat_messages(request.input, request.instructions),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    tools = [tool for name, tool in request.function_tools.items() if name in request.allowed_tools]
+    if tools:  # tool_choice none (or no tools at all): the upstream sees no tools
+        payload["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    key: tool[key]
+                    for key in ("name", "description", "parameters", "strict")
+                    if tool.get(key) is not None
+                },
+            }
+            for tool in tools
+        ]
+        if request.tool_choice == "required" and len(tools) == 1:
+            payload["tool_choice"] = {"type": "function", "function": {"name": tools[0]["name"]}}
+        else:
+            payload["tool_choice"] = request.tool_choice
+        parallel = getattr(request.body, "parallel_tool_calls", None)
+        if parallel is not None:
+            payload["parallel_tool_calls"] = parallel
+    if request.max_output_tokens is not None:
+        payload[max_tokens_field] = request.max_output_tokens
+    response_format = _response_format(request)
+    if response_format is not None:
+        payload["response_format"] = response_format
+    effort = (request.reasoning or {}).get("effort")
+    if effort is not None:
+        payload["reasoning_effort"] = effort
+    for field in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
+        value = getattr(request.body, field, None)
+        if value is not None:
+            payload[field] = value
+    return payload
+
+
+# -- answers ---------------------------------------------------------------------------------
+
+
+def _error_message(error: Any) -> str:
+    if isinstance(error, dict):
+        return str(error.get("message") or json.dumps(error))
+    return str(error)
+
+
+def _upstream_error(status: int, body: bytes, retry_after: str | None = None) -> Exception:
+    try:
+        message = _error_message(json.loads(body)["error"])
+    except (ValueError, KeyError, TypeError):
+        message = body.decode(errors="replace")[:200]
+    if status == 429:
+        headers = {"Retry-After": retry_after} if retry_after else None
+        return TooManyRequests(f"The upstream is rate limited: {message}", headers=headers)
+    if status == 400:
+        return InvalidRequest(f"The upstream refused the request: {message}", code="upstream_invalid_request")
+    if status in (401, 403):
+        return ServerError("The gateway's upstream credentials were refused.", code="upstream_unauthorized")
+    return ModelError(f"The upstream failed ({status}): {message}", status=502)
+
+
+async def chat_chunks(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON chunks of a Chat Completions SSE stream, up to `[DONE]` or the end of the body.
+
+    An `event: error` frame comes through as the `{"error": ...}` it carries; a frame that is not
+    a JSON object is skipped and logged. A connection that breaks off simply ends the chunks:
+    `steps_from_chunks` notices that the answer never finished."""
+    decoder = SSEDecoder()
+    try:
+        async for data in reply.aiter_bytes():
+            for message in decoder.feed(data):
+                if message.data == "[DONE]":
+                    return
+                for chunk in _parse(message.data):
+                    yield chunk
+        for message in decoder.close():
+            if message.data == "[DONE]":
+                return
+            for chunk in _parse(message.data):
+                yield chunk
+    except httpx.TransportError as exc:
+        log.warning("the upstream's stream broke off: %s", exc)
+
+
+def _parse(data: str) -> list[dict[str, Any]]:
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        chunk = None
+    if not isinstance(chunk, dict):
+        log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
+        return []
+    return [chunk]
+
+
+def _usage(chunk: dict[str, Any]) -> UsageReport | None:
+    usage = chunk.get("usage")
+    if not isinstance(usage, dict):
+        usage = (chunk.get("x_groq") or {}).get("usage") if isinstance(chunk.get("x_groq"), dict) else None
+    if not isinstance(usage, dict):
+        return None
+    details = usage.get("completion_tokens_details") or {}
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    return UsageReport(
+        usage.get("prompt_tokens") or 0,
+        usage.get("completion_tokens") or 0,
+        reasoning_tokens=details.get("reasoning_tokens") or 0,
+        cached_tokens=cached,
+    )
+
+
+def _merge_details(kept: list[dict[str, Any]], pieces: Any) -> None:
+    """Streamed `reasoning_details` pieces merged by `index`: texts joined, other fields' last value kept."""
+    for piece in pieces if isinstance(pieces, list) else ():
+        if not isinstance(piece, dict):
+            continue
+        index = piece.get("index", 0)
+        into = next((d for d in kept if d.get("index", 0) == index), None)
+        if into is None:
+            kept.append(dict(piece))
+            continue
+        for key, value in piece.items():
+            if key in ("text", "summary", "data") and isinstance(value, str):
+                into[key] = (into.get(key) or "") + value
+            elif value not in (None, ""):
+                into[key] = value
+
+
+def _known_choice(choice: Any) -> bool:
+    """A choice whose delta has the shapes this gateway reads (a text as a string, calls as objects)."""
+    if not isinstance(choice, dict) or not isinstance(choice.get("delta") or {}, dict):
+        return False
+    delta = choice.get("delta") or {}
+    calls = delta.get("tool_calls") or []
+    return (
+        all(isinstance(delta.get(key) or "", str) for key in ("content", "refusal"))
+        and isinstance(calls, list)
+        and all(isinstance(call, dict) and isinstance(call.get("function") or {}, dict) for call in calls)
+    )
+
+
+async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+    """Chat Completions chunks as steps (choice 0 only).
+
+    Reasoning streams as it arrives and ends when anything else starts. Tool calls stream by
+    `index`: the first delta of an index carries `id` and `function.name` (some upstreams split
+    the name over a few deltas), the rest carry pieces of `function.arguments`. A call is opened
+    once its name is complete: at its first arguments, or when something else starts. Calls
+    arrive one after another; a delta for a call that was already closed is a protocol error of
+    the upstream. The answer ends at a `finish_reason`; a stream that ends without one failed.
+    """
+    open_call: dict[str, Any] | None = None  # the call streaming now: index, id, name, arguments so far
+    closed: set[int] = set()
+    pending: dict[str, Any] | None = None  # a call whose name may still be arriving
+    reasoning = False
+    details: list[dict[str, Any]] = []
+    refusal: list[str] = []
+    finish: str | None = None
+    usage: UsageReport | None = None
+    skipped = 0
+
+    def end_reasoning() -> list[Step]:
+        nonlocal reasoning, details
+        if not reasoning:
+            return []
+        reasoning = False
+        kept = json.dumps({"reasoning_details": details}) if details else None
+        details = []
+        return [ReasoningEnd(kept)]
+
+    def end_call() -> list[Step]:
+        nonlocal open_call
+        if open_call is None:
+            return []
+        arguments = "".join(open_call["arguments"])
+        try:
+            json.loads(arguments)
+        except ValueError:  # delivered as the model sent them: the client decides what to do
+            log.warning(
+                "tool call %s (%s): the upstream's arguments are not valid JSON", open_call["id"], open_call["name"]
+            )
+        closed.add(open_call["index"])
+        open_call = None
+        return [FunctionCallEnd()]
+
+    def start(call: dict[str, Any]) -> list[Step]:
+        nonlocal open_call
+        if not call["name"]:
+            raise ModelError(f"The upstream started tool call {call['index']} without a function name.")
+        steps = end_call()
+        open_call = call
+        steps.append(FunctionCallStart(call["name"], call_id=call["id"]))
+        if "".join(call["arguments"]):
+            steps.append(ArgumentsDelta("".join(call["arguments"])))
+        return steps
+
+    def flush_pending() -> list[Step]:
+        nonlocal pending
+        steps = start(pending) if pending is not None else []
+        pending = None
+        return steps
+
+    async for chunk in chunks:
+        usage = _usage(chunk) or usage
+        if chunk.get("error") is not None:
+            if finish is not None:  # the answer is whole: OpenRouter adds "Token limit reached" after `length`
+                log.info("after finish_reason %s, the upstream sent: %s", finish, _error_message(chunk["error"]))
+                break
+            for step in end_reasoning():
+                yield step
+            raise ModelError(f"The upstream failed mid-stream: {_error_message(chunk['error'])}", status=502)
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            skipped += "usage" not in chunk and "x_groq" not in chunk  # a usage-only chunk is known
+            continue
+        for choice in choices:
+            if not _known_choice(choice):
+                skipped += 1
+                continue
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            thought = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(thought, str) and thought:
+                reasoning = True
+                yield ReasoningDelta(thought)
+            if delta.get("reasoning_details"):
+                _merge_details(details, delta["reasoning_details"])
+            if delta.get("content"):
+                for step in end_reasoning() + flush_pending() + end_call():
+                    yield step
+                yield TextDelta(delta["content"])
+            if delta.get("refusal"):
+                refusal.append(delta["refusal"])
+            for call in delta.get("tool_calls") or ():
+                for step in end_reasoning():
+                    yield step
+                index = call.get("index", 0)
+                function = call.get("function") or {}
+                arguments = function.get("arguments") or ""
+                if index in closed:
+                    raise ModelError(f"The upstream interleaved tool call {index} with another call.")
+                if open_call is not None and index == open_call["index"]:
+                    if arguments:
+                        open_call["arguments"].append(arguments)
+                        yield ArgumentsDelta(arguments)
+                    continue
+                if pending is not None and pending["index"] != index:
+                    for step in flush_pending():
+                        yield step
+                if pending is None:
+                    pending = {"index": index, "id": None, "name": "", "arguments": []}
+                pending["id"] = pending["id"] or call.get("id")
+                pending["name"] += function.get("name") or ""
+                pending["arguments"].append(arguments)
+                if arguments and pending["name"]:
+                    for step in flush_pending():
+                        yield step
+            if choice.get("finish_reason"):
+                finish = choice["finish_reason"]
+    if skipped:
+        log.warning("skipped %d upstream chunks of a shape this gateway does not know", skipped)
+    for step in end_reasoning() + flush_pending() + end_call():
+        yield step
+    if refusal:
+        yield Refusal("".join(refusal))
+    if usage is not None:
+        yield usage
+    if finish is None:
+        raise ModelError(
+            "The upstream's stream ended before a finish_reason: the answer may be cut short.",
+            code="upstream_stream_incomplete",
+            status=502,
+        )
+    if finish in _INCOMPLETE:
+        yield Incomplete(_INCOMPLETE[finish])
+
+
+# -- the provider ----------------------------------------------------------------------------
+
+
+class ChatCompletionsProvider:
+    """Open Responses in front of a Chat Completions upstream.
+
+    Configuration: `base_url`, `api_key` and `model`, defaulting to `$CHAT_COMPLETIONS_BASE_URL`,
+    `$CHAT_COMPLETIONS_API_KEY` and `$CHAT_COMPLETIONS_MODEL` (which, when set, replaces the model
+    a request names); `max_tokens_field`: the name the upstream takes for `max_output_tokens`;
+    `extra_body`: fields sent with every request (a vendor's own, such as Z.ai's `thinking`).
+    Subclass and override `chat_request` to change any mapping.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        model: str | None = None,
+        max_tokens_field: str | None = None,
+        extra_body: dict[str, Any] | None = None,
+        timeout: float = 120.0,
+    ):
+        base_url = base_url or os.environ.get("CHAT_COMPLETIONS_BASE_URL")
+        if not base_url:
+            raise ValueError(
+                "set CHAT_COMPLETIONS_BASE_URL (or pass base_url=): the upstream API root, e.g. https://api.openai.com/v1"
+            )
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key if api_key is not None else os.environ.get("CHAT_COMPLETIONS_API_KEY", "")
+        self.model = model or os.environ.get("CHAT_COMPLETIONS_MODEL")
+        # OpenAI's newer models refuse max_tokens; most compatible servers know only max_tokens.
+        openai = urlsplit(self.base_url).hostname == "api.openai.com"
+        self.max_tokens_field = max_tokens_field or ("max_completion_tokens" if openai else "max_tokens")
+        self.extra_body = dict(extra_body or {})
+        self.timeout = timeout
+
+    def chat_request(self, request: ProviderRequest) -> dict[str, Any]:
+        """The body sent upstream for one turn; override to change a mapping."""
+        return {**to_chat_request(request, self.model or request.model, self.max_tokens_field), **self.extra_body}
+
+    async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        payload = self.chat_request(request)
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        url = f"{self.base_url}/chat/completions"
+        async with httpx.AsyncClient(timeout=self.timeout) as http:
+            try:
+                async with http.stream("POST", url, json=payload, headers=headers) as reply:
+                    if reply.status_code != 200:
+                        raise _upstream_error(reply.status_code, await reply.aread(), reply.headers.get("retry-after"))
+                    kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+                    if kind != "text/event-stream":
+                        raise _not_a_stream(kind, await reply.aread())
+                    yield Accepted()  # the client's stream begins now, however long the upstream thinks
+                    async for step in steps_from_chunks(chat_chunks(reply)):
+                        yield step
+            except httpx.TransportError as exc:  # before the answer began: no stream to end
+                raise ModelError(
+                    f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",
+                    code="upstream_unreachable",
+                    status=502,
+                ) from None
+
+    async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
+        """One opaque `compaction` item holding the conversation, which `to_chat_messages` opens again."""
+        blob = base64.b64encode(json.dumps(_expand(items)).encode()).decode()
+        return [{"type": "compaction", "id": "cmp_" + os.urandom(12).hex(), "encrypted_content": blob}]
+
+
+def _not_a_stream(kind: str, body: bytes) -> Exception:
+    """A 200 whose body is not an event stream: a JSON error body keeps its meaning, anything else is a 502."""
+    if kind == "application/json":
+        try:
+            error = json.loads(body).get("error")
+        except (ValueError, AttributeError):
+            error = None
+        if error is not None:
+            return ModelError(f"The upstream failed: {_error_message(error)}", status=502)
+    return ModelError(
+        f"The upstream answered 200 with {kind or 'no content type'}, not an event stream: "
+        f"{body.decode(errors='replace')[:100]!r}",
+        code="upstream_bad_response",
+        status=502,
+    )
