@@ -437,7 +437,8 @@ def test_routes_and_methods(server):
     response = httpx.get(server + "/responses", headers={"Authorization": f"Bearer {API_KEY}"})
     assert_error(response, 405, "invalid_request", "method_not_allowed")
     assert response.headers["allow"] == "POST"
-    assert_error(httpx.delete(server + "/responses/compact"), 405, "invalid_request")
+    # DELETE /responses/compact would delete a response with id `compact`; no route takes PUT.
+    assert_error(httpx.put(server + "/responses/compact"), 405, "invalid_request")
 
 
 def test_oversized_body():
@@ -526,10 +527,21 @@ def test_routes_come_from_the_spec():
     assert {(op.method, op.path, op.operation_id) for op in ROUTES} == {
         ("POST", "/v1/responses", "createResponse"),
         ("POST", "/v1/responses/compact", "compactResponse"),
+        ("GET", "/v1/responses/{response_id}", "getResponse"),  # these four from the openai fragment
+        ("DELETE", "/v1/responses/{response_id}", "deleteResponse"),
+        ("POST", "/v1/responses/{response_id}/cancel", "cancelResponse"),
+        ("GET", "/v1/responses/{response_id}/input_items", "listInputItems"),
     }
     create = next(op for op in ROUTES if op.operation_id == "createResponse")
     assert create.request_model is models.CreateResponseBody and create.websocket
-    assert [op.handler for op in ROUTES] == ["create_response", "compact_response"]
+    assert [op.handler for op in ROUTES] == [
+        "create_response",
+        "compact_response",
+        "delete_response",
+        "get_response",
+        "cancel_response",
+        "list_input_items",
+    ]
 
 
 def test_route_specs_from_a_minimal_document():

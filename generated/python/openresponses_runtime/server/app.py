@@ -58,6 +58,7 @@ from .._base import UnknownTool
 from .acceptance import Accept, check_function_outputs, check_request
 from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
+from .lifecycle import Lifecycle
 from .nulls import disallowed_null
 from .routes import ROUTES
 from .steps import Incomplete, Provider, ProviderError, ProviderRequest
@@ -69,7 +70,14 @@ __all__ = ["create_app", "error_response", "json_path", "response_skeleton"]
 log = logging.getLogger("openresponses_runtime.server")
 
 #: The `_Server` methods that serve operations, named after their operation ids (read by the build).
-HANDLERS = ("create_response", "compact_response")
+HANDLERS = (
+    "create_response",
+    "compact_response",
+    "get_response",
+    "delete_response",
+    "cancel_response",
+    "list_input_items",
+)
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -499,7 +507,7 @@ def _check_tool_choice(data: dict[str, Any]) -> None:
 # -- the app -----------------------------------------------------------------------------------
 
 
-class _Server:
+class _Server(Lifecycle):
     def __init__(
         self,
         provider: Provider,
@@ -529,6 +537,9 @@ class _Server:
             if hmac.compare_digest(given, key):
                 return
         raise Unauthorized("Incorrect API key provided.")
+
+    def authorize_scope(self, scope: Scope) -> None:
+        self.authorize(_bearer(_headers(scope)[0]))
 
     async def read(self, scope: Scope, receive: Receive, model: type) -> tuple[dict[str, Any], Any]:
         authorization, content_type, length = _headers(scope)
