@@ -14,6 +14,8 @@ import sys
 import httpx
 import openai
 import pytest
+from openresponses_runtime import client as runtime_client
+from openresponses_runtime import models
 
 from .server_helpers import API_KEY, free_port, served_process
 
@@ -136,6 +138,48 @@ def test_async_sdk_drives_every_operation(base_url):
         with pytest.raises(openai.NotFoundError):
             await client.responses.retrieve(created.id)
         await client.close()
+
+    asyncio.run(main())
+
+
+def test_generated_client_drives_every_operation(base_url):
+    with runtime_client.Client(base_url=base_url, api_key=API_KEY, max_retries=0) as client:
+        created = client.responses.create(model="demo", input=INPUT)
+        again = client.responses.retrieve(created.id, include=[models.IncludeEnum.message_output_text_logprobs])
+        assert isinstance(again, models.ResponseResource) and again.id == created.id
+        page = client.responses.input_items.list(created.id, order="asc", limit=2)
+        assert isinstance(page, models.OpenaiInputItemList)
+        assert (len(page.data), page.has_more) == (2, True)
+        rest = client.responses.input_items.list(created.id, order="asc", after=page.last_id)
+        assert [item.id for item in rest.data] == ["msg_client_given"]
+        with pytest.raises(runtime_client.BadRequestError) as info:
+            client.responses.input_items.list(created.id, limit=0)
+        assert (info.value.code, info.value.param) == ("invalid_value", "limit")
+        with pytest.raises(runtime_client.BadRequestError) as info:
+            client.responses.cancel(created.id)
+        assert info.value.code == "response_not_cancellable"
+        deleted = client.responses.delete(created.id)
+        assert (deleted.id, deleted.object, deleted.deleted) == (created.id, "response.deleted", True)
+        with pytest.raises(runtime_client.NotFoundError) as info:
+            client.responses.retrieve(created.id)
+        assert info.value.param == "response_id"
+        with pytest.raises(runtime_client.BadRequestError) as info:
+            client.responses.retrieve("not an id?")  # escaped into the path, and refused as no id
+        assert info.value.param == "response_id"
+
+
+def test_generated_async_client_drives_every_operation(base_url):
+    async def main():
+        async with runtime_client.AsyncClient(base_url=base_url, api_key=API_KEY, max_retries=0) as client:
+            created = await client.responses.create(model="demo", input=INPUT)
+            assert (await client.responses.retrieve(created.id)).id == created.id
+            page = await client.responses.input_items.list(created.id)
+            assert [item.id for item in page.data][0] == "msg_client_given"
+            with pytest.raises(runtime_client.BadRequestError):
+                await client.responses.cancel(created.id)
+            assert (await client.responses.delete(created.id)).deleted is True
+            with pytest.raises(runtime_client.NotFoundError):
+                await client.responses.input_items.list(created.id)
 
     asyncio.run(main())
 
