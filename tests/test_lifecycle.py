@@ -190,6 +190,7 @@ def test_generated_async_client_drives_every_operation(base_url):
         ("/responses/resp_never_made", 404, "response_not_found", "response_id", "No stored response"),
         ("/responses/bad%20id!", 400, "invalid_value", "response_id", "is not a response id"),
         ("/responses/{id}?stream=true", 400, "response_not_resumable", "stream", "background: true"),
+        ("/responses/resp_never_made?stream=true", 404, "response_not_found", "response_id", "No stored response"),
         ("/responses/{id}?stream=maybe", 400, "invalid_value", "stream", "`stream` must be `true` or `false`"),
         ("/responses/{id}?starting_after=-1", 400, "invalid_value", "starting_after", "integer of at least 0"),
         ("/responses/{id}?include[]=everything", 400, "invalid_value", "include", "Unknown `include` value"),
@@ -233,6 +234,19 @@ def test_every_operation_needs_the_key(base_url, created, method, path):
     answer = httpx.request(method, base_url + path.format(id=created.id))
     assert answer.status_code == 401
     assert answer.json()["error"]["code"] == "missing_api_key"
+
+
+def test_a_large_starting_after_is_taken(base_url, created):
+    answer = httpx.get(f"{base_url}/responses/{created.id}?starting_after=5548923694069", headers=_auth())
+    assert answer.status_code == 200  # a valid integer, however large; only streaming would read it
+
+
+@pytest.mark.parametrize(("path", "allowed"), [("/responses/{id}", "DELETE, GET"), ("/responses/{id}/cancel", "POST")])
+def test_a_wrong_method_names_every_method_of_the_path(base_url, created, path, allowed):
+    answer = httpx.request("PUT", base_url + path.format(id=created.id), headers=_auth())
+    assert answer.status_code == 405
+    assert answer.json()["error"]["code"] == "method_not_allowed"
+    assert answer.headers["allow"] == allowed
 
 
 def _auth() -> dict[str, str]:

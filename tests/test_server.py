@@ -586,8 +586,9 @@ def test_an_operation_without_a_handler_fails_the_build(tmp_path):
     root.write_text(
         text.replace(
             "\n  /responses/compact:\n",
-            "\n  /responses/{id}/cancel:\n    post:\n      operationId: cancelResponse\n"
-            "      responses:\n        '200':\n          description: The cancelled response.\n"
+            "\n  /responses/{id}/archive:\n    post:\n      operationId: archiveResponse\n"
+            "      parameters: [{name: id, in: path, required: true, schema: {type: string}}]\n"
+            "      responses:\n        '200':\n          description: The archived response.\n"
             "  /responses/compact:\n",
             1,
         )
@@ -595,15 +596,15 @@ def test_an_operation_without_a_handler_fails_the_build(tmp_path):
     result = run_orspec("build", "--spec", str(spec), "--out", str(tmp_path / "out"))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert re.search(
-        r"openapi\.yaml:\d+: /paths/~1responses~1\{id\}~1cancel/post: operation 'cancelResponse' "
-        r"\(POST /responses/\{id\}/cancel\) has no handler",
+        r"openapi\.yaml:\d+: /paths/~1responses~1\{id\}~1archive/post: operation 'archiveResponse' "
+        r"\(POST /responses/\{id\}/archive\) has no handler",
         result.stderr,
     ), result.stderr
     assert not (tmp_path / "out").exists()
     lenient = run_orspec("build", "--spec", str(spec), "--out", str(tmp_path / "out"), "--lenient")
     assert lenient.returncode == 0, lenient.stderr[-2000:]
     routes = (tmp_path / "out" / "python" / "openresponses_runtime" / "server" / "routes.py").read_text()
-    assert "cancelResponse" not in routes and "compactResponse" in routes
+    assert "archiveResponse" not in routes and "compactResponse" in routes
 
 
 def test_orspec_serve_prints_a_key_and_serves(tmp_path):

@@ -50,7 +50,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import Route, WebSocketRoute, compile_path
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import models
@@ -786,7 +786,7 @@ def create_app(
                 f"Method {request.method} is not allowed on {request.url.path}.",
                 code="method_not_allowed",
                 status=405,
-                headers=dict(exc.headers or {}),
+                headers={**(exc.headers or {}), **_allow(request.scope["path"])},
             )
         else:
             error = InvalidRequest(str(exc.detail), status=exc.status_code, headers=dict(exc.headers or {}))
@@ -799,6 +799,19 @@ def create_app(
     app = _App(operations, routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
     app.state.openresponses = server
     return app
+
+
+# Every method the spec serves on each path: a path with several operations has a route for each, and
+# Starlette's own `Allow` would name only the first route's.
+_PATH_METHODS: dict[str, list[str]] = {}
+for _op in ROUTES:
+    _PATH_METHODS.setdefault(_op.path, []).append(_op.method)
+_ALLOWED = [(compile_path(path)[0], ", ".join(methods)) for path, methods in _PATH_METHODS.items()]
+
+
+def _allow(path: str) -> dict[str, str]:
+    """The `Allow` header for `path`: the methods of the spec's operations on it."""
+    return next(({"Allow": methods} for regex, methods in _ALLOWED if regex.match(path)), {})
 
 
 class _Operation:

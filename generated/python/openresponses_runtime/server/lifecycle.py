@@ -51,15 +51,16 @@ class Lifecycle:
     async def get_response(self, scope: Scope, receive: Receive) -> ASGIApp:
         query = self._query(scope)
         _include(query)
-        if _boolean(query, "stream"):
+        stream = _boolean(query, "stream")
+        _integer(query, "starting_after", 0, None)
+        record = await self._stored(scope)  # an unknown id is a 404 whatever else is asked
+        if stream:
             raise InvalidRequest(
-                "Only responses created with `background: true` keep their events, so this one cannot be "
-                "streamed again; retrieve it without `stream`.",
+                f"Response '{record.id}' was not created with `background: true`, so its events were not kept "
+                "and it cannot be streamed again; retrieve it without `stream`.",
                 code="response_not_resumable",
                 param="stream",
             )
-        _integer(query, "starting_after", 0, None)
-        record = await self._stored(scope)
         return _json(dumps(record.response))
 
     async def delete_response(self, scope: Scope, receive: Receive) -> ASGIApp:
@@ -188,7 +189,7 @@ def _integer(query: dict[str, list[str]], name: str, low: int, high: int | None)
     value = _one(query, name)
     if value is None:
         return None
-    number = int(value) if re.fullmatch(r"[0-9]{1,9}", value) else None
+    number = int(value) if re.fullmatch(r"[0-9]{1,4000}", value) else None  # int() reads 4,300 digits at most
     if number is None or number < low or (high is not None and number > high):
         bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
         raise InvalidRequest(f"`{name}` must be an integer {bounds}, not {value!r}.", code="invalid_value", param=name)
