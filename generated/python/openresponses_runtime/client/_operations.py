@@ -97,7 +97,7 @@ class ResponsesOperations:
         Returns a response the server stored when it was created (any response not created with `store: false`), in the same shape the create call answered with.
 
         Args:
-            response_id: Identifier of a stored response, as `id` in its response object.
+            response_id: Identifier of a stored response, as `id` in its response object: letters, digits, `_` and `-`. An id of any other shape cannot name a response, and the server answers 400.
             include: Optional data to add to the response, as the create request's `include`.
             stream: Ask to replay the response's events as server-sent events. Only responses created in background mode keep their events; for any other the server answers 400.
             starting_after: With `stream`, the `sequence_number` of the last event the client already holds; the replay starts with the event after it.
@@ -126,7 +126,7 @@ class ResponsesOperations:
         Removes a stored response and the input items it was created with. Retrieving it, or continuing from it with `previous_response_id`, answers 404 afterwards.
 
         Args:
-            response_id: Identifier of a stored response, as `id` in its response object.
+            response_id: Identifier of a stored response, as `id` in its response object: letters, digits, `_` and `-`. An id of any other shape cannot name a response, and the server answers 400.
             timeout: Seconds for this call, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
         """
@@ -229,7 +229,7 @@ class AsyncResponsesOperations:
         Returns a response the server stored when it was created (any response not created with `store: false`), in the same shape the create call answered with.
 
         Args:
-            response_id: Identifier of a stored response, as `id` in its response object.
+            response_id: Identifier of a stored response, as `id` in its response object: letters, digits, `_` and `-`. An id of any other shape cannot name a response, and the server answers 400.
             include: Optional data to add to the response, as the create request's `include`.
             stream: Ask to replay the response's events as server-sent events. Only responses created in background mode keep their events; for any other the server answers 400.
             starting_after: With `stream`, the `sequence_number` of the last event the client already holds; the replay starts with the event after it.
@@ -258,7 +258,7 @@ class AsyncResponsesOperations:
         Removes a stored response and the input items it was created with. Retrieving it, or continuing from it with `previous_response_id`, answers 404 afterwards.
 
         Args:
-            response_id: Identifier of a stored response, as `id` in its response object.
+            response_id: Identifier of a stored response, as `id` in its response object: letters, digits, `_` and `-`. An id of any other shape cannot name a response, and the server answers 400.
             timeout: Seconds for this call, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
         """
