@@ -2,7 +2,7 @@
 
 On each store `orspec serve` offers: memory, a SQLite file, and PostgreSQL at `ORSPEC_TEST_POSTGRES`
 (default `postgresql://postgres@127.0.0.1:5432/postgres`, as in `test_server_postgres.py`; skipped,
-saying why, when nothing answers there).
+saying why, when nothing answers there); and against a freshly scaffolded provider.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import openai
 import pytest
 from openresponses_runtime import client as runtime_client
 from openresponses_runtime import models
+from orspec.scaffold import scaffold
 
 from .server_helpers import API_KEY, free_port, served_process
 
@@ -36,14 +37,23 @@ def _postgres_url() -> str:
     return url
 
 
-@pytest.fixture(scope="module", params=["memory", "sqlite", "postgres"])
+@pytest.fixture(scope="module", params=["memory", "sqlite", "postgres", "scaffolded provider"])
 def base_url(request, tmp_path_factory):
+    port = free_port()
+    if request.param == "scaffolded provider":
+        project = tmp_path_factory.mktemp("provider")
+        scaffold("lifecycle-check", project, force=True)
+        command = [sys.executable, "-m", "lifecycle_check", "--port", str(port), "--api-key", API_KEY]
+        with served_process(
+            [*command, "--store", "memory:"], port=port, env={"PYTHONPATH": str(project / "src")}
+        ) as base:
+            yield base
+        return
     store = {
         "memory": lambda: "memory:",
         "sqlite": lambda: str(tmp_path_factory.mktemp("store") / "responses.sqlite3"),
         "postgres": _postgres_url,
     }[request.param]()
-    port = free_port()
     command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", store]
     with served_process([*command, "--delay", "0"], port=port) as base:
         yield base
