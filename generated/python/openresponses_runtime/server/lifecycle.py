@@ -101,7 +101,7 @@ class Lifecycle:
             ids = [item["id"] for item in items]
             if after not in ids:
                 raise InvalidRequest(
-                    f"'{after}' is not an input item of response '{record.id}': pass as `after` the `last_id` "
+                    f"{after[:64]!r} is not an input item of response '{record.id}': pass as `after` the `last_id` "
                     "of an earlier page of the same response.",
                     code="invalid_value",
                     param="after",
