@@ -357,7 +357,9 @@ def _check_across(fragments: list[Fragment], core: dict) -> list[Problem]:
 
 
 def _check_operations_across(fragments: list[Fragment], core: dict) -> list[Problem]:
-    """An operation (path and method) and its `operationId` belong to the core or one fragment only."""
+    """An operation (path and method) and its `operationId` belong to the core or one fragment only.
+
+    Paths that differ only in their parameters' names (`/r/{id}`, `/r/{rid}`) are the same route."""
     problems: list[Problem] = []
     core_paths = core.get("paths") if isinstance(core.get("paths"), dict) else {}
     owners: dict[tuple[str, str], str] = {}
@@ -366,13 +368,13 @@ def _check_operations_across(fragments: list[Fragment], core: dict) -> list[Prob
         for method in HTTP_METHODS:
             op = item.get(method) if isinstance(item, dict) else None
             if isinstance(op, dict):
-                owners[path, method] = "the core"
+                owners[PATH_PARAMETER.sub("{}", path), method] = "the core"
                 if isinstance(op.get("operationId"), str):
                     ids.setdefault(op["operationId"], f"the core's {method.upper()} {path}")
     for fragment in fragments:
         for path, method, op in fragment.operations():
             at = f"/paths/{escape(path)}/{method}"
-            owner = owners.setdefault((path, method), fragment.doc.display)
+            owner = owners.setdefault((PATH_PARAMETER.sub("{}", path), method), fragment.doc.display)
             if owner != fragment.doc.display:
                 problems.append(
                     fragment.problem(
