@@ -135,6 +135,14 @@ def test_cancel_of_a_finished_response_is_refused(sdk, created):
         sdk.responses.cancel("resp_never_made")
 
 
+def test_resuming_a_foreground_response_is_refused(sdk, created):
+    with pytest.raises(openai.BadRequestError) as info:
+        sdk.responses.retrieve(created.id, stream=True, starting_after=3)
+    assert (info.value.body["code"], info.value.body["param"]) == ("response_not_resumable", "stream")
+    with pytest.raises(openai.NotFoundError):
+        sdk.responses.retrieve("resp_never_made", stream=True)
+
+
 def test_async_sdk_drives_every_operation(base_url):
     async def main():
         client = openai.AsyncOpenAI(base_url=base_url, api_key=API_KEY, max_retries=0)
