@@ -168,7 +168,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     paths = len(spec.document.get("paths") or {})
     vendor = sum(len(f.schemas) for f in spec.fragments)
     from_fragments = f" ({vendor} from {len(spec.fragments)} vendor fragments)" if spec.fragments else ""
-    print(f"OK: {schemas} schemas{from_fragments}, {paths} paths, {len(spec.problems)} warnings")
+    added = sum(1 for op in spec.model.operations if op.vendor)
+    operations = f" ({len(spec.model.operations)} operations{f', {added} from vendor fragments' if added else ''})"
+    print(f"OK: {schemas} schemas{from_fragments}, {paths} paths{operations}, {len(spec.problems)} warnings")
     return 0
 
 
