@@ -29,7 +29,8 @@ FUNCTION_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # FunctionToolParam.name
 def map_case(context, case):
     """Schema-valid cases only (the coverage phase's too); invalid ones are rejected either way."""
     meta = case.meta
-    if meta is None or meta.generation.mode == schemathesis.GenerationMode.POSITIVE:
+    takes_body = "requestBody" in DOCUMENT["paths"][case.operation.path][case.operation.method.lower()]
+    if takes_body and (meta is None or meta.generation.mode == schemathesis.GenerationMode.POSITIVE):
         body = only_defined_parameters(case.body, case.operation.path)
         case.body = answer_outputs(offer_named_functions(body))
     return case

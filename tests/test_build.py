@@ -131,7 +131,9 @@ def test_check_lists_stale_files(tmp_path):
 def test_project_root_is_found_from_a_subdirectory():
     result = run_orspec("validate", cwd=ROOT / "spec" / "components")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("OK: 129 schemas (21 from 3 vendor fragments), 2 paths")
+    assert result.stdout.startswith(
+        "OK: 131 schemas (23 from 3 vendor fragments), 5 paths (6 operations, 4 from vendor fragments)"
+    )
 
 
 def test_outside_a_project_needs_spec(tmp_path):

@@ -8,8 +8,9 @@ import typing
 
 from openresponses_runtime import models
 from openresponses_runtime.client import CREATE_PARAMS, AsyncClient, Client, Tool
-from orspec.generate.client import annotation, create_params, python_name
+from orspec.generate.client import annotation, client_operations, create_params, python_name
 from orspec.pipeline import load_spec
+from orspec.schema import build
 
 from .conftest import ROOT, run_orspec, run_python
 
@@ -99,6 +100,44 @@ def test_a_vendor_fragment_field_becomes_a_keyword_of_create(tmp_path):
     done = run_python(code, path=out / "python")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:3] == ["KEYWORD_ONLY None int | None", "zeta:priority", "True"]
+
+
+def test_operations_on_a_stored_response_are_methods_named_by_rest_convention():
+    found = {(op.group, op.name): op for op in client_operations(load_spec(ROOT / "spec").model)}
+    assert set(found) == {("", "retrieve"), ("", "delete"), ("", "cancel"), ("input_items", "list")}
+    listing = found["input_items", "list"]
+    assert [p.name for p in listing.path_params] == ["response_id"]
+    assert [(p.name, p.annotation) for p in listing.query_params] == [
+        ("after", "str"),
+        ("limit", "int"),
+        ("order", "Literal['asc', 'desc']"),
+        ("include", "Sequence[models.IncludeEnum | str]"),
+    ]
+    assert (listing.http_method, listing.returns) == ("GET", "OpenaiInputItemList")
+    # The generated methods are what the runtime's client has, sync and async.
+    for owner in (Client, AsyncClient):
+        responses = owner(base_url="http://127.0.0.1:9/v1", api_key="k").responses
+        assert callable(responses.retrieve) and callable(responses.input_items.list)
+        assert "after" in inspect.signature(responses.input_items.list).parameters
+
+
+def test_any_operation_on_one_response_becomes_a_method():
+    answer = {"200": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/T"}}}}}
+    parameter = {"name": "rid", "in": "path", "required": True, "schema": {"type": "string"}}
+    document = {
+        "components": {"schemas": {"T": {"type": "object"}}},
+        "paths": {
+            "/responses/{rid}/archive": {"parameters": [parameter], "post": {"responses": answer}},
+            "/responses/{rid}/steps": {"parameters": [parameter], "get": {"responses": answer}},
+            "/responses/{rid}/a/b": {"parameters": [parameter], "get": {"responses": answer}},  # no convention
+            "/things/{rid}": {"parameters": [parameter], "get": {"responses": answer}},  # not `client.responses`
+        },
+    }
+    made = [(op.group, op.name, op.path_code) for op in client_operations(build(document))]
+    assert made == [
+        ("", "archive", "/responses/{_segment(rid)}/archive"),
+        ("steps", "list", "/responses/{_segment(rid)}/steps"),
+    ]
 
 
 def test_tools_from_plain_callables():

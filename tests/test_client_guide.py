@@ -37,5 +37,6 @@ def test_guide_examples_run_against_orspec_serve(tmp_path):
         )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert "400 invalid_value input" in done.stdout
+    assert "404 response_not_found response_id" in done.stdout
     assert "Error: TimeoutError: the weather service did not answer" in done.stdout
     assert "get_weather" in done.stdout and "get_time" in done.stdout

@@ -142,3 +142,69 @@ def test_reports_missing_done_marker():
     with live_server(only_drop_done(demo_app())) as base:
         (result,) = run(base, API_KEY, filters=["streaming"])
     assert not result.ok and "[DONE]" in result.reason, result.reason
+
+
+# -- extension cases: the stored-response operations of the `openai` fragment -----------------------
+
+
+def core_only(app):
+    """A server of the core spec alone: the fragment's operations are unknown routes."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http" and scope["path"] not in ("/v1/responses", "/v1/responses/compact"):
+            body = b'{"error":{"type":"not_found","code":null,"param":null,"message":"No such route"}}'
+            await send(
+                {"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"application/json")]}
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+def deletes_nothing(app):
+    """Delete answers the deleted object but keeps the response."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "DELETE":
+            response_id = scope["path"].rsplit("/", 1)[1]
+            body = json.dumps({"id": response_id, "object": "response.deleted", "deleted": True}).encode()
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+def test_extension_cases_are_marked_with_their_fragment():
+    lifecycle = [c for c in CASES if c.group == "lifecycle"]
+    assert {c.id for c in lifecycle} == {
+        "lifecycle-retrieve",
+        "lifecycle-input-items",
+        "lifecycle-delete",
+        "lifecycle-cancel-finished",
+    }
+    assert {c.extension for c in lifecycle} == {"openai"}
+    assert not [c for c in CASES if c.group != "lifecycle" and c.extension]
+
+
+def test_a_core_only_server_skips_the_extension_cases_and_passes():
+    with live_server(core_only(demo_app())) as base:
+        results = run(base, API_KEY, filters=["lifecycle-*", "basic-text"])
+        done = run_orspec("compliance", "--base-url", base, "--api-key", API_KEY, "--filter", "lifecycle-*,basic-text")
+    assert all(r.ok for r in results)
+    assert [r.case.id for r in results if r.skipped] == [c.id for c in select(["lifecycle-*"])]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SKIP lifecycle-retrieve: the server answers 404 to retrieve on a response it just stored" in done.stdout
+    assert "1 passed, 0 failed, 4 skipped (extension operations not served)" in done.stderr
+
+
+def test_fails_a_server_whose_delete_keeps_the_response():
+    with live_server(deletes_nothing(demo_app())) as base:
+        (result,) = run(base, API_KEY, filters=["lifecycle-delete"])
+    assert not result.ok and not result.skipped
+    assert result.reason == "retrieve of a deleted response succeeded where it must fail"

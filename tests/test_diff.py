@@ -6,11 +6,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from orspec.bundle import bundle
+from orspec.cli import main
 from orspec.diff import RULES, Change, diff_documents, diff_specs, render
 from orspec.problems import SpecError
 
@@ -573,6 +575,45 @@ def test_diff_specs_reports_spec_errors(tmp_path):
     with pytest.raises(SpecError) as info:
         diff_specs(bad, NEW_RELEASE)
     assert info.value.problems
+
+
+def test_operations_a_fragment_adds_say_so():
+    old = spec()
+    new = copy.deepcopy(old)
+    answer = {"responses": {"200": {"description": "ok"}}}
+    new["paths"]["/other/{id}"] = {"get": {**answer, "x-openresponses-vendor": "zeta"}, "delete": answer}
+    new["paths"]["/things"]["delete"] = {**answer, "x-openresponses-vendor": "zeta"}
+    assert [c.message for c in diff_documents(old, new)] == [
+        "path `/other/{id}` added (GET, DELETE; by the `zeta` fragment)",
+        "operation DELETE /things added (by the `zeta` fragment)",
+    ]
+
+
+def test_diff_with_extensions_compares_what_fragments_add():
+    release = PROJECT / "spec" / "releases" / "2026-04-24" / "openapi.json"
+    core_only = {c.pointer for c in diff_specs(release, PROJECT / "spec")}
+    merged = {c.pointer: c for c in diff_specs(release, PROJECT / "spec", extensions=True)}
+    added = merged["/paths/~1responses~1{response_id}~1input_items"]
+    assert (added.kind, added.breaking) == ("path-added", False)
+    assert added.message == "path `/responses/{response_id}/input_items` added (GET; by the `openai` fragment)"
+    assert "/components/schemas/OpenaiInputItemList" in merged
+    assert not {p for p in core_only if "response_id" in p or "Openai" in p}
+
+
+def test_cli_diff_extensions(capsys):
+    assert main(["diff", "2026-04-24", str(PROJECT / "spec"), "--extensions"]) == 0
+    out = capsys.readouterr().out
+    assert "non-breaking /paths/~1responses~1{response_id}~1cancel: path `/responses/{response_id}/cancel` added" in out
+    assert main(["diff", "2026-04-24", str(PROJECT / "spec")]) == 0
+    assert "response_id" not in capsys.readouterr().out
+
+
+def test_diff_with_extensions_refuses_a_broken_fragment(tmp_path):
+    shutil.copytree(PROJECT / "spec", tmp_path / "spec")
+    (tmp_path / "spec" / "extensions" / "zeta.yaml").write_text("x-openresponses-extension: {vendor: Zeta}\n")
+    with pytest.raises(SpecError) as info:
+        diff_specs(NEW_RELEASE, tmp_path / "spec", extensions=True)
+    assert "vendor slug 'Zeta'" in info.value.problems[0].message
 
 
 # --- end to end ----------------------------------------------------------------------------------------

@@ -133,6 +133,27 @@ def test_http_api_page(pages):
     assert "## WebSocket mode" in text and "WebSocketResponseCreateEvent" in text
 
 
+def test_fragment_operations_have_their_own_page(pages):
+    core, group = pages["http-api.md"], pages["http-openai.md"]
+    assert "[HTTP API: OpenAI hosted web search and stored-response operations](http-openai.md)" in core
+    assert "{ #op-getResponse }" not in core  # a fragment's operations live on its group's page only
+    assert "the <code>openai</code> extension fragment\n(<code>spec/extensions/openai.yaml</code>) adds them" in group
+    for operation_id in ("getResponse", "deleteResponse", "cancelResponse", "listInputItems"):
+        assert f"{{ #op-{operation_id} }}" in group
+    listing = group.split("{ #op-listInputItems }", 1)[1]
+    assert (
+        "| <code>limit</code> | query | integer | no | How many items the page holds at most, from 1 to 100. |"
+        in listing
+    )
+    assert "[OpenaiInputItemList](openai.md#OpenaiInputItemList)" in listing
+    # shared error answers show their body and description, not an empty row
+    assert re.search(
+        r"\| <code>404</code> \| <code>application/json</code> \| \[ErrorResponse\]\(errors.md#ErrorResponse\) \| \w",
+        listing,
+    )
+    assert "http-openai.md" in pages["index.md"]
+
+
 def test_enum_descriptions_and_union_tags(pages):
     assert "Image is examined at full resolution" in pages["content.md"]  # x-enumDescriptions
     items = pages["items.md"]

@@ -93,6 +93,30 @@ def test_extensions_list():
     assert re.search(r"^\s+item\s+openai:web_search_call\s+OpenaiWebSearchCall$", out, re.M)
     assert re.search(r"^\s+event\s+openai:response.web_search_call.searching\s+", out, re.M)
     assert re.search(r"^\s+field\s+anthropic:mcp_servers\s+on CreateResponseBody$", out, re.M)
+    assert re.search(r"^\s+path\s+GET /responses/\{response_id\}/input_items\s+listInputItems$", out, re.M)
+
+
+def test_fragment_operations_merge_with_provenance():
+    bundled = json.loads((ROOT / "generated" / "openapi.json").read_text())
+    retrieve = bundled["paths"]["/responses/{response_id}"]["get"]
+    assert retrieve["operationId"] == "getResponse"
+    assert retrieve["x-openresponses-vendor"] == "openai"
+    assert [p["name"] for p in bundled["paths"]["/responses/{response_id}"]["parameters"]] == ["response_id"]
+    assert "x-openresponses-vendor" not in bundled["paths"]["/responses"]["post"]
+
+
+def test_build_fails_on_a_fragment_operation_without_handler(spec_copy, tmp_path, capsys):
+    shutil.copy(FIXTURES / "operation_without_handler.yaml", spec_copy / "extensions" / "zeta.yaml")
+    code = main(["build", "--spec", str(spec_copy), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert re.search(
+        r"^spec/extensions/zeta.yaml:5: /paths/~1zeta~1things~1\{thing_id\}/get: operation 'getZetaThing' "
+        r"\(GET /zeta/things/\{thing_id\}\) has no handler",
+        err,
+        re.M,
+    ), err
+    assert not (tmp_path / "out").exists()
 
 
 WEB_SEARCH = {

@@ -437,7 +437,8 @@ def test_routes_and_methods(server):
     response = httpx.get(server + "/responses", headers={"Authorization": f"Bearer {API_KEY}"})
     assert_error(response, 405, "invalid_request", "method_not_allowed")
     assert response.headers["allow"] == "POST"
-    assert_error(httpx.delete(server + "/responses/compact"), 405, "invalid_request")
+    # DELETE /responses/compact would delete a response with id `compact`; no route takes PUT.
+    assert_error(httpx.put(server + "/responses/compact"), 405, "invalid_request")
 
 
 def test_oversized_body():
@@ -526,10 +527,21 @@ def test_routes_come_from_the_spec():
     assert {(op.method, op.path, op.operation_id) for op in ROUTES} == {
         ("POST", "/v1/responses", "createResponse"),
         ("POST", "/v1/responses/compact", "compactResponse"),
+        ("GET", "/v1/responses/{response_id}", "getResponse"),  # these four from the openai fragment
+        ("DELETE", "/v1/responses/{response_id}", "deleteResponse"),
+        ("POST", "/v1/responses/{response_id}/cancel", "cancelResponse"),
+        ("GET", "/v1/responses/{response_id}/input_items", "listInputItems"),
     }
     create = next(op for op in ROUTES if op.operation_id == "createResponse")
     assert create.request_model is models.CreateResponseBody and create.websocket
-    assert [op.handler for op in ROUTES] == ["create_response", "compact_response"]
+    assert [op.handler for op in ROUTES] == [
+        "create_response",
+        "compact_response",
+        "delete_response",
+        "get_response",
+        "cancel_response",
+        "list_input_items",
+    ]
 
 
 def test_route_specs_from_a_minimal_document():
@@ -574,8 +586,9 @@ def test_an_operation_without_a_handler_fails_the_build(tmp_path):
     root.write_text(
         text.replace(
             "\n  /responses/compact:\n",
-            "\n  /responses/{id}/cancel:\n    post:\n      operationId: cancelResponse\n"
-            "      responses:\n        '200':\n          description: The cancelled response.\n"
+            "\n  /responses/{id}/archive:\n    post:\n      operationId: archiveResponse\n"
+            "      parameters: [{name: id, in: path, required: true, schema: {type: string}}]\n"
+            "      responses:\n        '200':\n          description: The archived response.\n"
             "  /responses/compact:\n",
             1,
         )
@@ -583,15 +596,15 @@ def test_an_operation_without_a_handler_fails_the_build(tmp_path):
     result = run_orspec("build", "--spec", str(spec), "--out", str(tmp_path / "out"))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert re.search(
-        r"openapi\.yaml:\d+: /paths/~1responses~1\{id\}~1cancel/post: operation 'cancelResponse' "
-        r"\(POST /responses/\{id\}/cancel\) has no handler",
+        r"openapi\.yaml:\d+: /paths/~1responses~1\{id\}~1archive/post: operation 'archiveResponse' "
+        r"\(POST /responses/\{id\}/archive\) has no handler",
         result.stderr,
     ), result.stderr
     assert not (tmp_path / "out").exists()
     lenient = run_orspec("build", "--spec", str(spec), "--out", str(tmp_path / "out"), "--lenient")
     assert lenient.returncode == 0, lenient.stderr[-2000:]
     routes = (tmp_path / "out" / "python" / "openresponses_runtime" / "server" / "routes.py").read_text()
-    assert "cancelResponse" not in routes and "compactResponse" in routes
+    assert "archiveResponse" not in routes and "compactResponse" in routes
 
 
 def test_orspec_serve_prints_a_key_and_serves(tmp_path):

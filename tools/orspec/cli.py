@@ -86,6 +86,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "md", "json"), default="text", help="output format (default: text)")
     p.add_argument("--docs", action="store_true", help="also report description changes")
     p.add_argument(
+        "--extensions",
+        action="store_true",
+        help="merge each spec directory's vendor fragments first, so the operations and schemas they add are compared",
+    )
+    p.add_argument(
         "--fail-on",
         choices=tuple(FAIL_ON),
         help="exit 1 when a change is breaking (for anyone), breaking for clients, or breaking for servers",
@@ -179,7 +184,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     paths = len(spec.document.get("paths") or {})
     vendor = sum(len(f.schemas) for f in spec.fragments)
     from_fragments = f" ({vendor} from {len(spec.fragments)} vendor fragments)" if spec.fragments else ""
-    print(f"OK: {schemas} schemas{from_fragments}, {paths} paths, {len(spec.problems)} warnings")
+    added = sum(1 for op in spec.model.operations if op.vendor)
+    operations = f" ({len(spec.model.operations)} operations{f', {added} from vendor fragments' if added else ''})"
+    print(f"OK: {schemas} schemas{from_fragments}, {paths} paths{operations}, {len(spec.problems)} warnings")
     return 0
 
 
@@ -293,7 +300,8 @@ FAIL_ON = {
 def cmd_diff(args: argparse.Namespace) -> int:
     from .diff import diff_specs, render
 
-    changes = diff_specs(_spec_or_release(args.old), _spec_or_release(args.new), docs=args.docs)
+    old, new = _spec_or_release(args.old), _spec_or_release(args.new)
+    changes = diff_specs(old, new, docs=args.docs, extensions=args.extensions)
     text = render(changes, args.format)
     if text:
         print(text)

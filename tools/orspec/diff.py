@@ -43,7 +43,7 @@ from typing import Any
 from jsonpointer import escape, unescape
 
 from .bundle import bundle
-from .schema import HTTP_METHODS, REF_PREFIX, build, deref
+from .schema import HTTP_METHODS, REF_PREFIX, VENDOR, build, deref
 
 __all__ = ["FORMATS", "RULES", "Breaks", "Change", "Rule", "diff_documents", "diff_specs", "render"]
 
@@ -147,9 +147,9 @@ RULES: dict[str, Rule] = {
         ("keyword-loosened", "constraint-changed", WIDEN, "`{key}` {old} -> {new}"),
         ("keyword-changed", "constraint-changed", (A, A), "`{key}` {old} -> {new}"),
         # paths and operations
-        ("path-added", "path-added", (N, N), "path `{path}` added"),
+        ("path-added", "path-added", (N, N), "path `{path}` added{detail}"),
         ("path-removed", "path-removed", (A, N), "path `{path}` removed"),
-        ("operation-added", "operation-added", (N, N), "operation {op} added"),
+        ("operation-added", "operation-added", (N, N), "operation {op} added{detail}"),
         ("operation-removed", "operation-removed", (A, N), "operation {op} removed"),
         ("operation-id", "operation-id-changed", (N, N), "operationId of {op} {old} -> {new}"),
         ("operation-text", "description-changed", (N, N), "{key} of {op} changed"),
@@ -222,9 +222,24 @@ class Change:
         return f"{self.label} {self.pointer or '/'}: {self.message}"
 
 
-def diff_specs(old_path: Path, new_path: Path, docs: bool = False) -> list[Change]:
-    """Bundle two specs (directories or single files) and diff them. Raises SpecError on bad input."""
-    return diff_documents(bundle(Path(old_path)).document, bundle(Path(new_path)).document, docs=docs)
+def diff_specs(old_path: Path, new_path: Path, docs: bool = False, extensions: bool = False) -> list[Change]:
+    """Bundle two specs (directories or single files) and diff them. Raises SpecError on bad input.
+
+    `extensions`: merge each spec directory's vendor fragments first, so what they add (operations,
+    schemas, fields) is compared too; by default only the core is."""
+    return diff_documents(_document(Path(old_path), extensions), _document(Path(new_path), extensions), docs=docs)
+
+
+def _document(path: Path, extensions: bool) -> dict:
+    bundled = bundle(path)
+    if extensions:
+        from .extensions import extend
+        from .problems import SpecError, errors
+
+        found = errors(extend(bundled)[1])
+        if found:
+            raise SpecError(found)
+    return bundled.document
 
 
 def diff_documents(old: dict, new: dict, *, docs: bool = False) -> list[Change]:
@@ -320,6 +335,12 @@ class _Schema:
             or self.mapping
             or self.keywords
         )
+
+
+def _added_by(*operations: Any) -> str:
+    """`; by the `v` fragment` when a vendor fragment added the operations, else ""."""
+    vendors = sorted({str(op.get(VENDOR)) for op in operations if isinstance(op, dict) and op.get(VENDOR)})
+    return f"; by the {', '.join(f'`{v}`' for v in vendors)} fragment" if vendors else ""
 
 
 def _canon(value: Any, *, strip: bool = True) -> str:
@@ -778,7 +799,10 @@ class _Differ:
             if path not in new_paths:
                 self.emit("path-removed", pointer, path=path)
             elif path not in old_paths:
-                self.emit("path-added", pointer, path=path)
+                item = self.deref_new(new_paths[path])
+                methods = [m.upper() for m in HTTP_METHODS if isinstance(item.get(m), dict)]
+                detail = f" ({', '.join(methods)}{_added_by(*(item[m.lower()] for m in methods))})" if methods else ""
+                self.emit("path-added", pointer, path=path, detail=detail)
             else:
                 self.compare_path_item(self.deref_old(old_paths[path]), self.deref_new(new_paths[path]), path, pointer)
 
@@ -791,7 +815,8 @@ class _Differ:
             if method in old and method not in new:
                 self.emit("operation-removed", at, op=op)
             elif method in new and method not in old:
-                self.emit("operation-added", at, op=op)
+                by = _added_by(new[method])
+                self.emit("operation-added", at, op=op, detail=f" ({by.removeprefix('; ')})" if by else "")
             elif method in new:
                 self.compare_operation(old[method], new[method], at, op)
 

@@ -12,9 +12,13 @@ A fragment is one file per vendor in `spec/extensions/`, a small OpenAPI documen
       ResponseResource:
         properties:
           "acme:cache_hit": {type: boolean}
+    paths:                                  # operations the core leaves out
+      /acme/things/{thing_id}:
+        get: {operationId: getAcmeThing, ...}
 
-Each kind joins the core unions listed in `KIND_UNIONS`; everything merged carries
-`x-openresponses-vendor: <slug>` so docs and diff can tell where it came from.
+Each kind joins the core unions listed in `KIND_UNIONS`, each operation joins the core's
+`paths`; everything merged carries `x-openresponses-vendor: <slug>` so docs and diff can tell
+where it came from.
 """
 
 from __future__ import annotations
@@ -32,12 +36,15 @@ from .bundle import Bundle
 from .load import Document, display_path, load_file
 from .pointers import resolve_pointer, walk
 from .problems import Problem, SpecError
-from .schema import REF_PREFIX, VENDOR, ref_name, schema_ref, stream_pointers, tag_values, union_of
+from .schema import HTTP_METHODS, REF_PREFIX, VENDOR, ref_name, schema_ref, stream_pointers, tag_values, union_of
 
 BLOCK = "x-openresponses-extension"
 EXTENDS = "x-openresponses-extends"
 KIND = "x-openresponses-kind"
 SLUG = re.compile(r"^[a-z][a-z0-9_-]*$")
+PATH_PARAMETER = re.compile(r"\{([^{}]*)\}")
+# What a fragment's `$ref` may name besides a schema: the core's shared error answers.
+CORE_RESPONSES = "#/components/responses/"
 
 # Where each kind of vendor schema joins the core: output and input items, tools as echoed and as
 # sent, message content parts, and the streaming-event union (wherever the spec's operations
@@ -58,6 +65,7 @@ class Fragment:
     title: str
     schemas: dict[str, Any] = field(default_factory=dict)
     extends: dict[str, Any] = field(default_factory=dict)
+    paths: dict[str, Any] = field(default_factory=dict)
 
     def problem(self, pointer: str, message: str) -> Problem:
         return Problem(self.doc.display, self.doc.line_of(pointer), pointer, message)
@@ -66,6 +74,13 @@ class Fragment:
         for name, schema in self.schemas.items():
             if isinstance(schema, dict) and isinstance(schema.get(KIND), str):
                 yield name, schema[KIND], schema
+
+    def operations(self) -> Iterator[tuple[str, str, dict]]:
+        """(path, method, operation) for every operation the fragment adds."""
+        for path, item in self.paths.items():
+            for method in HTTP_METHODS:
+                if isinstance(item, dict) and isinstance(item.get(method), dict):
+                    yield path, method, item[method]
 
 
 def pascal(slug: str) -> str:
@@ -116,7 +131,7 @@ def _read(doc: Document) -> tuple[Fragment | None, list[Problem]]:
     if not isinstance(vendor, str) or not SLUG.match(vendor):
         problems.append(fragment.problem(f"/{BLOCK}/vendor", f"vendor slug {vendor!r} must match {SLUG.pattern}"))
         return None, problems
-    unknown = set(data) - {BLOCK, "components", EXTENDS, "openapi", "info"}
+    unknown = set(data) - {BLOCK, "components", EXTENDS, "paths", "openapi", "info"}
     for key in sorted(unknown):
         problems.append(fragment.problem(f"/{escape(key)}", f"unexpected top-level key {key!r} in a fragment"))
     components = data.get("components") or {}
@@ -124,7 +139,10 @@ def _read(doc: Document) -> tuple[Fragment | None, list[Problem]]:
     fragment.schemas = schemas if isinstance(schemas, dict) else {}
     extends = data.get(EXTENDS) or {}
     fragment.extends = extends if isinstance(extends, dict) else {}
+    paths = data.get("paths") or {}
+    fragment.paths = paths if isinstance(paths, dict) else {}
     problems += _check_schemas(fragment)
+    problems += _check_paths(fragment)
     return fragment, problems
 
 
@@ -211,14 +229,51 @@ def _check_schemas(fragment: Fragment) -> list[Problem]:
 
 
 def _check_ref(fragment: Fragment, pointer: str, ref: str) -> list[Problem]:
-    if ref_name(ref) is None:
+    if ref_name(ref) is None and not _core_response(ref):
         return [
             fragment.problem(
                 pointer,
-                f"$ref {ref!r} must point at a core schema or one of this fragment's own (`#/components/schemas/Name`)",
+                f"$ref {ref!r} must point at a core schema or one of this fragment's own (`#/components/schemas/Name`)"
+                f", or at a core error answer (`{CORE_RESPONSES}Name`)",
             )
         ]
     return []
+
+
+def _core_response(ref: str) -> str | None:
+    """The shared answer a `$ref` names (`#/components/responses/NotFound` -> `NotFound`), else None."""
+    name = ref[len(CORE_RESPONSES) :] if ref.startswith(CORE_RESPONSES) else ""
+    return name if name and "/" not in name else None
+
+
+def _check_paths(fragment: Fragment) -> list[Problem]:
+    """Each operation's path parameters are declared, on the operation or on its path."""
+    problems: list[Problem] = []
+    for path, item in fragment.paths.items():
+        at = f"/paths/{escape(path)}"
+        if not path.startswith("/") or not isinstance(item, dict):
+            problems.append(fragment.problem(at, f"path {path!r} must start with '/' and hold a mapping of operations"))
+            continue
+        templated = PATH_PARAMETER.findall(path)
+        for method in HTTP_METHODS:
+            op = item.get(method)
+            if not isinstance(op, dict):
+                continue
+            declared = {
+                p.get("name")
+                for p in [*(item.get("parameters") or []), *(op.get("parameters") or [])]
+                if isinstance(p, dict) and p.get("in") == "path"
+            }
+            for name in templated:
+                if name not in declared:
+                    problems.append(
+                        fragment.problem(
+                            f"{at}/{method}",
+                            f"path parameter {name!r} of {method.upper()} {path} is not declared: "
+                            f"add `{{name: {name}, in: path, required: true}}` to its `parameters`",
+                        )
+                    )
+    return problems
 
 
 def _check_across(fragments: list[Fragment], core: dict) -> list[Problem]:
@@ -230,6 +285,7 @@ def _check_across(fragments: list[Fragment], core: dict) -> list[Problem]:
     names: dict[str, Fragment] = {}
     tags: dict[str, Fragment] = {}
     fields: dict[tuple[str, str], Fragment] = {}
+    problems += _check_operations_across(fragments, core)
     for fragment in fragments:
         if fragment.vendor in slugs:
             first = slugs[fragment.vendor].doc.display
@@ -282,7 +338,12 @@ def _check_across(fragments: list[Fragment], core: dict) -> list[Problem]:
                 fields.setdefault((target, prop), fragment)
     for fragment in fragments:
         for pointer, node in walk(fragment.doc.data):
-            if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith(REF_PREFIX):
+            if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
+                continue
+            answer = _core_response(node["$ref"])
+            if answer is not None and answer not in ((core.get("components") or {}).get("responses") or {}):
+                problems.append(fragment.problem(pointer, f"$ref {node['$ref']!r} is not a core answer"))
+            if node["$ref"].startswith(REF_PREFIX):
                 name = ref_name(node["$ref"])
                 if name is not None and name not in core_schemas and name not in fragment.schemas:
                     owner = names.get(name)
@@ -292,6 +353,51 @@ def _check_across(fragments: list[Fragment], core: dict) -> list[Problem]:
                         else "does not resolve"
                     )
                     problems.append(fragment.problem(pointer, f"$ref {node['$ref']!r} {why}"))
+    return problems
+
+
+def _check_operations_across(fragments: list[Fragment], core: dict) -> list[Problem]:
+    """An operation (path and method) and its `operationId` belong to the core or one fragment only.
+
+    Paths that differ only in their parameters' names (`/r/{id}`, `/r/{rid}`) are the same route."""
+    problems: list[Problem] = []
+    core_paths = core.get("paths") if isinstance(core.get("paths"), dict) else {}
+    owners: dict[tuple[str, str], str] = {}
+    ids: dict[str, str] = {}
+    for path, item in core_paths.items():
+        for method in HTTP_METHODS:
+            op = item.get(method) if isinstance(item, dict) else None
+            if isinstance(op, dict):
+                owners[PATH_PARAMETER.sub("{}", path), method] = "the core"
+                if isinstance(op.get("operationId"), str):
+                    ids.setdefault(op["operationId"], f"the core's {method.upper()} {path}")
+    for fragment in fragments:
+        for path, method, op in fragment.operations():
+            at = f"/paths/{escape(path)}/{method}"
+            owner = owners.setdefault((PATH_PARAMETER.sub("{}", path), method), fragment.doc.display)
+            if owner != fragment.doc.display:
+                problems.append(
+                    fragment.problem(
+                        at, f"operation {method.upper()} {path} collides with {owner}'s; give it another path"
+                    )
+                )
+            op_id = op.get("operationId")
+            if not isinstance(op_id, str) or not op_id:
+                problems.append(
+                    fragment.problem(
+                        at, f"operation {method.upper()} {path} needs an `operationId` (its handler's name)"
+                    )
+                )
+                continue
+            first = ids.setdefault(op_id, f"{method.upper()} {path} in {fragment.doc.display}")
+            if not first.startswith(f"{method.upper()} {path} in "):
+                problems.append(
+                    fragment.problem(
+                        f"{at}/operationId",
+                        f"duplicate operationId {op_id!r}: {first} has it already; operationIds name handlers, "
+                        "so each must be unique",
+                    )
+                )
     return problems
 
 
@@ -312,6 +418,22 @@ def _merge(fragment: Fragment, bundle: Bundle) -> None:
             props[prop] = {**copy.deepcopy(schema), VENDOR: fragment.vendor}
             at = f"/components/schemas/{escape(target)}/properties/{escape(prop)}"
             bundle.sources.mount(at, fragment.doc, f"/{EXTENDS}/{escape(target)}/properties/{escape(prop)}")
+    paths = doc.setdefault("paths", {})
+    for path, item in fragment.paths.items():
+        at = f"/paths/{escape(path)}"
+        if path not in paths:
+            paths[path] = {k: copy.deepcopy(v) for k, v in item.items() if k not in HTTP_METHODS}
+            bundle.sources.mount(at, fragment.doc, at)
+        elif item.get("parameters"):  # a core path keeps its own parameters: the operations carry these
+            item = {
+                m: {**op, "parameters": [*item["parameters"], *(op.get("parameters") or [])]}
+                for m, op in item.items()
+                if m in HTTP_METHODS
+            }
+        for method in HTTP_METHODS:
+            if isinstance(item.get(method), dict):
+                paths[path][method] = {**copy.deepcopy(item[method]), VENDOR: fragment.vendor}
+                bundle.sources.mount(f"{at}/{method}", fragment.doc, f"{at}/{method}")
 
 
 def describe(fragments: list[Fragment]) -> str:
@@ -329,4 +451,6 @@ def describe(fragments: list[Fragment]) -> str:
         for target, ext in sorted(fragment.extends.items()):
             for prop in sorted((ext or {}).get("properties") or {}):
                 lines.append(f"  {'field':<8} {prop:<48} on {target}")
+        for path, method, op in sorted(fragment.operations()):
+            lines.append(f"  {'path':<8} {method.upper() + ' ' + path:<48} {op.get('operationId', '')}")
     return "\n".join(lines)

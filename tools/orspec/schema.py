@@ -276,6 +276,17 @@ class Response:
 
 
 @dataclass(frozen=True)
+class Parameter:
+    """A path or query parameter of an operation."""
+
+    name: str
+    location: str  # path | query | header | cookie
+    required: bool
+    description: str
+    schema: Any
+
+
+@dataclass(frozen=True)
 class Operation:
     """One HTTP operation of `paths`."""
 
@@ -290,6 +301,8 @@ class Operation:
     websocket: dict | None  # the path's `x-openresponses-websocket` block, on its POST operation
     added_in: str
     pointer: str
+    vendor: str = ""  # the extension fragment that added it, "" for the core
+    parameters: tuple[Parameter, ...] = ()  # the path's and its own, its own winning
 
     @property
     def request_schema(self) -> str | None:
@@ -462,13 +475,37 @@ def _operations(doc: dict):
                 request_required=body.get("required") is True,
                 responses=tuple(
                     Response(str(status), str(r.get("description") or ""), _content(r))
-                    for status, r in responses.items()
+                    for status, r in ((status, deref(r, doc)) for status, r in responses.items())  # shared answers
                     if isinstance(r, dict)
                 ),
                 websocket=websocket if method == "post" else None,
                 added_in=str(op.get(ADDED_IN) or ""),
                 pointer=f"/paths/{escape(str(path))}/{method}",
+                vendor=str(op.get(VENDOR) or ""),
+                parameters=_parameters([*_list(item.get("parameters")), *_list(op.get("parameters"))], doc),
             )
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _parameters(declared: list[Any], doc: dict) -> tuple[Parameter, ...]:
+    """Each (name, location) once: an operation's own declaration replaces its path's."""
+    found: dict[tuple[str, str], Parameter] = {}
+    for node in declared:
+        node = deref(node, doc)
+        if not isinstance(node, dict) or not isinstance(node.get("name"), str):
+            continue
+        location = str(node.get("in") or "")
+        found[node["name"], location] = Parameter(
+            node["name"],
+            location,
+            node.get("required") is True,
+            str(node.get("description") or ""),
+            node.get("schema"),
+        )
+    return tuple(found.values())
 
 
 def _content(holder: dict) -> dict[str, Any]:

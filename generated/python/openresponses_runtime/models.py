@@ -1572,6 +1572,25 @@ class OpenaiWebSearchCallCompletedEvent(OpenResponsesModel):
     """
 
 
+class OpenaiDeletedResponse(OpenResponsesModel):
+    """
+    What deleting a stored response answers with.
+    """
+
+    id: str
+    """
+    Identifier of the response that was deleted.
+    """
+    object: Literal["response.deleted"]
+    """
+    Always `response.deleted`.
+    """
+    deleted: bool
+    """
+    True once the response and its input items are gone from the store.
+    """
+
+
 _SYSTEM_MESSAGE_ITEM_PARAM_CONTENT_PART_TAGS = frozenset(["input_text"])
 
 
@@ -2914,6 +2933,33 @@ class WebSocketResponseCreateEvent(CreateResponseBody):
     """
 
 
+class OpenaiInputItemList(OpenResponsesModel):
+    """
+    One page of the input items a stored response was created with. Page on by passing `last_id` as `after` while `has_more` is true.
+    """
+
+    object: Literal["list"]
+    """
+    Always `list`.
+    """
+    data: list[ItemParam]
+    """
+    The items of this page, in the requested order. Each carries an `id`, the one the client sent or one the server gave it when the response was stored.
+    """
+    has_more: bool
+    """
+    True when items remain beyond this page.
+    """
+    first_id: str | None
+    """
+    Identifier of the first item of the page; null when the page is empty.
+    """
+    last_id: str | None
+    """
+    Identifier of the last item of the page; null when the page is empty.
+    """
+
+
 _STREAMING_EVENT_TAGS = frozenset(
     [
         "acme:response.search.progress",
@@ -3058,6 +3104,8 @@ __all__ = [
     "MessageRole",
     "MessageStatus",
     "MetadataParam",
+    "OpenaiDeletedResponse",
+    "OpenaiInputItemList",
     "OpenaiWebSearchAction",
     "OpenaiWebSearchActionFind",
     "OpenaiWebSearchActionOpenPage",

@@ -23,6 +23,7 @@ from ._config import RETRYABLE_STATUS, Config, encode_body, retry_delay
 from ._create import AsyncCreateMethod, CreateMethod
 from ._errors import APIConnectionError, APIResponseValidationError, APITimeoutError, OpenResponsesError, status_error
 from ._loop import Loop, RunResult, ToolCall
+from ._operations import AsyncResponsesOperations, ResponsesOperations
 from ._streams import AsyncEventStream, EventStream
 from ._tools import Tool
 from ._websocket import AsyncResponsesSession, ResponsesSession
@@ -135,11 +136,15 @@ class Client:
         raise AssertionError("unreachable")
 
 
-class Responses(CreateMethod):
-    """`client.responses`: create (typed keywords, generated from the spec), compact, connect, run."""
+class Responses(CreateMethod, ResponsesOperations):
+    """`client.responses`: create (typed keywords, generated from the spec), compact, connect, run, and the
+    generated methods on a stored response (retrieve, delete, cancel, input_items.list)."""
 
     def __init__(self, client: Client):
         self._client = client
+
+    def _call(self, method: str, path: str, model: type, *, timeout: float | None, max_retries: int | None) -> Any:
+        return _parse(model, self._client.request(method, path, timeout=timeout, max_retries=max_retries))
 
     def _create(
         self, body: dict[str, Any], *, stream: bool, check: bool, timeout: float | None, max_retries: int | None
@@ -327,11 +332,17 @@ class AsyncClient:
         raise AssertionError("unreachable")
 
 
-class AsyncResponses(AsyncCreateMethod):
+class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
     """`client.responses` of the `AsyncClient`."""
 
     def __init__(self, client: AsyncClient):
         self._client = client
+
+    async def _call(
+        self, method: str, path: str, model: type, *, timeout: float | None, max_retries: int | None
+    ) -> Any:
+        reply = await self._client.request(method, path, timeout=timeout, max_retries=max_retries)
+        return _parse(model, reply)
 
     async def _create(
         self, body: dict[str, Any], *, stream: bool, check: bool, timeout: float | None, max_retries: int | None

@@ -56,7 +56,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import Route, WebSocketRoute, compile_path
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import models
@@ -64,6 +64,7 @@ from .acceptance import HEADER as IGNORED_HEADER
 from .acceptance import Accept, Acceptance, check_function_outputs
 from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
+from .lifecycle import Lifecycle
 from .nulls import disallowed_null
 from .routes import ROUTES
 from .steps import Incomplete, Provider, ProviderError, ProviderRequest
@@ -75,7 +76,14 @@ __all__ = ["create_app", "error_response", "json_path", "response_skeleton"]
 log = logging.getLogger("openresponses_runtime.server")
 
 #: The `_Server` methods that serve operations, named after their operation ids (read by the build).
-HANDLERS = ("create_response", "compact_response")
+HANDLERS = (
+    "create_response",
+    "compact_response",
+    "get_response",
+    "delete_response",
+    "cancel_response",
+    "list_input_items",
+)
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -493,7 +501,7 @@ def _check_tool_choice(data: dict[str, Any]) -> None:
 # -- the app -----------------------------------------------------------------------------------
 
 
-class _Server:
+class _Server(Lifecycle):
     def __init__(
         self,
         provider: Provider,
@@ -523,6 +531,9 @@ class _Server:
             if hmac.compare_digest(given, key):
                 return
         raise Unauthorized("Incorrect API key provided.")
+
+    def authorize_scope(self, scope: Scope) -> None:
+        self.authorize(_bearer(_headers(scope)[0]))
 
     async def read(self, scope: Scope, receive: Receive, model: type) -> tuple[dict[str, Any], Any]:
         authorization, content_type, length = _headers(scope)
@@ -787,7 +798,7 @@ def create_app(
                 f"Method {request.method} is not allowed on {request.url.path}.",
                 code="method_not_allowed",
                 status=405,
-                headers=dict(exc.headers or {}),
+                headers={**(exc.headers or {}), **_allow(request.scope["path"])},
             )
         else:
             error = InvalidRequest(str(exc.detail), status=exc.status_code, headers=dict(exc.headers or {}))
@@ -800,6 +811,19 @@ def create_app(
     app = _App(operations, routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
     app.state.openresponses = server
     return app
+
+
+# Every method the spec serves on each path: a path with several operations has a route for each, and
+# Starlette's own `Allow` would name only the first route's.
+_PATH_METHODS: dict[str, list[str]] = {}
+for _op in ROUTES:
+    _PATH_METHODS.setdefault(_op.path, []).append(_op.method)
+_ALLOWED = [(compile_path(path)[0], ", ".join(methods)) for path, methods in _PATH_METHODS.items()]
+
+
+def _allow(path: str) -> dict[str, str]:
+    """The `Allow` header for `path`: the methods of the spec's operations on it."""
+    return next(({"Allow": methods} for regex, methods in _ALLOWED if regex.match(path)), {})
 
 
 class _Operation:

@@ -19,7 +19,7 @@ from openresponses_runtime.events import parse_event
 from openresponses_runtime.streaming import StreamChecker
 from pydantic import ValidationError
 
-from .target import TERMINAL, CheckFailed, Reply, Stream, Target
+from .target import TERMINAL, CheckFailed, NotServed, Reply, Stream, Target
 
 __all__ = ["CASES", "Case"]
 
@@ -35,14 +35,15 @@ class Case:
     must: str
     run: Callable[[Target], None]
     group: str = "http"
+    extension: str = ""  # the vendor fragment whose operations it tests; skipped where they are not served
 
 
 CASES: list[Case] = []
 
 
-def case(id: str, title: str, *, sends: str, checks: str, must: str, group: str = "http"):
+def case(id: str, title: str, *, sends: str, checks: str, must: str, group: str = "http", extension: str = ""):
     def register(fn: Callable[[Target], None]) -> Callable[[Target], None]:
-        CASES.append(Case(id, title, sends, checks, must, fn, group))
+        CASES.append(Case(id, title, sends, checks, must, fn, group, extension))
         return fn
 
     return register
@@ -577,6 +578,129 @@ def compaction(client: Target) -> None:
         raise CheckFailed(f"the compaction is not a CompactResource: {_summary(exc)}") from None
     expect(data["output"], "the compaction has no output items")
     check_answer(check_resource(client.create(input=[*data["output"], user("Which word was it?")])))
+
+
+# -- stored responses (the `openai` fragment's operations) -------------------------------------
+# Through the generated client's methods, so the paths come from the spec. Each case first calls
+# an operation on a response it has just stored: a 404 or 405 there means the server does not serve
+# the operation (a core-only server), and the case is skipped, not failed.
+
+
+def _served(name: str, call: Callable[[], Any]) -> Any:
+    """`call()` of the operation `name`, the first on a stored response; NotServed if the server lacks it."""
+    try:
+        return call()
+    except APIStatusError as exc:
+        if exc.status_code in (404, 405):
+            raise NotServed(f"the server answers {exc.status_code} to {name} on a response it just stored") from None
+        raise CheckFailed(f"{name} answered {exc.status_code}: {exc.message[:160]}") from None
+
+
+def _status_error(call: Callable[[], Any], name: str) -> APIStatusError:
+    """The error `call()` must answer with."""
+    try:
+        call()
+    except APIStatusError as exc:
+        return exc
+    raise CheckFailed(f"{name} succeeded where it must fail")
+
+
+def _check_status_error(exc: APIStatusError, status: int, error_type: str, name: str) -> None:
+    expect(exc.status_code == status, f"{name} answered {exc.status_code}, expected {status}")
+    expect(exc.type == error_type, f"{name}: error.type is {exc.type!r}, expected {error_type!r}")
+    expect(bool(exc.message), f"{name}: error.message is empty")
+
+
+@case(
+    "lifecycle-retrieve",
+    "Retrieve a stored response",
+    sends="a stored response, then getResponse with its id; then with an id no response has",
+    checks="the same ResponseResource as the create call answered; a 404 not_found for the unknown id",
+    must="A stored response can be fetched again by its id, unchanged.",
+    group="lifecycle",
+    extension="openai",
+)
+def lifecycle_retrieve(client: Target) -> None:
+    created = check_resource(client.create(input="Say hello in one short sentence."))
+    again = _served("retrieve", lambda: client.client.responses.retrieve(created["id"]))
+    fetched = check_resource(again.model_dump(mode="json", by_alias=True, exclude_unset=True), where="retrieve")
+    expect(fetched["id"] == created["id"], f"retrieve answered response {fetched['id']!r}, not {created['id']!r}")
+    expect(fetched["output"] == created["output"], "retrieve answered other output than the create call")
+    missing = _status_error(lambda: client.client.responses.retrieve(MISSING_ID), "retrieve of an unknown id")
+    _check_status_error(missing, 404, "not_found", "retrieve of an unknown id")
+
+
+@case(
+    "lifecycle-input-items",
+    "Page through a response's input items",
+    sends="a stored response with three input messages, then listInputItems on it in pages of two",
+    checks="a list page (object list, data, first_id, last_id, has_more); the pages hold the three items in "
+    "order, each with an id, and the second page starts after the first page's last_id",
+    must="The input items of a stored response are listed in cursor pages.",
+    group="lifecycle",
+    extension="openai",
+)
+def lifecycle_input_items(client: Target) -> None:
+    words = ["first", "second", "third"]
+    created = check_resource(client.create(input=[user(f"The {w} message.") for w in words]))
+    listing = client.client.responses.input_items
+    page = _served("input_items.list", lambda: listing.list(created["id"], order="asc", limit=2))
+    expect(page.object == "list", f"the page has object {page.object!r}, not 'list'")
+    expect(
+        len(page.data) == 2 and page.has_more,
+        f"a page of 2 of 3 items holds {len(page.data)}, has_more {page.has_more}",
+    )
+    rest = listing.list(created["id"], order="asc", limit=2, after=page.last_id)
+    expect(
+        len(rest.data) == 1 and not rest.has_more,
+        f"the last page holds {len(rest.data)} items, has_more {rest.has_more}",
+    )
+    items = [item.model_dump(mode="json", by_alias=True, exclude_unset=True) for item in [*page.data, *rest.data]]
+    ids = [item.get("id") for item in items]
+    expect(all(ids) and len(set(ids)) == 3, f"the items' ids are not three distinct ids: {ids}")
+    expect((page.first_id, page.last_id) == (ids[0], ids[1]), "first_id and last_id do not name the page's ends")
+    sent = [json.dumps(item.get("content")) for item in items]
+    expect(all(w in text for w, text in zip(words, sent, strict=True)), f"the items are not the input in order: {sent}")
+
+
+@case(
+    "lifecycle-delete",
+    "Delete a stored response",
+    sends="a stored response, then deleteResponse on it, then getResponse",
+    checks="a response.deleted object naming the id with deleted true; then a 404 not_found",
+    must="A deleted response is gone: retrieving it is a 404.",
+    group="lifecycle",
+    extension="openai",
+)
+def lifecycle_delete(client: Target) -> None:
+    created = check_resource(client.create(input="Say hello."))
+    deleted = _served("delete", lambda: client.client.responses.delete(created["id"]))
+    expect(
+        (deleted.id, deleted.object, deleted.deleted) == (created["id"], "response.deleted", True),
+        f"delete answered {deleted.model_dump(mode='json')}",
+    )
+    gone = _status_error(lambda: client.client.responses.retrieve(created["id"]), "retrieve of a deleted response")
+    _check_status_error(gone, 404, "not_found", "retrieve of a deleted response")
+
+
+@case(
+    "lifecycle-cancel-finished",
+    "Cancelling a finished response is refused",
+    sends="a stored response created without background mode, then cancelResponse on it",
+    checks="HTTP 400, error.type invalid_request; the response is still completed afterwards",
+    must="Only a background response that is still running can be cancelled.",
+    group="lifecycle",
+    extension="openai",
+)
+def lifecycle_cancel_finished(client: Target) -> None:
+    created = check_resource(client.create(input="Say hello."))
+    _served("retrieve", lambda: client.client.responses.retrieve(created["id"]))
+    refused = _status_error(lambda: client.client.responses.cancel(created["id"]), "cancel of a finished response")
+    if refused.status_code in (404, 405):
+        raise NotServed(f"the server answers {refused.status_code} to cancel on a response it just stored")
+    _check_status_error(refused, 400, "invalid_request", "cancel of a finished response")
+    after = client.client.responses.retrieve(created["id"])
+    expect(after.status == "completed", f"after a refused cancel the response is {after.status!r}")
 
 
 # -- WebSocket mode ----------------------------------------------------------------------------

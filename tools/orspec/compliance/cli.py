@@ -62,16 +62,19 @@ def cmd_compliance(args: argparse.Namespace) -> int:
 
     results = run(args.base_url, key, model=args.model, filters=filters, timeout=args.timeout, on_result=show)
     failed = sum(not r.ok for r in results)
+    skipped = sum(r.skipped for r in results)
     if args.json:
         document = {
             "base_url": args.base_url,
-            "passed": len(results) - failed,
+            "passed": len(results) - failed - skipped,
             "failed": failed,
+            "skipped": skipped,
             "results": [r.as_json() for r in results],
         }
         print(json.dumps(document, indent=2))
     else:
-        print(f"{len(results) - failed} passed, {failed} failed", file=sys.stderr)
+        counts = f"{len(results) - failed - skipped} passed, {failed} failed"
+        print(counts + (f", {skipped} skipped (extension operations not served)" if skipped else ""), file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -11,7 +11,7 @@ import httpx
 from openresponses_runtime.client import APIConnectionError
 
 from .cases import CASES, Case
-from .target import CheckFailed, Target
+from .target import CheckFailed, NotServed, Target
 
 __all__ = ["Result", "run", "select"]
 
@@ -24,8 +24,11 @@ class Result:
     ok: bool
     reason: str
     seconds: float
+    skipped: bool = False  # an extension case the server does not serve the operations of (`ok` then)
 
     def line(self) -> str:
+        if self.skipped:
+            return f"SKIP {self.case.id}: {self.reason}"
         return f"PASS {self.case.id}" if self.ok else f"FAIL {self.case.id}: {self.reason}"
 
     def as_json(self) -> dict:
@@ -33,7 +36,8 @@ class Result:
             "id": self.case.id,
             "title": self.case.title,
             "group": self.case.group,
-            "status": "pass" if self.ok else "fail",
+            "status": "skip" if self.skipped else "pass" if self.ok else "fail",
+            "extension": self.case.extension,
             "reason": self.reason,
             "seconds": round(self.seconds, 3),
             "sends": self.case.sends,
@@ -62,6 +66,8 @@ def run_case(client: Target, case: Case) -> Result:
         case.run(client)
     except CheckFailed as exc:
         return Result(case, False, str(exc), time.perf_counter() - start)
+    except NotServed as exc:  # only extension cases may meet an operation the server lacks
+        return Result(case, bool(case.extension), str(exc), time.perf_counter() - start, skipped=bool(case.extension))
     except (httpx.HTTPError, APIConnectionError) as exc:
         return Result(case, False, f"HTTP failure: {type(exc).__name__}: {exc}", time.perf_counter() - start)
     except Exception as exc:  # a server that breaks the client (bad JSON, closed socket, ...) fails the case

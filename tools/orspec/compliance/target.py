@@ -22,13 +22,17 @@ from openresponses_runtime.client import (
     StreamViolation,
 )
 
-__all__ = ["TERMINAL", "CheckFailed", "Reply", "Stream", "Target"]
+__all__ = ["TERMINAL", "CheckFailed", "NotServed", "Reply", "Stream", "Target"]
 
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 
 
 class CheckFailed(Exception):
     """A compliance check did not hold; the message is the reason shown to the user."""
+
+
+class NotServed(Exception):
+    """The server does not serve an operation a vendor fragment adds; an extension case is skipped for it."""
 
 
 @dataclass

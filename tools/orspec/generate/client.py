@@ -1,9 +1,14 @@
-"""The generated half of the client: `openresponses_runtime.client._create`.
+"""The generated half of the client: `openresponses_runtime.client._create` and `._operations`.
 
 `create` takes one keyword per property of the create-request schema, typed from the schema and
 documented from its description, so a field added to the spec or by a vendor fragment becomes a
 keyword of `client.responses.create` at the next build. The hand-written rest of the client
 (`templates/runtime/client/`) calls into it.
+
+`_operations` holds a method for every operation on one stored object of `/responses` (a path
+with a parameter, from the core or a fragment), named by the REST convention the `openai` SDK
+follows: `GET /responses/{id}` is `retrieve`, `DELETE` is `delete`, `POST /responses/{id}/<action>`
+is `<action>`, and `GET /responses/{id}/<items>` is `<items>.list`.
 """
 
 from __future__ import annotations
@@ -14,12 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..schema import SpecModel, deref, handler_name, ref_name
+from ..schema import Operation, SpecModel, deref, handler_name, ref_name
 from .normalize import class_names
 from .package import PACKAGE, environment
 from .pyformat import format_python
 
 OUTPUT = f"{PACKAGE}/client/_create.py"
+OPERATIONS_OUTPUT = f"{PACKAGE}/client/_operations.py"
+RESOURCE = "responses"  # the client's one resource, `client.responses`
+_ITEM_METHODS = {"get": "retrieve", "delete": "delete", "post": "update"}
 _PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 # Keywords of `create` that the client itself owns; a spec property of the same name is renamed.
 _CLIENT_KEYWORDS = frozenset({"stream", "check", "extra_body", "timeout", "max_retries"})
@@ -69,6 +77,100 @@ def create_params(model: SpecModel) -> list[CreateParam]:
             )
         )
     return params
+
+
+@dataclass(frozen=True)
+class ClientParam:
+    """A path or query parameter of an operation method."""
+
+    json_name: str
+    name: str
+    annotation: str
+    description: str
+
+
+@dataclass(frozen=True)
+class ClientOperation:
+    """One generated method: `client.responses.<group>.<name>(...)`, `group` "" for the resource itself."""
+
+    group: str
+    name: str
+    http_method: str
+    path: str  # as in the spec
+    path_code: str  # an f-string body that fills in the path parameters
+    path_params: tuple[ClientParam, ...]
+    query_params: tuple[ClientParam, ...]
+    returns: str  # the answer's model class
+    summary: str
+    description: str
+
+
+def _is_parameter(segment: str) -> bool:
+    return segment.startswith("{") and segment.endswith("}")
+
+
+def client_names(op: Operation) -> tuple[str, str] | None:
+    """(group, method) of an operation on one stored `/responses` object, or None for any other."""
+    parts = op.path.strip("/").split("/")
+    if len(parts) < 2 or parts[0] != RESOURCE or not _is_parameter(parts[1]):
+        return None
+    if len(parts) == 2 and op.method in _ITEM_METHODS:
+        return "", _ITEM_METHODS[op.method]
+    if len(parts) == 3 and not _is_parameter(parts[2]):
+        if op.method == "post":
+            return "", python_name(parts[2])
+        if op.method == "get":
+            return python_name(parts[2]), "list"
+    return None
+
+
+def client_operations(model: SpecModel) -> list[ClientOperation]:
+    """The generated methods, in the spec's operation order."""
+    classes = class_names(model.schemas)
+    found = []
+    for op in model.operations:
+        names = client_names(op)
+        answer = next((r.content.get("application/json") for r in op.responses if r.status.startswith("2")), None)
+        returns = classes.get(ref_name(answer.get("$ref")) or "") if isinstance(answer, dict) else None
+        if names is None or returns is None:
+            continue
+        taken = {"self", "timeout", "max_retries"}
+        params: dict[str, list[ClientParam]] = {"path": [], "query": []}
+        for parameter in op.parameters:
+            if parameter.location not in params:
+                continue
+            name = python_name(parameter.name, taken)
+            taken.add(name)
+            params[parameter.location].append(
+                ClientParam(
+                    parameter.name,
+                    name,
+                    annotation(parameter.schema, model.document, classes),
+                    " ".join(parameter.description.split()),
+                )
+            )
+        path_code = op.path
+        for param in params["path"]:
+            path_code = path_code.replace("{" + param.json_name + "}", "{_segment(" + param.name + ")}")
+        found.append(
+            ClientOperation(
+                names[0],
+                names[1],
+                op.method.upper(),
+                op.path,
+                path_code,
+                tuple(params["path"]),
+                tuple(params["query"]),
+                returns,
+                op.summary,
+                " ".join(op.description.split()),
+            )
+        )
+    return found
+
+
+def _pascal(name: str) -> str:
+    return "".join(word[:1].upper() + word[1:] for word in name.split("_") if word)
 
 
 def python_name(json_name: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
@@ -161,7 +263,14 @@ def generate_client(model: SpecModel, templates: Path) -> dict[str, bytes]:
         params=create_params(model),
         request_model=class_names(model.schemas).get(found[0]) if found else None,
     )
-    return {OUTPUT: format_python(code, filename="_create.py").encode()}
+    operations = client_operations(model)
+    groups = [(group, _pascal(group)) for group in sorted({op.group for op in operations if op.group})]
+    template = env.overlay(trim_blocks=True, lstrip_blocks=True).get_template("client/operations.py.jinja")
+    methods = template.render(operations=operations, groups=groups)
+    return {
+        OUTPUT: format_python(code, filename="_create.py").encode(),
+        OPERATIONS_OUTPUT: format_python(methods, filename="_operations.py").encode(),
+    }
 
 
 def generate_client_reference(model: SpecModel, templates: Path) -> dict[str, bytes]:

@@ -35,7 +35,7 @@ DOMAINS: dict[str, tuple[str, str]] = {
     "errors": ("Errors", "The error object of a failed response and the streaming error payload."),
 }
 OTHER = "other"
-_RESERVED = {"index", "http-api", "event-catalogue"}  # pages that are not schema pages
+_RESERVED = {"index", "http-api", "event-catalogue"}  # pages that are not schema pages (nor `http-*`)
 
 # --------------------------------------------------------------------------------------------------
 # Escaping: the only way spec text reaches the page.
@@ -192,6 +192,22 @@ class Operation:
     requests: list[tuple[str, str]]  # (media type, type markdown)
     responses: list[tuple[str, str, str, str]]  # (status, description, media type, type markdown)
     added_in: str
+    vendor: str = ""
+    parameters: list[tuple[str, str, str, bool, str]] = field(
+        default_factory=list
+    )  # name, in, type, required, description
+
+
+@dataclass
+class OperationGroup:
+    """The operations one source adds, on a page of their own: the core's on `http-api`, a fragment's
+    on `http-<fragment>`."""
+
+    slug: str
+    title: str
+    vendor: str  # "" for the core
+    fragment: str  # the fragment's file stem, "" for the core
+    operations: list[Operation]
 
 
 @dataclass
@@ -275,7 +291,7 @@ def schema_domain(name: str, sources: Any, root_file: Path | None) -> str:
         file, _ = sources.locate(f"{REF_PREFIX[1:]}{name.replace('~', '~0').replace('/', '~1')}")
         if file and (root_file is None or PurePath(file).name != root_file.name):
             slug = anchor(PurePath(file).stem.lower())
-            return f"{slug}-schemas" if slug in _RESERVED else slug
+            return f"{slug}-schemas" if slug in _RESERVED or slug.startswith("http-") else slug
     return _name_domain(name)
 
 
@@ -606,6 +622,9 @@ def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
                         shown or (reader.type_md(schema, "http-api") if schema else ""),
                     )
                 )
+        parameters = [
+            (p.name, p.location, reader.type_md(p.schema, "http-api"), p.required, p.description) for p in op.parameters
+        ]
         ops.append(
             Operation(
                 op.method.upper(),
@@ -616,9 +635,29 @@ def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
                 requests,
                 responses,
                 op.added_in,
+                op.vendor,
+                parameters,
             )
         )
     return ops, sockets
+
+
+def operation_groups(
+    model: SpecModel, ops: list[Operation], sources: Any, titles: dict[str, str]
+) -> list[OperationGroup]:
+    """The core's operations first, then each fragment's, in the order of their files."""
+    groups: dict[str, OperationGroup] = {}
+    for spec_op, op in zip(model.operations, ops, strict=True):
+        stem = Path(sources.locate(spec_op.pointer)[0]).stem if spec_op.vendor and sources is not None else ""
+        if spec_op.vendor and not stem:
+            stem = spec_op.vendor
+        if stem not in groups:
+            slug = f"http-{anchor(stem)}" if stem else "http-api"
+            title = f"HTTP API: {titles.get(stem) or stem}" if stem else "HTTP API"
+            groups[stem] = OperationGroup(slug, title, spec_op.vendor, stem, [])
+        groups[stem].operations.append(op)
+    core = groups.pop("", None)
+    return ([core] if core else []) + [groups[k] for k in sorted(groups)]
 
 
 def _stream_type(reader: _Reader, schema: Any) -> str | None:
@@ -728,6 +767,7 @@ def generate_docs(
     categories = event_sections(model, reader)
     events = [e for _, _, _, section in categories for e in section]
     ops, sockets = operations(reader)
+    groups = operation_groups(model, ops, sources, titles or {})
     info = document.get("info") if isinstance(document.get("info"), dict) else {}
     root_security = [next(iter(r), "") for r in document.get("security") or [] if isinstance(r, dict) and r]
     errors = {n: reader.link(n, "http-api") for n in ("Error", "ErrorPayload") if n in model.schemas}
@@ -738,7 +778,8 @@ def generate_docs(
         "schema_index": sorted(((e.name, p.slug, e.anchor, p.title) for p in pages for e in p.entries), key=_index_key),
         "categories": categories,
         "events": events,
-        "operations": ops,
+        "operations": groups[0].operations if groups and not groups[0].vendor else [],
+        "groups": groups,
         "websockets": sockets,
         "security": security(document),
         "root_security": [str(s) for s in root_security],
@@ -750,6 +791,10 @@ def generate_docs(
         f"{OUT}/index.md": env.get_template("docs/index.md.jinja").render(**context),
         f"{OUT}/http-api.md": env.get_template("docs/http-api.md.jinja").render(**context),
     }
+    group_template = env.get_template("docs/http-operations.md.jinja")
+    for group in groups:
+        if group.vendor:
+            out[f"{OUT}/{group.slug}.md"] = group_template.render(group=group, **context)
     if events:
         out[f"{OUT}/event-catalogue.md"] = env.get_template("docs/event-catalogue.md.jinja").render(**context)
     schema_template = env.get_template("docs/schemas.md.jinja")

@@ -122,6 +122,10 @@ class ResponseStore(Protocol):
 
     async def put(self, record: StoredResponse) -> None: ...
 
+    async def delete(self, response_id: str) -> bool:
+        """Forget the response and its input items; False if it was not stored."""
+        ...
+
 
 async def context(store: ResponseStore, response_id: str, *, param: str = "previous_response_id") -> list[dict]:
     """`input + output` of every turn from the start of the chain up to `response_id`, in order."""
@@ -159,6 +163,9 @@ class MemoryStore:
 
     async def put(self, record: StoredResponse) -> None:
         self._records[record.id] = record.to_json()  # a copy, so callers cannot change what is stored
+
+    async def delete(self, response_id: str) -> bool:
+        return self._records.pop(response_id, None) is not None
 
     def __len__(self) -> int:
         return len(self._records)
@@ -247,9 +254,20 @@ class SQLiteStore:
         finally:
             self._lock.release()
 
+    def _delete(self, response_id: str) -> bool:
+        with self._lock:
+            db = self._connect()
+            try:
+                return db.execute("DELETE FROM responses WHERE id = ?", (response_id,)).rowcount > 0
+            finally:
+                db.close()
+
     async def get(self, response_id: str) -> StoredResponse | None:
         with _unavailable_on(f"reading {response_id}", _sqlite_unavailable):
             return await asyncio.to_thread(self._get, response_id)
+
+    async def delete(self, response_id: str) -> bool:
+        return await asyncio.to_thread(self._delete, response_id)
 
     async def put(self, record: StoredResponse) -> None:
         with _unavailable_on(f"saving {record.id}", _sqlite_unavailable):
@@ -299,6 +317,11 @@ class PostgresStore:
                     " ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data",
                     (record.id, record.previous_response_id, record.to_json()),
                 )
+
+    async def delete(self, response_id: str) -> bool:
+        async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
+            cur = await db.execute("DELETE FROM orspec_responses WHERE id = %s", (response_id,))
+            return cur.rowcount > 0
 
 
 def open_store(url: str | os.PathLike[str] | None = None) -> ResponseStore:
