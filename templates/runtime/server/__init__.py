@@ -30,6 +30,7 @@ from .errors import (
     Unauthorized,
 )
 from .routes import ROUTES, Operation
+from .sealing import BrokenSeal, Sealer
 from .steps import (
     ArgumentsDelta,
     FunctionCallEnd,
@@ -53,6 +54,7 @@ __all__ = [
     "ROUTES",
     "Accept",
     "ArgumentsDelta",
+    "BrokenSeal",
     "DemoProvider",
     "Emitter",
     "FunctionCallEnd",
@@ -74,6 +76,7 @@ __all__ = [
     "Refusal",
     "ResponseStore",
     "SQLiteStore",
+    "Sealer",
     "ServerError",
     "Step",
     "StoredResponse",

@@ -18,6 +18,7 @@ with the spec's error object and a fitting status:
 | body larger than `max_body_bytes` | 413 | `invalid_request` / `request_too_large` |
 | missing or wrong bearer token | 401 | `invalid_request` / `invalid_api_key` |
 | unknown `previous_response_id` | 404 | `not_found` / `previous_response_not_found` |
+| a reasoning item's `encrypted_content` changed, or sealed with another key (see `sealing`) | 400 | `invalid_request` / `invalid_encrypted_content` (`param` `input[3].encrypted_content`) |
 | unknown route / wrong method | 404 / 405 | `not_found` / `invalid_request` |
 | provider raises `TooManyRequests` | 429 | `too_many_requests` |
 | `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
@@ -60,6 +61,8 @@ from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, ne
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
 from .nulls import disallowed_null
 from .routes import ROUTES
+from .sealing import INCLUDE as SEALED_REASONING
+from .sealing import Sealer, unseal_reasoning
 from .steps import Incomplete, Provider, ProviderError, ProviderRequest
 from .store import ResponseStore, StoredResponse, context, open_store
 from .websocket import websocket_endpoint
@@ -498,9 +501,11 @@ class _Server:
         max_body_bytes: int,
         default_model: str,
         acceptance: Acceptance,
+        sealer: Sealer,
     ):
         self.provider = provider
         self.acceptance = acceptance
+        self.sealer = sealer
         self.store = store
         self.api_keys = api_keys
         self._keys = tuple(key.encode() for key in api_keys)
@@ -532,9 +537,10 @@ class _Server:
         admitted = self.acceptance.admit(data, body)  # unknown tool types are never offered, nor echoed
         data, body = admitted.data, admitted.body
         _check_tool_choice(data)
-        own_input = input_items(data.get("input"))
+        own_input = unseal_reasoning(self.sealer, input_items(data.get("input")))
         previous = data.get("previous_response_id")
         history = await context(store or self.store, previous) if previous else []
+        history = unseal_reasoning(self.sealer, history, "previous_response_id")
         check_function_outputs(own_input, history)
         response_id = new_id("resp")
         model = data.get("model") or self.default_model
@@ -555,6 +561,11 @@ class _Server:
             ignored=admitted.ignored,
         )
         return response, request, own_input, policy
+
+    def seal(self, data: dict[str, Any]) -> Callable[[str, dict[str, Any], str | None], str] | None:
+        """How the emitter seals reasoning items, when the request asks to carry them (`include`)."""
+        include = data.get("include")
+        return self.sealer.seal_reasoning if include and SEALED_REASONING in include else None
 
     async def save(
         self,
@@ -623,13 +634,11 @@ class _Server:
         await deliver(final)
         return None
 
-    async def create_response(
-        self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody
-    ) -> ASGIApp:
+    async def create_response(self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody) -> ASGIApp:
         data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
         stream = bool(data.get("stream"))
-        emitter = Emitter(response, policy, check=self.debug, events=stream, frames=stream)
+        emitter = Emitter(response, policy, check=self.debug, events=stream, frames=stream, seal=self.seal(data))
         steps, first = await self.first_step(provider_request)
         headers = _ignored_header(provider_request.ignored)
         if stream:
@@ -655,7 +664,9 @@ class _Server:
             raise
         return steps, first
 
-    async def sse(self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]) -> None:
+    async def sse(
+        self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]
+    ) -> None:
         """The response's events as SSE frames, each provider step's sent as soon as it is made."""
 
         def deliver(frames: list[bytes]) -> Awaitable[None]:  # the send itself is awaited: no coroutine between
@@ -678,7 +689,10 @@ class _Server:
         admitted = self.acceptance.admit(data, body)
         data = admitted.data
         previous = data.get("previous_response_id")
-        items = (await context(self.store, previous) if previous else []) + input_items(data.get("input"))
+        history = await context(self.store, previous) if previous else []
+        items = unseal_reasoning(self.sealer, history, "previous_response_id") + unseal_reasoning(
+            self.sealer, input_items(data.get("input"))
+        )
         model = data.get("model") or self.default_model
         compact = getattr(self.provider, "compact", None)
         if compact is not None:
@@ -720,6 +734,7 @@ def create_app(
     max_connection_seconds: float = 3600,
     accept: Accept | None = None,
     strict: bool = False,
+    reasoning_key: str | bytes | None = None,
 ) -> Starlette:
     """A Starlette app serving the spec's operations with `provider` behind them.
 
@@ -731,7 +746,9 @@ def create_app(
     `accept`: the input item types, content types and parameters the provider honours beyond the
     spec (see `acceptance`). Other unknown parameters and tool types are ignored and reported in
     the `OpenResponses-Ignored` header; `strict`: refuse them with a 400 instead. Unknown input
-    item and content types are refused either way.
+    item and content types are refused either way. `reasoning_key`: the key that seals reasoning
+    items for clients that carry them (`include: ["reasoning.encrypted_content"]`), default
+    `$ORSPEC_REASONING_KEY`, else a random key for this process (see `sealing`).
     """
     if api_keys is None:
         api_keys = os.environ.get("ORSPEC_API_KEY")
@@ -749,6 +766,7 @@ def create_app(
         max_body_bytes=max_body_bytes,
         default_model=default_model,
         acceptance=Acceptance(accept, strict=strict),
+        sealer=Sealer(reasoning_key),
     )
     routes: list[Any] = []
     operations: dict[tuple[str, str], _Operation] = {}

@@ -94,7 +94,12 @@ class FunctionCallEnd:
 
 @dataclass(frozen=True, slots=True)
 class ReasoningSummary:
-    """A reasoning item whose summary is `text` (one summary part)."""
+    """A reasoning item whose summary is `text` (one summary part).
+
+    `encrypted_content`: the provider's own opaque state (an upstream's signature, say). The client
+    never sees it: when it asks for `reasoning.encrypted_content`, the server seals it with the
+    summary (see `sealing`), and hands it back as the item's `encrypted_content` when the client
+    returns the item."""
 
     text: str
     encrypted_content: str | None = None

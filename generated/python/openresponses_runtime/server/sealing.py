@@ -1,0 +1,116 @@
+"""Sealed reasoning: what a provider needs to continue, carried by the client instead of a store.
+
+With `include: ["reasoning.encrypted_content"]` every reasoning item the server emits carries
+`encrypted_content`: the item's summary (and the provider's own opaque state, the
+`encrypted_content` of its `ReasoningSummary` step) as JSON, sealed with AES-GCM under the
+server's key and bound to the item's id (the associated data), so a blob moved to another item
+does not open. When a client sends the item back, the server unseals it and hands the provider
+the full item, as the provider produced it. A blob that was changed, or sealed under another key,
+is refused with a 400 whose `param` names the item (`input[3].encrypted_content`).
+
+The key comes from `create_app(reasoning_key=...)` (`orspec serve --reasoning-key`), else
+`$ORSPEC_REASONING_KEY`, else a random key made once per process: items sealed by one process
+cannot be unsealed by another, nor after a restart. Servers behind a load balancer, or clients
+that keep conversations across restarts, need a key set on every server. Any string serves as a
+key (it is stretched with HKDF-SHA256); use a long random one.
+
+A gateway can seal more than reasoning the same way: `Sealer(key).seal(item_id, state)` and
+`.unseal(item_id, blob)`, with the key it gives `create_app`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from .errors import InvalidRequest
+
+__all__ = ["INCLUDE", "BrokenSeal", "Sealer", "unseal_reasoning"]
+
+KEY_ENV = "ORSPEC_REASONING_KEY"
+INCLUDE = "reasoning.encrypted_content"
+_VERSION = b"\x01"  # the first byte of every blob, so that the format can change
+_NONCE = 12
+_PROCESS_KEY = os.urandom(32)  # used when no key is configured: valid for this process only
+
+
+class BrokenSeal(ValueError):
+    """A blob that this key did not seal for this item (changed, moved, or sealed under another key)."""
+
+
+class Sealer:
+    """AES-GCM under one key. `key`: any non-empty string or bytes; None reads `$ORSPEC_REASONING_KEY`,
+    else uses the process's random key."""
+
+    def __init__(self, key: str | bytes | None = None):
+        if key is None:
+            key = os.environ.get(KEY_ENV) or None
+        if key is None:
+            self._aead = AESGCM(_PROCESS_KEY)
+            return
+        secret = key.encode() if isinstance(key, str) else bytes(key)
+        if not secret:
+            raise ValueError(f"the reasoning key is empty: give a long random string, or unset {KEY_ENV}")
+        derived = HKDF(hashes.SHA256(), 32, salt=None, info=b"openresponses reasoning seal").derive(secret)
+        self._aead = AESGCM(derived)
+
+    def seal(self, item_id: str, state: Any) -> str:
+        """`state` (anything JSON can hold) as an opaque string that only `unseal(item_id, ...)` opens."""
+        nonce = os.urandom(_NONCE)
+        plain = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode()
+        sealed = self._aead.encrypt(nonce, plain, item_id.encode())
+        return base64.urlsafe_b64encode(_VERSION + nonce + sealed).decode().rstrip("=")
+
+    def unseal(self, item_id: str, blob: str) -> Any:
+        """The state `seal(item_id, state)` sealed in `blob`; `BrokenSeal` for any other blob."""
+        try:
+            raw = base64.urlsafe_b64decode(blob + "=" * (-len(blob) % 4))
+        except (binascii.Error, ValueError):
+            raise BrokenSeal("it is not a blob this server sealed") from None
+        if raw[:1] != _VERSION or len(raw) <= 1 + _NONCE:
+            raise BrokenSeal("it is not a blob this server sealed")
+        try:
+            plain = self._aead.decrypt(raw[1 : 1 + _NONCE], raw[1 + _NONCE :], item_id.encode())
+        except InvalidTag:
+            raise BrokenSeal("it was changed, moved from another item, or sealed with another key") from None
+        return json.loads(plain)
+
+    def seal_reasoning(self, item_id: str, fields: dict[str, Any], provider_state: str | None) -> str:
+        """A reasoning item's blob: its `fields` (summary, content) and the provider's own opaque state."""
+        state = fields if provider_state is None else {**fields, "encrypted_content": provider_state}
+        return self.seal(item_id, state)
+
+
+def unseal_reasoning(
+    sealer: Sealer, items: list[dict[str, Any]], param: str = "input[{}].encrypted_content"
+) -> list[dict[str, Any]]:
+    """`items` with every reasoning item that carries a blob replaced by the full item it seals.
+
+    `InvalidRequest` (400) for a blob that does not open; its `param` is `param` with the item's index."""
+    if not any(item.get("type") == "reasoning" and item.get("encrypted_content") for item in items):
+        return items  # most requests
+    opened = []
+    for i, item in enumerate(items):
+        blob = item.get("encrypted_content") if item.get("type") == "reasoning" else None
+        if not blob:
+            opened.append(item)
+            continue
+        try:
+            state = sealer.unseal(str(item.get("id") or ""), blob)
+        except BrokenSeal as exc:
+            raise InvalidRequest(
+                f"The encrypted_content of reasoning item {item.get('id')!r} does not open: {exc}. Send "
+                "reasoning items back unchanged, to a server with the key that sealed them.",
+                code="invalid_encrypted_content",
+                param=param.format(i),
+            ) from None
+        opened.append({"type": "reasoning", "id": item.get("id"), **state})
+    return opened
