@@ -457,36 +457,6 @@ def input_items(value: Any) -> list[dict[str, Any]]:
     return [dict(item) for item in value if isinstance(item, dict)]
 
 
-def _check_tool_choice(data: dict[str, Any]) -> None:
-    choice = data.get("tool_choice")
-    if choice != "required" and not isinstance(choice, dict):
-        return  # `auto`, `none` or left out: nothing to check against the tools
-    names = {t.get("name") for t in data.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"}
-    if choice == "required" and not names:
-        # Only function calls satisfy `required` (see `ToolPolicy`): without one it cannot be met.
-        raise InvalidRequest(
-            "tool_choice is 'required' but tools offers no function the model could call.",
-            code="invalid_value",
-            param="tool_choice",
-        )
-    if not isinstance(choice, dict):
-        return
-    if choice.get("type") == "function" and choice.get("name") not in names:
-        raise InvalidRequest(
-            f"tool_choice names the function {choice.get('name')!r}, which is not in tools.",
-            code="unknown_tool",
-            param="tool_choice.name",
-        )
-    if choice.get("type") == "allowed_tools":
-        for i, tool in enumerate(choice.get("tools") or ()):
-            if isinstance(tool, dict) and tool.get("name") not in names:
-                raise InvalidRequest(
-                    f"allowed_tools names the function {tool.get('name')!r}, which is not in tools.",
-                    code="unknown_tool",
-                    param=f"tool_choice.tools[{i}].name",
-                )
-
-
 # -- the app -----------------------------------------------------------------------------------
 
 
@@ -536,7 +506,6 @@ class _Server:
         """The response skeleton, the provider request and this turn's own input items."""
         admitted = self.acceptance.admit(data, body)  # unknown tool types are never offered, nor echoed
         data, body = admitted.data, admitted.body
-        _check_tool_choice(data)
         own_input = unseal_reasoning(self.sealer, input_items(data.get("input")))
         previous = data.get("previous_response_id")
         history = await context(store or self.store, previous) if previous else []
