@@ -80,6 +80,16 @@ def test_a_streamed_turn_seals_its_reasoning_in_every_event_that_carries_the_ite
     ]
 
 
+def test_a_reasoning_item_sent_back_without_its_id_opens_as_its_own(server, provider):
+    """Codex sends reasoning items back without `id`: the blob says which item it was sealed for."""
+    client = client_for(server)
+    first = turn_one(client)
+    items = carried(first)
+    del items[0]["id"]
+    turn_two(client, items)
+    assert provider.requests[-1].input[0]["id"] == first.output[0].id
+
+
 def test_without_include_reasoning_items_carry_nothing(server):
     response = client_for(server).responses.create(model="demo", input="Say hello", reasoning=REASONING, store=False)
     assert response.output[0].type == "reasoning"
@@ -169,8 +179,9 @@ def test_sealer_binds_a_blob_to_its_item():
     sealer = Sealer("k")
     blob = sealer.seal("rs_1", {"signature": "abc"})
     assert sealer.unseal("rs_1", blob) == {"signature": "abc"}
-    with pytest.raises(BrokenSeal, match="moved from another item"):
+    with pytest.raises(BrokenSeal, match="sealed for another item"):
         sealer.unseal("rs_2", blob)
+    assert sealer.unseal(None, blob) == {"signature": "abc"}  # an item sent back without its id
     with pytest.raises(ValueError, match="reasoning key is empty"):
         Sealer(b"")
 

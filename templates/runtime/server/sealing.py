@@ -4,8 +4,8 @@ With `include: ["reasoning.encrypted_content"]` every reasoning item the server 
 `encrypted_content`: the item's summary (and the provider's own opaque state, the
 `encrypted_content` of its `ReasoningSummary` step) as JSON, sealed with AES-GCM under the
 server's key and bound to the item's id (the associated data), so a blob moved to another item
-does not open. When a client sends the item back, the server unseals it and hands the provider
-the full item, as the provider produced it. A blob that was changed, or sealed under another key,
+does not open. When a client sends the item back (with its id, or without, as Codex does), the
+server unseals it and hands the provider the full item, id included, as the provider produced it. A blob that was changed, or sealed under another key,
 is refused with a 400 whose `param` names the item (`input[3].encrypted_content`).
 
 The key comes from `create_app(reasoning_key=...)` (`orspec serve --reasoning-key`), else
@@ -63,29 +63,44 @@ class Sealer:
         self._aead = AESGCM(derived)
 
     def seal(self, item_id: str, state: Any) -> str:
-        """`state` (anything JSON can hold) as an opaque string that only `unseal(item_id, ...)` opens."""
+        """`state` (anything JSON can hold) as an opaque string that only `unseal(item_id, ...)` opens.
+
+        The blob names `item_id` in the clear (it is the associated data), so that an item sent back
+        without its id, as Codex sends reasoning, can still be opened."""
+        bound = item_id.encode()
+        if len(bound) > 0xFFFF:
+            raise ValueError("an item id to seal for is at most 65535 bytes")
         nonce = os.urandom(_NONCE)
         plain = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode()
-        sealed = self._aead.encrypt(nonce, plain, item_id.encode())
-        return base64.urlsafe_b64encode(_VERSION + nonce + sealed).decode().rstrip("=")
+        sealed = self._aead.encrypt(nonce, plain, bound)
+        blob = _VERSION + len(bound).to_bytes(2, "big") + bound + nonce + sealed
+        return base64.urlsafe_b64encode(blob).decode().rstrip("=")
 
-    def unseal(self, item_id: str, blob: str) -> Any:
-        """The state `seal(item_id, state)` sealed in `blob`; `BrokenSeal` for any other blob."""
+    def unseal(self, item_id: str | None, blob: str) -> Any:
+        """The state `seal(item_id, state)` sealed in `blob`; `BrokenSeal` for any other blob.
+
+        `item_id` None: the item came without one; the blob opens for the item it was sealed for."""
         try:
             raw = base64.urlsafe_b64decode(blob + "=" * (-len(blob) % 4))
         except (binascii.Error, ValueError):
             raise BrokenSeal("it is not a blob this server sealed") from None
-        if raw[:1] != _VERSION or len(raw) <= 1 + _NONCE:
+        size = int.from_bytes(raw[1:3], "big")
+        bound, rest = raw[3 : 3 + size], raw[3 + size :]
+        if raw[:1] != _VERSION or len(raw) < 3 or len(rest) <= _NONCE:
             raise BrokenSeal("it is not a blob this server sealed")
+        if item_id is not None and item_id.encode() != bound:
+            raise BrokenSeal("it was sealed for another item")
         try:
-            plain = self._aead.decrypt(raw[1 : 1 + _NONCE], raw[1 + _NONCE :], item_id.encode())
+            plain = self._aead.decrypt(rest[:_NONCE], rest[_NONCE:], bound)
         except InvalidTag:
-            raise BrokenSeal("it was changed, moved from another item, or sealed with another key") from None
+            raise BrokenSeal("it was changed, or sealed with another key") from None
         return json.loads(plain)
 
     def seal_reasoning(self, item_id: str, fields: dict[str, Any], provider_state: str | None) -> str:
-        """A reasoning item's blob: its `fields` (summary, content) and the provider's own opaque state."""
-        state = fields if provider_state is None else {**fields, "encrypted_content": provider_state}
+        """A reasoning item's blob: its id and `fields` (summary, content), and the provider's own opaque state."""
+        state = {"id": item_id, **fields}
+        if provider_state is not None:
+            state["encrypted_content"] = provider_state
         return self.seal(item_id, state)
 
 
@@ -104,7 +119,7 @@ def unseal_reasoning(
             opened.append(item)
             continue
         try:
-            state = sealer.unseal(str(item.get("id") or ""), blob)
+            state = sealer.unseal(item.get("id") or None, blob)
         except BrokenSeal as exc:
             raise InvalidRequest(
                 f"The encrypted_content of reasoning item {item.get('id')!r} does not open: {exc}. Send "
@@ -112,5 +127,5 @@ def unseal_reasoning(
                 code="invalid_encrypted_content",
                 param=param.format(i),
             ) from None
-        opened.append({"type": "reasoning", "id": item.get("id"), **state})
+        opened.append({"type": "reasoning", **state})
     return opened
