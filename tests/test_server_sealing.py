@@ -9,8 +9,9 @@ import sys
 import openai
 import pytest
 from openresponses_runtime.server import BrokenSeal, MemoryStore, ReasoningSummary, Sealer, TextDelta, create_app
+from websockets.sync.client import connect
 
-from .server_helpers import API_KEY, RecordingProvider, StepsProvider, free_port, live_server, served_process
+from .server_helpers import API_KEY, RecordingProvider, StepsProvider, free_port, live_server, served_process, ws_turn
 
 INCLUDE = ["reasoning.encrypted_content"]
 REASONING = {"effort": "low", "summary": "auto"}
@@ -88,6 +89,25 @@ def test_a_reasoning_item_sent_back_without_its_id_opens_as_its_own(server, prov
     del items[0]["id"]
     turn_two(client, items)
     assert provider.requests[-1].input[0]["id"] == first.output[0].id
+
+
+def test_websocket_turns_carry_sealed_reasoning_and_refuse_a_broken_one(server, provider):
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    with connect(server.replace("http", "ws") + "/responses", additional_headers=headers) as ws:
+        first = ws_turn(ws, input="Say hello", reasoning=REASONING, include=INCLUDE, store=False)[-1]["response"]
+        item = first["output"][0]
+        assert item["type"] == "reasoning" and item["encrypted_content"]
+        ws_turn(ws, input=[item, {"type": "message", "role": "user", "content": "And again"}], store=False)
+        assert provider.requests[-1].input[0] == {
+            k: v for k, v in item.items() if k not in ("encrypted_content", "status")
+        }
+        broken = {**item, "encrypted_content": item["encrypted_content"][:-2]}
+        (error,) = ws_turn(ws, input=[broken], store=False)
+    assert (error["status"], error["error"]["code"], error["error"]["param"]) == (
+        400,
+        "invalid_encrypted_content",
+        "input[0].encrypted_content",
+    )
 
 
 def test_without_include_reasoning_items_carry_nothing(server):
