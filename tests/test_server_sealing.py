@@ -186,6 +186,23 @@ def test_stored_reasoning_reaches_the_provider_unsealed_through_previous_respons
     }
 
 
+def test_a_stored_item_sealed_under_a_former_key_goes_on_as_stored(caplog):
+    """A restart without a set key changes the key; the server's own store must not turn into 400s."""
+    store = MemoryStore()
+    before = create_app(RecordingProvider(), store=store, api_keys=API_KEY, reasoning_key="before the restart")
+    provider = RecordingProvider()
+    after = create_app(provider, store=store, api_keys=API_KEY, reasoning_key="after the restart")
+    with live_server(before) as base:
+        first = client_for(base).responses.create(model="demo", input="Hi", reasoning=REASONING, include=INCLUDE)
+    with live_server(after) as base:
+        second = client_for(base).responses.create(model="demo", input="Again", previous_response_id=first.id)
+    assert second.status == "completed"
+    stored = first.output[0].model_dump(exclude_none=True)
+    del stored["encrypted_content"]
+    assert provider.requests[-1].input[1] == stored
+    assert f"stored reasoning item {first.output[0].id} no longer opens" in caplog.text
+
+
 def test_the_key_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("ORSPEC_REASONING_KEY", "shared by every server")
     blob = Sealer().seal("rs_1", {"summary": []})

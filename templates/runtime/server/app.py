@@ -509,7 +509,7 @@ class _Server:
         own_input = unseal_reasoning(self.sealer, input_items(data.get("input")))
         previous = data.get("previous_response_id")
         history = await context(store or self.store, previous) if previous else []
-        history = unseal_reasoning(self.sealer, history, "previous_response_id")
+        history = unseal_reasoning(self.sealer, history, None)
         check_function_outputs(own_input, history)
         response_id = new_id("resp")
         model = data.get("model") or self.default_model
@@ -603,7 +603,9 @@ class _Server:
         await deliver(final)
         return None
 
-    async def create_response(self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody) -> ASGIApp:
+    async def create_response(
+        self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody
+    ) -> ASGIApp:
         data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
         stream = bool(data.get("stream"))
@@ -633,9 +635,7 @@ class _Server:
             raise
         return steps, first
 
-    async def sse(
-        self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]
-    ) -> None:
+    async def sse(self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]) -> None:
         """The response's events as SSE frames, each provider step's sent as soon as it is made."""
 
         def deliver(frames: list[bytes]) -> Awaitable[None]:  # the send itself is awaited: no coroutine between
@@ -659,7 +659,7 @@ class _Server:
         data = admitted.data
         previous = data.get("previous_response_id")
         history = await context(self.store, previous) if previous else []
-        items = unseal_reasoning(self.sealer, history, "previous_response_id") + unseal_reasoning(
+        items = unseal_reasoning(self.sealer, history, None) + unseal_reasoning(
             self.sealer, input_items(data.get("input"))
         )
         model = data.get("model") or self.default_model

@@ -5,14 +5,17 @@ With `include: ["reasoning.encrypted_content"]` every reasoning item the server 
 `encrypted_content` of its `ReasoningSummary` step) as JSON, sealed with AES-GCM under the
 server's key and bound to the item's id (the associated data), so a blob moved to another item
 does not open. When a client sends the item back (with its id, or without, as Codex does), the
-server unseals it and hands the provider the full item, id included, as the provider produced it. A blob that was changed, or sealed under another key,
-is refused with a 400 whose `param` names the item (`input[3].encrypted_content`).
+server unseals it and hands the provider the full item, id included, as the provider produced it.
+A blob that was changed, or sealed under another key, is refused with a 400 whose `param` names
+the item (`input[3].encrypted_content`).
 
 The key comes from `create_app(reasoning_key=...)` (`orspec serve --reasoning-key`), else
 `$ORSPEC_REASONING_KEY`, else a random key made once per process: items sealed by one process
 cannot be unsealed by another, nor after a restart. Servers behind a load balancer, or clients
 that keep conversations across restarts, need a key set on every server. Any string serves as a
-key (it is stretched with HKDF-SHA256); use a long random one.
+key (it is stretched with HKDF-SHA256); use a long random one. The server's own store is not the
+client's mistake: a stored response's reasoning that no longer opens (the key changed) reaches the
+provider as stored, without its blob, and a warning says so.
 
 A gateway can seal more than reasoning the same way: `Sealer(key).seal(item_id, state)` and
 `.unseal(item_id, blob)`, with the key it gives `create_app`.
@@ -23,6 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 import os
 from typing import Any
 
@@ -34,6 +38,8 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from .errors import InvalidRequest
 
 __all__ = ["INCLUDE", "BrokenSeal", "Sealer", "unseal_reasoning"]
+
+log = logging.getLogger("openresponses_runtime.server")
 
 KEY_ENV = "ORSPEC_REASONING_KEY"
 INCLUDE = "reasoning.encrypted_content"
@@ -84,9 +90,11 @@ class Sealer:
             raw = base64.urlsafe_b64decode(blob + "=" * (-len(blob) % 4))
         except (binascii.Error, ValueError):
             raise BrokenSeal("it is not a blob this server sealed") from None
+        if raw[:1] != _VERSION or len(raw) < 3:
+            raise BrokenSeal("it is not a blob this server sealed")
         size = int.from_bytes(raw[1:3], "big")
         bound, rest = raw[3 : 3 + size], raw[3 + size :]
-        if raw[:1] != _VERSION or len(raw) < 3 or len(rest) <= _NONCE:
+        if len(rest) <= _NONCE:
             raise BrokenSeal("it is not a blob this server sealed")
         if item_id is not None and item_id.encode() != bound:
             raise BrokenSeal("it was sealed for another item")
@@ -105,11 +113,13 @@ class Sealer:
 
 
 def unseal_reasoning(
-    sealer: Sealer, items: list[dict[str, Any]], param: str = "input[{}].encrypted_content"
+    sealer: Sealer, items: list[dict[str, Any]], param: str | None = "input[{}].encrypted_content"
 ) -> list[dict[str, Any]]:
     """`items` with every reasoning item that carries a blob replaced by the full item it seals.
 
-    `InvalidRequest` (400) for a blob that does not open; its `param` is `param` with the item's index."""
+    A blob that does not open is the client's mistake (`InvalidRequest`, 400, its `param` is `param`
+    with the item's index), unless `param` is None: items of the server's own store, sealed under a
+    key it no longer has (a restart without a set key), go on as stored, without their blob."""
     if not any(item.get("type") == "reasoning" and item.get("encrypted_content") for item in items):
         return items  # most requests
     opened = []
@@ -121,6 +131,12 @@ def unseal_reasoning(
         try:
             state = sealer.unseal(item.get("id") or None, blob)
         except BrokenSeal as exc:
+            if param is None:
+                log.warning(
+                    "stored reasoning item %s no longer opens (%s); the provider gets its summary", item.get("id"), exc
+                )
+                opened.append({k: v for k, v in item.items() if k != "encrypted_content"})
+                continue
             raise InvalidRequest(
                 f"The encrypted_content of reasoning item {item.get('id')!r} does not open: {exc}. Send "
                 "reasoning items back unchanged, to a server with the key that sealed them.",
