@@ -18,7 +18,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from .observer import RequestCheck
 
 __all__ = ["Diagnosis", "Exchange", "Recorder", "scrub"]
 
@@ -80,8 +83,8 @@ class Exchange:
     response_body: Any = None  # only with --record-bodies
     _t0: float = field(default_factory=time.perf_counter, repr=False)
 
-    def check(self, check: Any) -> Any:
-        """Take in the request check (`observer.RequestCheck`); returns it."""
+    def check(self, check: RequestCheck) -> RequestCheck:
+        """Take in what the server's checks made of the request; returns it."""
         model = check.data.get("model")
         self.model = model if isinstance(model, str) else None
         self.ignored = list(check.ignored)
