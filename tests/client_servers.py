@@ -15,7 +15,7 @@ import pytest
 from .conftest import run_orspec
 from .server_helpers import API_KEY, free_port, served_process
 
-SERVERS = ["orspec-serve", "scaffolded"]
+SERVERS = ["orspec-serve", "scaffolded", "proxied"]
 ORSPEC = [sys.executable, "-m", "orspec"]
 
 

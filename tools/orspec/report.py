@@ -97,6 +97,8 @@ class Summary:
     violations: list[Finding]
     diagnoses: list[Finding]
     request_problems: list[Finding]
+    ignored: list[Finding]  # parameters and tools a server leaves out (`parameter:x`, `tool:y`)
+    refused: list[Finding]  # refusals, by code and param
     response_problems: list[Finding]
     events: list[tuple[str, int, float]]  # type, count, share
     timeline: dict[str, Any] = field(default_factory=dict)  # SVG geometry
@@ -134,6 +136,12 @@ def _findings(records: list[dict[str, Any]], pick, descriptions: dict[str, str] 
 def _violation_text(v: dict[str, Any]) -> str:
     seq = v.get("sequence_number")
     return f"seq {'?' if seq is None else seq}: {v.get('message', '')}"
+
+
+def _refusal(error: dict[str, Any]) -> tuple[str, str]:
+    """A refusal's name (`unsupported_tool_type tools[4].type`) and its message."""
+    name = " ".join(str(error[key]) for key in ("code", "param") if error.get(key))
+    return name or "refused", str(error.get("message", ""))
 
 
 def _rule_descriptions() -> dict[str, str]:
@@ -237,6 +245,8 @@ def summarize(records: list[dict[str, Any]]) -> Summary:
             records, lambda r: [(d.get("kind", "?"), d.get("message", "")) for d in r.get("diagnoses") or ()]
         ),
         request_problems=_findings(records, lambda r: [("request", p) for p in r.get("request_problems") or ()]),
+        ignored=_findings(records, lambda r: [(name, name) for name in r.get("ignored") or ()]),
+        refused=_findings(records, lambda r: [_refusal(r["refused"])] if isinstance(r.get("refused"), dict) else []),
         response_problems=_findings(records, lambda r: [("response", p) for p in r.get("response_problems") or ()]),
         events=[(kind, n, n / total_events) for kind, n in events.most_common()],
     )

@@ -1,6 +1,8 @@
 """`orspec serve`: the generated server with the built-in demo model, on uvicorn.
 
 It never runs open: without `--api-key` or `$ORSPEC_API_KEY` it makes up a random key and prints it.
+Reasoning items that clients carry are sealed with `--reasoning-key` (or `$ORSPEC_REASONING_KEY`),
+else with a random key that dies with the process.
 """
 
 from __future__ import annotations
@@ -33,7 +35,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="refuse (400) parameters and tool types the spec does not define, instead of ignoring and reporting them",
     )
+    p.add_argument(
+        "--reasoning-key",
+        type=_secret,
+        help="the key that seals reasoning items clients carry (include: reasoning.encrypted_content); default: "
+        "$ORSPEC_REASONING_KEY, else a random key, so that items do not outlive the process",
+    )
     p.set_defaults(run=cmd_serve)
+
+
+def _secret(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("it is empty: give a long random string")
+    return value
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -52,7 +66,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         runtime.addHandler(handler)
     try:
         app = create_app(
-            DemoProvider(delay=args.delay), store=args.store, api_keys=key, debug=args.debug, strict=args.strict
+            DemoProvider(delay=args.delay),
+            store=args.store,
+            api_keys=key,
+            debug=args.debug,
+            strict=args.strict,
+            reasoning_key=args.reasoning_key,
         )
     except StoreError as exc:
         raise UsageError(f"{exc}, or pass another with --store") from None

@@ -105,7 +105,12 @@ class FunctionCallEnd:
 
 @dataclass(frozen=True, slots=True)
 class ReasoningSummary:
-    """A reasoning item whose summary is `text` (one summary part)."""
+    """A reasoning item whose summary is `text` (one summary part).
+
+    `encrypted_content`: the provider's own opaque state (an upstream's signature, say). The client
+    never sees it: when it asks for `reasoning.encrypted_content`, the server seals it with the
+    summary (see `sealing`), and hands it back as the item's `encrypted_content` when the client
+    returns the item."""
 
     text: str
     encrypted_content: str | None = None
@@ -175,7 +180,8 @@ class ProviderRequest:
 
     `input` is the full context as JSON items: the items of every earlier turn of the
     `previous_response_id` chain (each turn's input, then its output), then this request's input.
-    A string input arrives as one user message. `allowed_tools` is the set of function names the
+    A string input arrives as one user message, and a reasoning item a client carried back (its
+    sealed `encrypted_content`) as the item the provider produced (see `sealing`). `allowed_tools` is the set of function names the
     model may call under `tool_choice`; calls to any other name are suppressed by the server.
     `ignored` names what the server left out of the request (see `acceptance`): `parameter:<name>`
     or `tool:<type>`; `tools` holds only what the model can be offered.

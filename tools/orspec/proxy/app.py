@@ -1,6 +1,7 @@
 """The proxy as an ASGI app: forwards every request to the upstream and observes it on the side.
 
-HTTP: the request body is read (it is small), checked and forwarded; the answer is passed to the
+HTTP: the request body is read (it is small), checked with the server's own code (`parse_body`,
+`Acceptance`: tolerant, or strict with `enforce`, which then answers a refusal itself) and forwarded; the answer is passed to the
 client chunk by chunk as it arrives, with the upstream's status and headers (hop-by-hop ones
 dropped), and a copy of each chunk goes to the observer after the client has it. WebSocket: the
 proxy opens its own connection to the upstream and relays messages both ways, one turn per
@@ -23,8 +24,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 import anyio
+from openresponses_runtime.server.acceptance import Acceptance
 from openresponses_runtime.server.emitter import dumps, sse_frame
-from openresponses_runtime.server.errors import InvalidRequest, OpenResponsesError, ServerError
+from openresponses_runtime.server.errors import OpenResponsesError, ServerError
 from openresponses_runtime.server.routes import ROUTES
 
 from .observer import StreamObserver, check_json_response, check_request, side_decoder
@@ -87,6 +89,8 @@ class ProxyApp:
     def __init__(self, config: ProxyConfig, recorder: Recorder) -> None:
         self.config = config
         self.recorder = recorder
+        # The server's own request checks: what a tolerant server ignores, or (`--enforce`) what a strict one refuses.
+        self.acceptance = Acceptance(strict=config.enforce, quiet=True)
         parts = urlsplit(config.upstream.rstrip("/"))
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"--upstream must be an http:// or https:// URL, not {config.upstream!r}")
@@ -151,13 +155,11 @@ class ProxyApp:
         body = await _read_body(receive)
         operation = _OPERATIONS.get(scope["path"]) if scope["method"] == "POST" else None
         if operation is not None and operation.request_model is not None:
-            data, exchange.request_problems = check_request(body, operation.request_model)
-            model = data.get("model")
-            exchange.model = model if isinstance(model, str) else None
+            check = exchange.check(check_request(body, operation.request_model, self.acceptance))
             if self.recorder.bodies:
-                exchange.request_body = data
-            if exchange.request_problems and self.config.enforce:
-                await _reply(send, exchange, InvalidRequest(exchange.request_problems[0], code="invalid_value"))
+                exchange.request_body = check.data
+            if check.refusal is not None and self.config.enforce:
+                await _reply(send, exchange, check.refusal)
                 return
         sent_at = time.perf_counter()
         try:

@@ -44,7 +44,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help="answer 504 when the upstream sends no response headers within S seconds (default: 60)",
     )
-    p.add_argument("--enforce", action="store_true", help="refuse requests that break the request schema (400)")
+    p.add_argument(
+        "--enforce",
+        action="store_true",
+        help="refuse what a strict server (orspec serve --strict) refuses, with its status and error object, "
+        "instead of forwarding it; without it, requests are checked as a tolerant server does",
+    )
     p.add_argument("--quiet", action="store_true", help="no line per exchange on the console; only the summary at exit")
     p.set_defaults(run=cmd_proxy)
 

@@ -9,18 +9,21 @@ from __future__ import annotations
 import json
 import time
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
 from openresponses_runtime import models
 from openresponses_runtime.events import TERMINAL_EVENT_TYPES
-from openresponses_runtime.server.app import parse_body
-from openresponses_runtime.server.errors import InvalidRequest
+from openresponses_runtime.server.acceptance import Acceptance, check_function_outputs
+from openresponses_runtime.server.app import input_items, parse_body
+from openresponses_runtime.server.errors import OpenResponsesError
+from openresponses_runtime.server.websocket import _transport_fields as transport_fields
 from openresponses_runtime.streaming import StreamChecker
 from pydantic import ValidationError
 
 from .recorder import Exchange
 
-__all__ = ["SSEFeed", "StreamObserver", "check_json_response", "check_request", "side_decoder"]
+__all__ = ["RequestCheck", "SSEFeed", "StreamObserver", "check_json_response", "check_request", "side_decoder"]
 
 _TERMINAL = TERMINAL_EVENT_TYPES or frozenset({"response.completed", "response.incomplete", "response.failed"})
 _LIFECYCLE = frozenset({"response.created", "response.queued", "response.in_progress"})
@@ -35,19 +38,36 @@ _RESPONSE_MODELS: dict[str, type] = {
 }
 
 
-def check_request(raw: bytes, model: type) -> tuple[dict[str, Any], list[str]]:
-    """The request body as JSON (empty if it is not an object) and what is wrong with it."""
+@dataclass(frozen=True)
+class RequestCheck:
+    """What a server makes of a request body: its JSON (empty if not an object), the names it
+    ignores, or the error it refuses it with."""
+
+    data: dict[str, Any]
+    ignored: tuple[str, ...] = ()
+    refusal: OpenResponsesError | None = None
+
+
+def check_request(raw: bytes, model: type, acceptance: Acceptance, *, websocket: bool = False) -> RequestCheck:
+    """Check a request body with the server's own code: `parse_body`, then `acceptance`.
+
+    A `function_call_output` is checked against the calls of this request only when it starts a
+    conversation: the proxy does not have the history behind a `previous_response_id`."""
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         data = None
+    data = data if isinstance(data, dict) else {}
     try:
-        parse_body(raw, model)
-    except InvalidRequest as exc:
-        problems = [exc.message]
-    else:
-        problems = []
-    return (data if isinstance(data, dict) else {}), problems
+        if websocket and not acceptance.strict:  # as a tolerant server reads a turn
+            raw, _ = transport_fields(raw)
+        parsed, body = parse_body(raw, model)
+        admitted = acceptance.admit(parsed, body)
+        if not parsed.get("previous_response_id"):
+            check_function_outputs(input_items(parsed.get("input")), [])
+    except OpenResponsesError as exc:
+        return RequestCheck(data, refusal=exc)
+    return RequestCheck(data, admitted.ignored)
 
 
 def check_json_response(path: str, status: int, raw: bytes) -> tuple[Any, list[str]]:

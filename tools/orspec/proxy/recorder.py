@@ -18,7 +18,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from .observer import RequestCheck
 
 from ..report import percentile
 
@@ -73,12 +76,24 @@ class Exchange:
     bytes: int = 0
     events: dict[str, int] = field(default_factory=dict)
     request_problems: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # what the server leaves out: `parameter:x`, `tool:y`
+    refused: dict[str, Any] | None = None  # the error a server (strict with --enforce) refuses the request with
     response_problems: list[str] = field(default_factory=list)
     violations: list[dict[str, Any]] = field(default_factory=list)
     diagnoses: list[Diagnosis] = field(default_factory=list)
     request_body: Any = None  # only with --record-bodies
     response_body: Any = None  # only with --record-bodies
     _t0: float = field(default_factory=time.perf_counter, repr=False)
+
+    def check(self, check: RequestCheck) -> RequestCheck:
+        """Take in what the server's checks made of the request; returns it."""
+        model = check.data.get("model")
+        self.model = model if isinstance(model, str) else None
+        self.ignored = list(check.ignored)
+        if check.refusal is not None:
+            self.request_problems = [check.refusal.message]
+            self.refused = {"status": check.refusal.status, **check.refusal.payload()}
+        return check
 
     def first_byte(self) -> None:
         if self.ttfb_ms is None:
@@ -210,6 +225,8 @@ def console_line(exchange: Exchange) -> str:
         parts.append(f"total {exchange.total_ms:.0f}ms")
     found = [f"{rule}×{n}" if n > 1 else rule for rule, n in Counter(v["rule"] for v in exchange.violations).items()]
     found += [f"request:{len(exchange.request_problems)}"] if exchange.request_problems else []
+    found += [f"refused:{exchange.refused['code']}"] if exchange.refused else []
+    found += [f"ignored:{len(exchange.ignored)}"] if exchange.ignored else []
     found += [f"response:{len(exchange.response_problems)}"] if exchange.response_problems else []
     found += [d.kind for d in exchange.diagnoses]
     parts.append(("ok" if exchange.ok else "✗") + (" " + " ".join(found) if found else ""))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from openresponses_runtime.server.emitter import dumps
-from openresponses_runtime.server.errors import InvalidRequest, OpenResponsesError, ServerError
+from openresponses_runtime.server.errors import OpenResponsesError, ServerError
 from starlette.responses import Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 from websockets.asyncio.client import connect
@@ -114,14 +114,14 @@ async def relay(app: ProxyApp, scope: dict, receive: Any, send: Any) -> None:
                 raw = text.encode() if text is not None else (data or b"")
                 exchange = Exchange("WS", scope["path"], transport="websocket")
                 if operation is not None:
-                    body, exchange.request_problems = check_request(raw, operation.websocket_model)
-                    exchange.model = body.get("model") if isinstance(body.get("model"), str) else None
+                    check = exchange.check(
+                        check_request(raw, operation.websocket_model, app.acceptance, websocket=True)
+                    )
                     if app.recorder.bodies:
-                        exchange.request_body = body
-                    if exchange.request_problems and app.config.enforce:
-                        error = InvalidRequest(exchange.request_problems[0], code="invalid_value")
-                        exchange.status = error.status
-                        await websocket.send_text(_envelope(error))
+                        exchange.request_body = check.data
+                    if check.refusal is not None and app.config.enforce:
+                        exchange.status = check.refusal.status
+                        await websocket.send_text(_envelope(check.refusal))
                         _finish(app, exchange, secrets)
                         continue
                 turns.append(_Turn(exchange))

@@ -31,6 +31,7 @@ from .errors import (
     Unauthorized,
 )
 from .routes import ROUTES, Operation
+from .sealing import BrokenSeal, Sealer
 from .steps import (
     Accepted,
     ArgumentsDelta,
@@ -58,6 +59,7 @@ __all__ = [
     "Accept",
     "Accepted",
     "ArgumentsDelta",
+    "BrokenSeal",
     "DemoProvider",
     "Emitter",
     "FunctionCallEnd",
@@ -81,6 +83,7 @@ __all__ = [
     "Refusal",
     "ResponseStore",
     "SQLiteStore",
+    "Sealer",
     "ServerError",
     "Step",
     "StoreError",

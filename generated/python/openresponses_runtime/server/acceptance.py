@@ -15,7 +15,7 @@ answer.
 | an input item of a type the server does not honour | `unsupported_item_type` | `input[3].type` |
 | a content part of a type the server does not honour | `unsupported_content_type` | `input[0].content[1].type` |
 | a `function_call_output` whose `call_id` answers no `function_call` of the conversation | `function_call_not_found` | `input` |
-| (and, checked by the app on what is left) a `tool_choice` naming a tool that is not there | `unknown_tool` | `tool_choice.name` |
+| (checked on the tools left after the ones below) a `tool_choice` naming a tool that is not there | `unknown_tool` | `tool_choice.name` |
 
 Ignored and reported by default, refused in strict mode (`create_app(..., strict=True)`):
 
@@ -54,7 +54,7 @@ from .._base import UnknownContent, UnknownItem, UnknownTool
 from . import native
 from .errors import InvalidRequest
 
-__all__ = ["Accept", "Acceptance", "Admitted", "check_function_outputs"]
+__all__ = ["Accept", "Acceptance", "Admitted", "check_function_outputs", "check_tool_choice"]
 
 log = logging.getLogger("openresponses_runtime.server")
 
@@ -95,15 +95,21 @@ class Admitted:
 
 
 class Acceptance:
-    """One server's policy: `accept` widens what is honoured, `strict` refuses what is not."""
+    """One server's policy: `accept` widens what is honoured, `strict` refuses what is not.
 
-    def __init__(self, accept: Accept | None = None, *, strict: bool = False):
+    `quiet`: log nothing (for `orspec proxy`, which checks requests on a server's behalf)."""
+
+    def __init__(self, accept: Accept | None = None, *, strict: bool = False, quiet: bool = False):
         self.accept = accept or Accept()
         self.strict = strict
+        self.quiet = quiet
         self._logged: set[str] = set()
 
     def admit(self, data: dict[str, Any], body: BaseModel) -> Admitted:
-        """Refuse what must be refused (`InvalidRequest`); leave out, and report, what may be ignored."""
+        """Refuse what must be refused (`InvalidRequest`); leave out, and report, what may be ignored.
+
+        Everything a server checks before it looks at the conversation's history (for that, see
+        `check_function_outputs`), so that `orspec proxy` can check a request as a server would."""
         self._check_items(body)
         report = _Report()
         extras = body.__pydantic_extra__ or {}
@@ -124,7 +130,8 @@ class Acceptance:
             body.__pydantic_extra__ = {k: v for k, v in extras.items() if k not in dropped}
             if tools is not None:
                 data["tools"] = tools[0]
-        for entry in report.new_names(self._logged):
+        check_tool_choice(data)
+        for entry in () if self.quiet else report.new_names(self._logged):
             self._log(entry)
         return Admitted(data, body, report.entries())
 
@@ -281,3 +288,34 @@ def check_function_outputs(own_input: list[dict[str, Any]], history: list[dict[s
                 code="function_call_not_found",
                 param="input",
             )
+
+
+def check_tool_choice(data: dict[str, Any]) -> None:
+    """`tool_choice` asks for what `tools` (as admitted) offers."""
+    choice = data.get("tool_choice")
+    if choice != "required" and not isinstance(choice, dict):
+        return  # `auto`, `none` or left out: nothing to check against the tools
+    names = {t.get("name") for t in data.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"}
+    if choice == "required" and not names:
+        # Only function calls satisfy `required` (see `ToolPolicy`): without one it cannot be met.
+        raise InvalidRequest(
+            "tool_choice is 'required' but tools offers no function the model could call.",
+            code="invalid_value",
+            param="tool_choice",
+        )
+    if not isinstance(choice, dict):
+        return
+    if choice.get("type") == "function" and choice.get("name") not in names:
+        raise InvalidRequest(
+            f"tool_choice names the function {choice.get('name')!r}, which is not in tools.",
+            code="unknown_tool",
+            param="tool_choice.name",
+        )
+    if choice.get("type") == "allowed_tools":
+        for i, tool in enumerate(choice.get("tools") or ()):
+            if isinstance(tool, dict) and tool.get("name") not in names:
+                raise InvalidRequest(
+                    f"allowed_tools names the function {tool.get('name')!r}, which is not in tools.",
+                    code="unknown_tool",
+                    param=f"tool_choice.tools[{i}].name",
+                )

@@ -18,6 +18,7 @@ with the spec's error object and a fitting status:
 | body larger than `max_body_bytes` | 413 | `invalid_request` / `request_too_large` |
 | missing or wrong bearer token | 401 | `invalid_request` / `invalid_api_key` |
 | unknown `previous_response_id` | 404 | `not_found` / `previous_response_not_found` |
+| a reasoning item's `encrypted_content` changed, or sealed with another key (see `sealing`) | 400 | `invalid_request` / `invalid_encrypted_content` (`param` `input[3].encrypted_content`) |
 | unknown route / wrong method | 404 / 405 | `not_found` / `invalid_request` |
 | provider raises `TooManyRequests` | 429 | `too_many_requests` |
 | provider times out (`TimeoutError`) | 500 | `server_error` / `provider_timeout` |
@@ -67,6 +68,8 @@ from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, U
 from .lifecycle import Lifecycle
 from .nulls import disallowed_null
 from .routes import ROUTES
+from .sealing import INCLUDE as SEALED_REASONING
+from .sealing import Sealer, unseal_reasoning
 from .steps import Incomplete, Provider, ProviderError, ProviderRequest
 from .store import ResponseStore, StoredResponse, context, open_store
 from .websocket import websocket_endpoint
@@ -468,36 +471,6 @@ def input_items(value: Any) -> list[dict[str, Any]]:
     return [dict(item) for item in value if isinstance(item, dict)]
 
 
-def _check_tool_choice(data: dict[str, Any]) -> None:
-    choice = data.get("tool_choice")
-    if choice != "required" and not isinstance(choice, dict):
-        return  # `auto`, `none` or left out: nothing to check against the tools
-    names = {t.get("name") for t in data.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"}
-    if choice == "required" and not names:
-        # Only function calls satisfy `required` (see `ToolPolicy`): without one it cannot be met.
-        raise InvalidRequest(
-            "tool_choice is 'required' but tools offers no function the model could call.",
-            code="invalid_value",
-            param="tool_choice",
-        )
-    if not isinstance(choice, dict):
-        return
-    if choice.get("type") == "function" and choice.get("name") not in names:
-        raise InvalidRequest(
-            f"tool_choice names the function {choice.get('name')!r}, which is not in tools.",
-            code="unknown_tool",
-            param="tool_choice.name",
-        )
-    if choice.get("type") == "allowed_tools":
-        for i, tool in enumerate(choice.get("tools") or ()):
-            if isinstance(tool, dict) and tool.get("name") not in names:
-                raise InvalidRequest(
-                    f"allowed_tools names the function {tool.get('name')!r}, which is not in tools.",
-                    code="unknown_tool",
-                    param=f"tool_choice.tools[{i}].name",
-                )
-
-
 # -- the app -----------------------------------------------------------------------------------
 
 
@@ -512,9 +485,11 @@ class _Server(Lifecycle):
         max_body_bytes: int,
         default_model: str,
         acceptance: Acceptance,
+        sealer: Sealer,
     ):
         self.provider = provider
         self.acceptance = acceptance
+        self.sealer = sealer
         self.store = store
         self.api_keys = api_keys
         self._keys = tuple(key.encode() for key in api_keys)
@@ -548,10 +523,10 @@ class _Server(Lifecycle):
         """The response skeleton, the provider request and this turn's own input items."""
         admitted = self.acceptance.admit(data, body)  # unknown tool types are never offered, nor echoed
         data, body = admitted.data, admitted.body
-        _check_tool_choice(data)
-        own_input = input_items(data.get("input"))
+        own_input = unseal_reasoning(self.sealer, input_items(data.get("input")))
         previous = data.get("previous_response_id")
         history = await context(store or self.store, previous) if previous else []
+        history = unseal_reasoning(self.sealer, history, None)
         check_function_outputs(own_input, history)
         response_id = new_id("resp")
         model = data.get("model") or self.default_model
@@ -572,6 +547,18 @@ class _Server(Lifecycle):
             ignored=admitted.ignored,
         )
         return response, request, own_input, policy
+
+    def seal(self, data: dict[str, Any]) -> Callable[[str, dict[str, Any], str | None], str | None]:
+        """How the emitter seals a reasoning item: always when the request asks to carry reasoning
+        (`include`), and whenever the provider left opaque state its next turn needs (a gateway's
+        thinking signature), so that state comes back through `previous_response_id` or the client."""
+        include = data.get("include")
+        carry = bool(include and SEALED_REASONING in include)
+
+        def seal(item_id: str, fields: dict[str, Any], state: str | None) -> str | None:
+            return self.sealer.seal_reasoning(item_id, fields, state) if carry or state is not None else None
+
+        return seal
 
     async def save(
         self,
@@ -654,7 +641,7 @@ class _Server(Lifecycle):
         data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
         stream = bool(data.get("stream"))
-        emitter = Emitter(response, policy, check=self.debug, events=stream, frames=stream)
+        emitter = Emitter(response, policy, check=self.debug, events=stream, frames=stream, seal=self.seal(data))
         steps, first = await self.first_step(provider_request)
         headers = _ignored_header(provider_request.ignored)
         if stream:
@@ -705,7 +692,10 @@ class _Server(Lifecycle):
         admitted = self.acceptance.admit(data, body)
         data = admitted.data
         previous = data.get("previous_response_id")
-        items = (await context(self.store, previous) if previous else []) + input_items(data.get("input"))
+        history = await context(self.store, previous) if previous else []
+        items = unseal_reasoning(self.sealer, history, None) + unseal_reasoning(
+            self.sealer, input_items(data.get("input"))
+        )
         model = data.get("model") or self.default_model
         compact = getattr(self.provider, "compact", None)
         if compact is not None:
@@ -747,6 +737,7 @@ def create_app(
     max_connection_seconds: float = 3600,
     accept: Accept | None = None,
     strict: bool = False,
+    reasoning_key: str | bytes | None = None,
 ) -> Starlette:
     """A Starlette app serving the spec's operations with `provider` behind them.
 
@@ -758,7 +749,9 @@ def create_app(
     `accept`: the input item types, content types and parameters the provider honours beyond the
     spec (see `acceptance`). Other unknown parameters and tool types are ignored and reported in
     the `OpenResponses-Ignored` header; `strict`: refuse them with a 400 instead. Unknown input
-    item and content types are refused either way.
+    item and content types are refused either way. `reasoning_key`: the key that seals reasoning
+    items for clients that carry them (`include: ["reasoning.encrypted_content"]`), default
+    `$ORSPEC_REASONING_KEY`, else a random key for this process (see `sealing`).
     """
     if api_keys is None:
         api_keys = os.environ.get("ORSPEC_API_KEY")
@@ -776,6 +769,7 @@ def create_app(
         max_body_bytes=max_body_bytes,
         default_model=default_model,
         acceptance=Acceptance(accept, strict=strict),
+        sealer=Sealer(reasoning_key),
     )
     routes: list[Any] = []
     operations: dict[tuple[str, str], _Operation] = {}

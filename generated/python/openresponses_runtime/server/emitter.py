@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .. import models
@@ -200,7 +201,9 @@ class Emitter:
     written straight into its frame, byte for byte what `sse_frame` writes, without the dict.
     With `events=False` (a non-streamed response, where only the final `response` is sent) no
     event is made, and the methods return none: nobody would see them, and the response is built
-    all the same. `check=True` always builds every event whole, for the checker.
+    all the same. `check=True` always builds every event whole, for the checker. `seal(item_id,
+    item fields, provider state)`: the `encrypted_content` of each reasoning item, or None for none
+    (see `sealing`); without it a reasoning item carries the provider's state as it is, if any.
     """
 
     def __init__(
@@ -211,8 +214,10 @@ class Emitter:
         check: bool = False,
         events: bool = True,
         frames: bool = False,
+        seal: Callable[[str, dict[str, Any], str | None], str | None] | None = None,
     ):
         self.response = response
+        self.seal = seal
         self.policy = policy or ToolPolicy(frozenset(), False)
         self.output: list[dict[str, Any]] = response["output"]
         self.checker = StreamChecker() if check else None
@@ -338,8 +343,7 @@ class Emitter:
             self._text(out, step.text, "reasoning")
         elif isinstance(step, ReasoningEnd):
             item = self._need("reasoning", step)
-            if step.encrypted_content is not None:
-                item.item["encrypted_content"] = step.encrypted_content
+            self._carry(item.item, {"content": item.item.get("content", [])}, step.encrypted_content)
             self._close(out)
         elif isinstance(step, ReasoningSummary):
             self._reasoning(out, step)
@@ -536,11 +540,17 @@ class Emitter:
             self._emit(out, {"type": _ITEM_DONE, "output_index": item.index, "item": _copy(item.item)})
         self.open = None
 
+    def _carry(self, item: dict[str, Any], fields: dict[str, Any], state: str | None) -> None:
+        """A reasoning item's `encrypted_content`: sealed by `seal` when it says so, else the provider's state as is."""
+        blob = self.seal(item["id"], fields, state) if self.seal is not None else state
+        if blob is not None:
+            item["encrypted_content"] = blob
+
     def _reasoning(self, out: list[dict[str, Any]], step: ReasoningSummary) -> None:
         self._close(out)
         item: dict[str, Any] = {"id": new_id("rs"), "type": "reasoning", "status": "in_progress", "summary": []}
-        if step.encrypted_content is not None:
-            item["encrypted_content"] = step.encrypted_content
+        part = {"type": "summary_text", "text": step.text}
+        self._carry(item, {"summary": [part]}, step.encrypted_content)
         index = len(self.output)
         self.output.append(item)
         self._emit(out, {"type": _ITEM_ADDED, "output_index": index, "item": self._copy(item)})
@@ -548,7 +558,6 @@ class Emitter:
         self._emit(out, {"type": _SUMMARY_PART_ADDED, **ids, "part": {"type": "summary_text", "text": ""}})
         self._emit(out, {"type": _SUMMARY_DELTA, **ids, "delta": step.text})
         self._emit(out, {"type": _SUMMARY_DONE, **ids, "text": step.text})
-        part = {"type": "summary_text", "text": step.text}
         self._emit(out, {"type": _SUMMARY_PART_DONE, **ids, "part": self._copy(part)})
         item["summary"].append(part)
         item["status"] = "completed"

@@ -173,7 +173,7 @@ def websocket_endpoint(server: Any, model: type, max_connection_seconds: float =
                 store.evict(previous)
             await websocket.send_text(_envelope(exc))
             return
-        emitter = Emitter(response, policy, check=server.debug)
+        emitter = Emitter(response, policy, check=server.debug, seal=server.seal(data))
         report = {WEBSOCKET_FIELD: list(request.ignored)} if request.ignored else None
 
         async def deliver(batch: list[dict[str, Any]]) -> None:
