@@ -1,8 +1,8 @@
-"""Python agent SDKs, unchanged, against each server of the matrix (`client_servers.py`): pydantic-ai's
-OpenAI Responses model, langchain-openai with `use_responses_api=True`, and litellm's `responses` (in a
-process of its own: tests/clients/litellm_client.py). The openai SDK and openai-agents have their tests in
-test_server*.py. Each is in the test extra, so a missing one is an install error, never a skip; the
-run's summary names each client's version (conftest)."""
+"""Python clients, unchanged, against each server of the matrix (`client_servers.py`): the openai SDK,
+an openai-agents Agent, pydantic-ai's OpenAI Responses model, langchain-openai with
+`use_responses_api=True`, and litellm's `responses` (in a process of its own:
+tests/clients/litellm_client.py). Each is in the test extra, so a missing one is an install error, never
+a skip; the run's summary names each client's version (conftest)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,64 @@ def get_weather(city: str) -> str:
 class Forecast(BaseModel):
     city: str
     high: int
+
+
+# -- openai and openai-agents ----------------------------------------------------------------------
+
+
+def test_openai_create_stream_parse_tools_and_websocket(served):
+    import openai
+
+    client = openai.OpenAI(base_url=served, api_key=API_KEY, max_retries=0)
+    assert client.responses.create(model="demo", input="Hello there").output_text == "You said: Hello there"
+    with client.responses.stream(model="demo", input="Stream this please") as stream:
+        deltas = [event.delta for event in stream if event.type == "response.output_text.delta"]
+    assert len(deltas) > 1 and "".join(deltas) == "You said: Stream this please"
+    parsed = client.responses.parse(model="demo", input="Forecast for Paris", text_format=Forecast)
+    assert parsed.output_parsed == Forecast(city="example city", high=1)
+    weather = {"type": "function", "name": "get_weather", "description": get_weather.__doc__, "strict": False}
+    weather["parameters"] = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    asked = client.responses.create(model="demo", input="What is the weather in Paris?", tools=[weather])
+    (call,) = [item for item in asked.output if item.type == "function_call"]
+    output = {
+        "type": "function_call_output",
+        "call_id": call.call_id,
+        "output": get_weather(**json.loads(call.arguments)),
+    }
+    answered = client.responses.create(model="demo", previous_response_id=asked.id, input=[output], tools=[weather])
+    assert answered.output_text == "The function returned: Sunny in example city"
+    with client.responses.connect() as connection:
+        connection.response.create(model="demo", input="Hello over a socket")
+        kinds = []
+        for event in connection:
+            kinds.append(event.type)
+            if event.type in ("response.completed", "response.failed", "error"):
+                break
+    assert kinds[-1] == "response.completed" and event.response.output_text == "You said: Hello over a socket"
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_streamed"])
+def test_openai_agents_agent_with_a_function_tool(served, streamed):
+    import agents
+    import openai
+
+    agents.set_tracing_disabled(True)
+    tool = agents.function_tool(get_weather)
+
+    async def run() -> str:
+        client = openai.AsyncOpenAI(base_url=served, api_key=API_KEY, max_retries=0)
+        model = agents.OpenAIResponsesModel(model="demo", openai_client=client)
+        agent = agents.Agent(name="forecaster", instructions="Answer about weather.", model=model, tools=[tool])
+        try:
+            if not streamed:
+                return (await agents.Runner.run(agent, "What is the weather in Paris?")).final_output
+            run = agents.Runner.run_streamed(agent, "What is the weather in Paris?")
+            assert [event async for event in run.stream_events()]
+            return run.final_output
+        finally:
+            await client.close()
+
+    assert asyncio.run(run()) == "The function returned: Sunny in example city"
 
 
 # -- pydantic-ai ----------------------------------------------------------------------------------
