@@ -15,6 +15,7 @@ from .conftest import ROOT
 
 README = (ROOT / "README.md").read_text()
 CI_RUN = (ROOT / ".ci" / "run").read_text()
+SERVICES = (ROOT / ".ci" / "services").read_text()
 LOCK = ROOT / ".ci" / "constraints.txt"
 OURS = {"orspec", "openresponses-runtime"}  # this repository's distributions, installed from the checkout
 
@@ -60,8 +61,7 @@ def test_ci_runs_exactly_readmes_test_command():
 
 def test_readme_names_everything_ci_sets_up_beyond_the_command():
     # A local run of README's command skips what .ci/run prepares; README says what that is.
-    services = (ROOT / ".ci" / "services").read_text()
-    exported = re.findall(r"^\s*export ([A-Z_]+)=", CI_RUN + services, re.MULTILINE)
+    exported = re.findall(r"^\s*export ([A-Z_]+)=", CI_RUN + SERVICES, re.MULTILINE)
     assert {"ORSPEC_TEST_POSTGRES", "ORSPEC_TEST_FRESH_VENV", "PIP_CONSTRAINT"} <= set(exported)
     for name in exported:
         assert f"`{name}" in README, f"README.md does not say that .ci/run sets {name}"
@@ -86,3 +86,14 @@ def test_every_direct_dependency_is_bounded_and_locked_within_its_bounds(where, 
 
 def test_the_lock_leaves_out_this_repositorys_own_distributions():
     assert not OURS & set(_locked()), "the lock pins a distribution this checkout installs editable"
+
+
+def test_the_real_clients_page_names_the_versions_ci_pins():
+    page = (ROOT / "docs" / "guides" / "real-clients.md").read_text()
+    npm = dict(re.findall(r"(@?[a-z][\w./-]*)@(\d[\w.]*)", re.search(r'^want="(.*)"$', SERVICES, re.M).group(1)))
+    for name in ("@openai/codex", "ai", "@ai-sdk/openai", "openai"):
+        assert npm[name] in page, f"docs/guides/real-clients.md does not name {name} {npm[name]}"
+    locked = _locked()
+    for name in ("openai", "openai-agents", "pydantic-ai-slim", "langchain-openai", "litellm"):
+        ((version, _),) = locked[name]
+        assert f"| {version} |" in page, f"docs/guides/real-clients.md does not name {name} {version}"
