@@ -79,8 +79,18 @@ def test_reasoning_streams_as_it_arrives_and_keeps_its_encrypted_content():
     assert first["content"] == [{"type": "reasoning_text", "text": "Let me think."}]
     assert first["encrypted_content"] == "sig" and "encrypted_content" not in second
     assert ResponseAccumulator().feed_sse(capture).as_dict() == e.response
-    with pytest.raises(ProviderError, match="ReasoningEnd needs an open reasoning"):
-        run([TextDelta("x"), ReasoningEnd()])
+
+
+def test_reasoning_end_with_nothing_streamed_is_a_reasoning_item_without_text():
+    # Anthropic's redacted thinking: only opaque state, kept for the next turn
+    e, events = run([TextDelta("x"), ReasoningEnd("data"), TextDelta("y")])
+    capture = b"".join(sse_frame(event) for event in events) + b"data: [DONE]\n\n"
+    assert check_sse(capture) == []
+    message, reasoning, after = e.response["output"]
+    assert (message["type"], reasoning["type"], after["type"]) == ("message", "reasoning", "message")
+    assert reasoning["content"] == [] and reasoning["encrypted_content"] == "data"
+    assert reasoning["status"] == "completed"
+    assert ResponseAccumulator().feed_sse(capture).as_dict() == e.response
 
 
 def test_accepted_adds_no_event():
