@@ -340,7 +340,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("name", help="the project name, e.g. acme-llm")
     p.add_argument("--out", type=Path, required=True, help="the directory to create (must be empty unless --force)")
     p.add_argument("--vendor", help="also write a starter extension fragment for this vendor slug")
-    p.add_argument("--template", choices=TEMPLATES, default="demo", help="demo (default), chat-completions or anthropic-messages")
+    p.add_argument(
+        "--template", choices=TEMPLATES, default="demo", help="demo (default), chat-completions or anthropic-messages"
+    )
     p.add_argument("--force", action="store_true", help="write into a non-empty directory (overwrites, never deletes)")
     p.add_argument(
         "--runtime",
