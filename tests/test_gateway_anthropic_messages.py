@@ -94,6 +94,7 @@ def test_context_translation():
             {"type": "input_image", "image_url": "https://example.com/cat.png"},
         ]},
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Calling."}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": ""}]},
         {"type": "function_call", "call_id": "toolu_1", "name": "a", "arguments": '{"x": 1}'},
         {"type": "function_call", "call_id": "toolu_2", "name": "b", "arguments": ""},
         {"type": "function_call_output", "call_id": "toolu_1", "output": "one"},
@@ -161,9 +162,9 @@ def test_settings_go_upstream(replay):
 @pytest.mark.parametrize(
     ("choice", "tools", "expected"),
     [
-        ("auto", ["a", "b"], {"type": "auto"}),
-        ("required", ["a", "b"], {"type": "any"}),
-        ("none", ["a", "b"], {"type": "none"}),
+        ("auto", ["b", "a"], {"type": "auto"}),
+        ("required", ["b", "a"], {"type": "any"}),
+        ("none", ["b", "a"], {"type": "none"}),
         (
             {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "b"}]},
             ["b"],
@@ -174,7 +175,7 @@ def test_settings_go_upstream(replay):
 def test_tool_choice_and_allowed_tools(replay, choice, tools, expected):
     base, upstream_ = replay
     upstream_.answer(START + text_block("ok") + STOP)
-    offered = [{"type": "function", "name": "a"}, {"type": "function", "name": "b"}]
+    offered = [{"type": "function", "name": "b"}, {"type": "function", "name": "a"}]  # sent in this order
     reply = post(base, input="hi", tools=offered, tool_choice=choice)
     assert reply.status_code in (200, 500), reply.text  # `required` with no call fails after the upstream answered
     sent = upstream_.requests[-1]
@@ -262,7 +263,7 @@ def test_a_mid_stream_error_event_fails_the_response_in_the_stream(replay, share
     raw, events = stream(base, input="hi")
     assert check_sse(raw) == []
     assert [e["type"] for e in events[-2:]] == ["error", "response.failed"] and raw.endswith(b"data: [DONE]\n\n")
-    assert "Overloaded" in events[-2]["error"]["message"]
+    assert "Overloaded" in events[-2]["error"]["message"] and events[-2]["error"]["code"] == "upstream_overloaded"
     assert events[-1]["response"]["output"][0]["content"][0]["text"] == "Hello"  # what the client was sent
 
 

@@ -82,6 +82,7 @@ from ..server import (
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "AnthropicMessagesProvider",
+    "events_of_message",
     "message_events",
     "steps_from_events",
     "to_anthropic_messages",
@@ -232,7 +233,9 @@ def to_anthropic_messages(
             if role in ("system", "developer"):
                 system.append({"type": "text", "text": _text(item.get("content"))})
             elif role == "assistant":
-                add("assistant", [{"type": "text", "text": _text(item.get("content"))}])
+                text = _text(item.get("content"))
+                if text:  # Anthropic refuses empty text blocks
+                    add("assistant", [{"type": "text", "text": text}])
             else:
                 add("user", _user_blocks(item.get("content")))
         elif kind == "function_call":
@@ -268,23 +271,24 @@ def to_messages_request(request: ProviderRequest, model: str, max_tokens: int = 
     if system:
         payload["system"] = system
     functions = request.function_tools
-    offered = functions if request.tool_choice == "none" else {n: functions[n] for n in sorted(request.allowed_tools)}
+    if request.tool_choice != "none":
+        functions = {name: tool for name, tool in functions.items() if name in request.allowed_tools}
     tools = [
         {
             "name": tool["name"],
             **({"description": tool["description"]} if tool.get("description") is not None else {}),
             "input_schema": tool.get("parameters") or {"type": "object", "properties": {}},
         }
-        for tool in offered.values()
+        for tool in functions.values()
     ]
     tools += [dict(tool.get("definition") or {}) for tool in request.tools if tool.get("type") == _SERVER_TOOL]
     if tools:
         payload["tools"] = tools
-    if offered:
+    if functions:
         if request.tool_choice == "none":
             choice: dict[str, Any] = {"type": "none"}
-        elif request.tool_choice == "required" and len(offered) == 1:
-            choice = {"type": "tool", "name": next(iter(offered))}
+        elif request.tool_choice == "required" and len(functions) == 1:
+            choice = {"type": "tool", "name": next(iter(functions))}
         else:
             choice = {"type": "any" if request.tool_choice == "required" else "auto"}
         if getattr(request.body, "parallel_tool_calls", None) is False and choice["type"] != "none":
@@ -508,7 +512,12 @@ async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncItera
         elif kind == "error":
             for step in end_block():
                 yield step
-            raise ModelError(f"The upstream failed mid-stream: {_error_message(event)}", status=502)
+            overloaded = (event.get("error") or {}).get("type") == "overloaded_error"
+            raise ModelError(
+                f"The upstream failed mid-stream: {_error_message(event)}",
+                code="upstream_overloaded" if overloaded else None,
+                status=502,
+            )
         else:
             skipped += 1
     if skipped:
