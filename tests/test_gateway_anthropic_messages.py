@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from contextlib import contextmanager
 
 import httpx
@@ -252,6 +253,34 @@ def test_invalid_json_input_is_delivered_as_sent_with_a_warning(caplog):
     with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
         got = steps(events)
     assert got[1].delta == '{"a": ' and "not valid JSON" in caplog.text
+
+
+def test_thinking_streams_to_the_client_while_the_upstream_still_thinks(replay):
+    base, upstream_ = replay
+    release = threading.Event()
+    thinking = {"type": "thinking", "thinking": "", "signature": ""}
+    upstream_.answer(
+        [
+            START,
+            frame({"type": "content_block_start", "index": 0, "content_block": thinking}),
+            frame({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Hm"}}),
+            release,
+            frame({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "s"}}),
+            frame({"type": "content_block_stop", "index": 0}),
+            text_block("Done", 1),
+            STOP,
+        ]
+    )
+    body = {"model": "claude", "stream": True, "input": "Hi"}
+    with httpx.stream("POST", base + "/responses", json=body, headers=HEADERS, timeout=10) as reply:
+        seen: list[str] = []
+        for line in reply.iter_lines():
+            if line.startswith("data: {"):
+                seen.append(json.loads(line[6:])["type"])
+            if "response.reasoning.delta" in seen:
+                break
+        release.set()
+    assert seen[0] == "response.created" and seen[-1] == "response.reasoning.delta"
 
 
 def test_a_mid_stream_error_event_fails_the_response_in_the_stream(replay, shared):
