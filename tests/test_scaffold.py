@@ -55,7 +55,7 @@ def test_names_are_sanitised():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("template", ["demo", "chat-completions"])
+@pytest.mark.parametrize("template", ["demo", "chat-completions", "anthropic-messages"])
 def test_scaffolded_project_passes_its_own_tests(tmp_path, template):
     out = tmp_path / "proj"
     done = run_orspec("scaffold", "provider", "Acme LLM", "--out", str(out), "--template", template)

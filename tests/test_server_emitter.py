@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from openresponses_runtime.server import (
     Accepted,
@@ -79,8 +81,36 @@ def test_reasoning_streams_as_it_arrives_and_keeps_its_encrypted_content():
     assert first["content"] == [{"type": "reasoning_text", "text": "Let me think."}]
     assert first["encrypted_content"] == "sig" and "encrypted_content" not in second
     assert ResponseAccumulator().feed_sse(capture).as_dict() == e.response
-    with pytest.raises(ProviderError, match="ReasoningEnd needs an open reasoning"):
-        run([TextDelta("x"), ReasoningEnd()])
+
+
+def test_what_reasoning_end_seals_holds_the_whole_reasoning_text():
+    sealed = []
+
+    def seal(item_id, fields, state):  # as the server's sealer does: the fields as they are now
+        sealed.append((item_id, copy.deepcopy(fields), state))
+        return "blob"
+
+    e = Emitter(response_skeleton({}, "resp_1", "m"), seal=seal)
+    e.start()
+    for step in [ReasoningDelta("Let me "), ReasoningDelta("think."), ReasoningEnd("sig")]:
+        e.step(step)
+    e.finish()
+    ((item_id, fields, state),) = sealed
+    assert item_id == e.response["output"][0]["id"] and state == "sig"
+    assert fields == {"content": [{"type": "reasoning_text", "text": "Let me think."}]}  # the next turn needs it
+    assert e.response["output"][0]["encrypted_content"] == "blob"
+
+
+def test_reasoning_end_with_nothing_streamed_is_a_reasoning_item_without_text():
+    # Anthropic's redacted thinking: only opaque state, kept for the next turn
+    e, events = run([TextDelta("x"), ReasoningEnd("data"), TextDelta("y")])
+    capture = b"".join(sse_frame(event) for event in events) + b"data: [DONE]\n\n"
+    assert check_sse(capture) == []
+    message, reasoning, after = e.response["output"]
+    assert (message["type"], reasoning["type"], after["type"]) == ("message", "reasoning", "message")
+    assert reasoning["content"] == [] and reasoning["encrypted_content"] == "data"
+    assert reasoning["status"] == "completed"
+    assert ResponseAccumulator().feed_sse(capture).as_dict() == e.response
 
 
 def test_accepted_adds_no_event():

@@ -1,5 +1,6 @@
-"""A Chat Completions upstream on loopback for the gateway tests: it answers each request with the
-answer prepared for it, byte for byte, and keeps every request body it receives."""
+"""A Chat Completions or Anthropic Messages upstream on loopback for the gateway tests: it answers
+each request with the answer prepared for it, byte for byte, and keeps every request body (and its
+headers) it receives."""
 
 from __future__ import annotations
 
@@ -37,13 +38,20 @@ class ReplayUpstream:
     def __init__(self) -> None:
         self.answers: list[Answer] = []
         self.requests: list[dict] = []
-        self.app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
+        self.headers: list[dict[str, str]] = []
+        self.app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._completions, methods=["POST"]),
+                Route("/v1/messages", self._completions, methods=["POST"]),
+            ]
+        )
 
     def answer(self, body: bytes | list[bytes | threading.Event], **options) -> None:
         self.answers.append(Answer(body if isinstance(body, list) else [body], **options))
 
     async def _completions(self, request: Request) -> Response:
         self.requests.append(json.loads(await request.body()))
+        self.headers.append(dict(request.headers))
         answer = self.answers.pop(0)
 
         async def body():

@@ -1,7 +1,7 @@
 """`orspec scaffold provider NAME --out DIR`: a standalone provider project that passes compliance as generated.
 
 The project is rendered from `templates/scaffold/` (see its README): `common/` for every project,
-then the chosen template (`demo` or `chat-completions`), then `vendor/` with `--vendor`. Names are
+then the chosen template (`demo`, `chat-completions` or `anthropic-messages`), then `vendor/` with `--vendor`. Names are
 sanitised once, here: the distribution name (`acme-llm`), the import package (`acme_llm`), the
 provider class (`AcmeLlmProvider`) and the vendor slug and prefix (`acme`, `Acme`).
 
@@ -50,11 +50,12 @@ __all__ = [
 SCAFFOLD = _SHIPPED / "scaffold"
 RUNTIME = "openresponses-runtime"
 BUILD_WHEELS = "pip wheel --no-deps -w DIR ORSPEC ORSPEC/generated/python"
-TEMPLATES = ("demo", "chat-completions")
+TEMPLATES = ("demo", "chat-completions", "anthropic-messages")
 _VENDOR = re.compile(r"^[a-z][a-z0-9_-]*$")
 _DESCRIPTIONS = {
     "demo": "An Open Responses provider.",
     "chat-completions": "An Open Responses gateway in front of an OpenAI-compatible Chat Completions API.",
+    "anthropic-messages": "An Open Responses gateway in front of Anthropic's Messages API.",
 }
 
 
@@ -339,7 +340,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("name", help="the project name, e.g. acme-llm")
     p.add_argument("--out", type=Path, required=True, help="the directory to create (must be empty unless --force)")
     p.add_argument("--vendor", help="also write a starter extension fragment for this vendor slug")
-    p.add_argument("--template", choices=TEMPLATES, default="demo", help="demo (default) or chat-completions")
+    p.add_argument(
+        "--template", choices=TEMPLATES, default="demo", help="demo (default), chat-completions or anthropic-messages"
+    )
     p.add_argument("--force", action="store_true", help="write into a non-empty directory (overwrites, never deletes)")
     p.add_argument(
         "--runtime",

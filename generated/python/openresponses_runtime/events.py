@@ -497,6 +497,8 @@ RESPONSE_STATUSES: dict[str, tuple[str, ...]] = {
 ITEM_STATUS_TYPES: frozenset[str] = frozenset(
     {
         "acme:web_search_call",
+        "anthropic:citations",
+        "anthropic:content_block",
         "anthropic:mcp_tool_result",
         "anthropic:mcp_tool_use",
         "function_call",

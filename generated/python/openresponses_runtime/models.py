@@ -1401,6 +1401,52 @@ class AnthropicMcpToolResult(OpenResponsesModel):
     """
 
 
+class AnthropicContentBlock(OpenResponsesModel):
+    """
+    A content block of an Anthropic message that has no Open Responses counterpart (a server tool's use and result, such as web search, or a compaction block), kept as it arrived. A gateway sends it back upstream unchanged, in its place in the assistant turn.
+    """
+
+    type: Literal["anthropic:content_block"]
+    id: str
+    """
+    Identifier of this item.
+    """
+    status: MessageStatus
+    block: dict[str, Any]
+    """
+    The Anthropic content block, with its `type` (e.g. `web_search_tool_result`).
+    """
+
+
+class AnthropicCitations(OpenResponsesModel):
+    """
+    The citations Anthropic attached to the text of the message just before this item, as it sent them (e.g. `web_search_result_location`). The text itself stays in the message.
+    """
+
+    type: Literal["anthropic:citations"]
+    id: str
+    """
+    Identifier of this item.
+    """
+    status: MessageStatus
+    citations: list[dict[str, Any]]
+    """
+    The citations, each an object with its own `type`.
+    """
+
+
+class AnthropicServerTool(OpenResponsesModel):
+    """
+    A tool that Anthropic runs itself (a server tool such as `web_search_20250305`), offered to the model as its definition says. Its use and results come back as `anthropic:content_block` items.
+    """
+
+    type: Literal["anthropic:server_tool"]
+    definition: dict[str, Any]
+    """
+    The tool as Anthropic defines it, e.g. `{"type": "web_search_20250305", "name": "web_search"}`.
+    """
+
+
 class AnthropicMcpToolConfiguration(OpenResponsesModel):
     """
     Which of the server's tools the model may use.
@@ -2290,7 +2336,7 @@ A message in a request's input. Every role shares `type: message`, so the `role`
 """
 
 
-_RESPONSES_TOOL_PARAM_TAGS = frozenset(["acme:search", "function", "openai:web_search"])
+_RESPONSES_TOOL_PARAM_TAGS = frozenset(["acme:search", "anthropic:server_tool", "function", "openai:web_search"])
 
 
 def _responses_tool_param_tag(value: Any) -> str | None:
@@ -2306,6 +2352,7 @@ ResponsesToolParam = TypeAliasType(
     Annotated[
         Annotated["FunctionToolParam", Tag("function")]
         | Annotated["AcmeSearchTool", Tag("acme:search")]
+        | Annotated["AnthropicServerTool", Tag("anthropic:server_tool")]
         | Annotated["OpenaiWebSearchTool", Tag("openai:web_search")]
         | Annotated[UnknownTool, Tag("unknown")],
         Discriminator(_responses_tool_param_tag),
@@ -2313,7 +2360,7 @@ ResponsesToolParam = TypeAliasType(
 )
 
 
-_TOOL_TAGS = frozenset(["acme:search", "function", "openai:web_search"])
+_TOOL_TAGS = frozenset(["acme:search", "anthropic:server_tool", "function", "openai:web_search"])
 
 
 def _tool_tag(value: Any) -> str | None:
@@ -2329,6 +2376,7 @@ Tool = TypeAliasType(
     Annotated[
         Annotated["FunctionTool", Tag("function")]
         | Annotated["AcmeSearchTool", Tag("acme:search")]
+        | Annotated["AnthropicServerTool", Tag("anthropic:server_tool")]
         | Annotated["OpenaiWebSearchTool", Tag("openai:web_search")]
         | Annotated[UnknownTool, Tag("unknown")],
         Discriminator(_tool_tag),
@@ -2372,6 +2420,8 @@ class OpenaiWebSearchCall(OpenResponsesModel):
 _ITEM_PARAM_TAGS = frozenset(
     [
         "acme:web_search_call",
+        "anthropic:citations",
+        "anthropic:content_block",
         "anthropic:mcp_tool_result",
         "anthropic:mcp_tool_use",
         "compaction",
@@ -2412,6 +2462,8 @@ ItemParam = TypeAliasType(
         | Annotated["AcmeWebSearchCall", Tag("acme:web_search_call")]
         | Annotated["AnthropicMcpToolUse", Tag("anthropic:mcp_tool_use")]
         | Annotated["AnthropicMcpToolResult", Tag("anthropic:mcp_tool_result")]
+        | Annotated["AnthropicContentBlock", Tag("anthropic:content_block")]
+        | Annotated["AnthropicCitations", Tag("anthropic:citations")]
         | Annotated["OpenaiWebSearchCall", Tag("openai:web_search_call")]
         | Annotated[UnknownItem, Tag("unknown")],
         Discriminator(_item_param_tag),
@@ -2422,6 +2474,8 @@ ItemParam = TypeAliasType(
 _ITEM_FIELD_TAGS = frozenset(
     [
         "acme:web_search_call",
+        "anthropic:citations",
+        "anthropic:content_block",
         "anthropic:mcp_tool_result",
         "anthropic:mcp_tool_use",
         "compaction",
@@ -2453,6 +2507,8 @@ ItemField = TypeAliasType(
         | Annotated["AcmeWebSearchCall", Tag("acme:web_search_call")]
         | Annotated["AnthropicMcpToolUse", Tag("anthropic:mcp_tool_use")]
         | Annotated["AnthropicMcpToolResult", Tag("anthropic:mcp_tool_result")]
+        | Annotated["AnthropicContentBlock", Tag("anthropic:content_block")]
+        | Annotated["AnthropicCitations", Tag("anthropic:citations")]
         | Annotated["OpenaiWebSearchCall", Tag("openai:web_search_call")]
         | Annotated[UnknownItem, Tag("unknown")],
         Discriminator(_item_field_tag),
@@ -3050,10 +3106,13 @@ __all__ = [
     "AllowedToolChoice",
     "AllowedToolsParam",
     "Annotation",
+    "AnthropicCitations",
+    "AnthropicContentBlock",
     "AnthropicMcpServer",
     "AnthropicMcpToolConfiguration",
     "AnthropicMcpToolResult",
     "AnthropicMcpToolUse",
+    "AnthropicServerTool",
     "AssistantMessageItemParam",
     "AssistantMessageItemParamContentPart",
     "AssistantMessageItemParamPhase",

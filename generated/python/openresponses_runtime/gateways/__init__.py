@@ -5,6 +5,9 @@
 
     app = create_app(ChatCompletionsProvider(base_url="https://api.openai.com/v1"), api_keys="sk-...")
 
+`chat_completions`: an OpenAI-compatible `/chat/completions`; `anthropic_messages`: Anthropic's
+`/v1/messages` (`AnthropicMessagesProvider`, configured by `$ANTHROPIC_API_KEY`).
+
 A project configures a gateway (or subclasses it to change one mapping); it never copies it.
 It needs httpx and the server: `pip install 'openresponses-runtime[server,gateways]'`.
 """

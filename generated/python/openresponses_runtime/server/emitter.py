@@ -342,7 +342,12 @@ class Emitter:
         elif isinstance(step, ReasoningDelta):
             self._text(out, step.text, "reasoning")
         elif isinstance(step, ReasoningEnd):
-            item = self._need("reasoning", step)
+            item = self.open
+            if item is None or item.kind != "reasoning":  # reasoning with no text (redacted thinking)
+                self._close(out)
+                empty = {"id": new_id("rs"), "type": "reasoning", "status": "in_progress", "summary": [], "content": []}
+                item = self._open_item(out, empty)
+            self._close_part(out)  # its text complete, for the seal
             self._carry(item.item, {"content": item.item.get("content", [])}, step.encrypted_content)
             self._close(out)
         elif isinstance(step, ReasoningSummary):

@@ -14,10 +14,13 @@ ROOTS: dict[str, str] = {
     "AcmeSearchTool": "AcmeSearchTool",
     "AcmeWebSearchCall": "AcmeWebSearchCall",
     "AllowedToolsParam": "AllowedToolsParam",
+    "AnthropicCitations": "AnthropicCitations",
+    "AnthropicContentBlock": "AnthropicContentBlock",
     "AnthropicMcpServer": "AnthropicMcpServer",
     "AnthropicMcpToolConfiguration": "AnthropicMcpToolConfiguration",
     "AnthropicMcpToolResult": "AnthropicMcpToolResult",
     "AnthropicMcpToolUse": "AnthropicMcpToolUse",
+    "AnthropicServerTool": "AnthropicServerTool",
     "AssistantMessageItemParam": "AssistantMessageItemParam",
     "CompactResponseMethodPublicBody": "CompactResponseMethodPublicBody",
     "CompactionSummaryItemParam": "CompactionSummaryItemParam",
@@ -99,6 +102,24 @@ SCHEMAS: dict[str, Any] = {
             "mode": {"$ref": "#/components/schemas/ToolChoiceValueEnum"},
         },
     },
+    "AnthropicCitations": {
+        "type": "object",
+        "properties": {
+            "type": {"type": "string", "enum": ["anthropic:citations"]},
+            "id": {"type": "string"},
+            "status": {"$ref": "#/components/schemas/MessageStatus"},
+            "citations": {"type": "array", "items": {"type": "object", "additionalProperties": True}},
+        },
+    },
+    "AnthropicContentBlock": {
+        "type": "object",
+        "properties": {
+            "type": {"type": "string", "enum": ["anthropic:content_block"]},
+            "id": {"type": "string"},
+            "status": {"$ref": "#/components/schemas/MessageStatus"},
+            "block": {"type": "object", "additionalProperties": True},
+        },
+    },
     "AnthropicMcpServer": {
         "type": "object",
         "properties": {
@@ -138,6 +159,13 @@ SCHEMAS: dict[str, Any] = {
             "name": {"type": "string"},
             "server_name": {"type": "string"},
             "input": {"type": "object", "additionalProperties": True},
+        },
+    },
+    "AnthropicServerTool": {
+        "type": "object",
+        "properties": {
+            "type": {"type": "string", "enum": ["anthropic:server_tool"]},
+            "definition": {"type": "object", "additionalProperties": True},
         },
     },
     "AssistantMessageItemParam": {
@@ -365,6 +393,8 @@ SCHEMAS: dict[str, Any] = {
             {"$ref": "#/components/schemas/AcmeWebSearchCall"},
             {"$ref": "#/components/schemas/AnthropicMcpToolUse"},
             {"$ref": "#/components/schemas/AnthropicMcpToolResult"},
+            {"$ref": "#/components/schemas/AnthropicContentBlock"},
+            {"$ref": "#/components/schemas/AnthropicCitations"},
             {"$ref": "#/components/schemas/OpenaiWebSearchCall"},
         ],
         "discriminator": {
@@ -379,6 +409,8 @@ SCHEMAS: dict[str, Any] = {
                 "acme:web_search_call": "#/components/schemas/AcmeWebSearchCall",
                 "anthropic:mcp_tool_use": "#/components/schemas/AnthropicMcpToolUse",
                 "anthropic:mcp_tool_result": "#/components/schemas/AnthropicMcpToolResult",
+                "anthropic:content_block": "#/components/schemas/AnthropicContentBlock",
+                "anthropic:citations": "#/components/schemas/AnthropicCitations",
                 "openai:web_search_call": "#/components/schemas/OpenaiWebSearchCall",
             },
         },
@@ -530,6 +562,7 @@ SCHEMAS: dict[str, Any] = {
         "oneOf": [
             {"$ref": "#/components/schemas/FunctionToolParam"},
             {"$ref": "#/components/schemas/AcmeSearchTool"},
+            {"$ref": "#/components/schemas/AnthropicServerTool"},
             {"$ref": "#/components/schemas/OpenaiWebSearchTool"},
         ],
         "discriminator": {
@@ -537,6 +570,7 @@ SCHEMAS: dict[str, Any] = {
             "mapping": {
                 "function": "#/components/schemas/FunctionToolParam",
                 "acme:search": "#/components/schemas/AcmeSearchTool",
+                "anthropic:server_tool": "#/components/schemas/AnthropicServerTool",
                 "openai:web_search": "#/components/schemas/OpenaiWebSearchTool",
             },
         },

@@ -127,7 +127,8 @@ class ReasoningDelta:
 @dataclass(frozen=True, slots=True)
 class ReasoningEnd:
     """Close the open reasoning item, keeping `encrypted_content` (say, a signature the upstream
-    wants back in the next turn)."""
+    wants back in the next turn). With no reasoning open, it makes one with no text: reasoning the
+    upstream keeps hidden, such as Anthropic's redacted thinking."""
 
     encrypted_content: str | None = None
 

@@ -1,0 +1,627 @@
+"""A gateway from Open Responses to Anthropic's Messages API (`/v1/messages`).
+
+Each turn becomes one streamed `POST {base_url}/v1/messages` with `x-api-key` and
+`anthropic-version`. Requests translate so:
+
+| Open Responses | Anthropic Messages |
+|---|---|
+| `instructions`, system and developer messages | `system` text blocks, in order |
+| user messages (text, images by URL or data URL) | `user` text and `image` blocks (`url` or `base64` source) |
+| assistant messages, function calls, reasoning of one turn | one `assistant` message: `text`, `tool_use` (`input` parsed from `arguments`), `thinking` / `redacted_thinking` blocks |
+| `function_call_output` | a `tool_result` block (`tool_use_id` = `call_id`) in a `user` message |
+| a reasoning item this gateway made | its `thinking` block with the `signature`, or its `redacted_thinking` `data`, byte for byte |
+| a reasoning item of anyone else (no signature) | left out: Anthropic takes no unsigned thinking |
+| `anthropic:content_block` items | the block they keep, sent back in place |
+| `anthropic:citations` items | left out: the cited text goes back as text |
+| function tools under `tool_choice` | `tools` (`parameters` as `input_schema`), `tool_choice` `auto`, `any` (`required`), `tool` (one function), `none` |
+| `anthropic:server_tool` tools | their `definition`, as is (e.g. `web_search_20250305`) |
+| `parallel_tool_calls: false` | `tool_choice.disable_parallel_tool_use` |
+| `max_output_tokens` | `max_tokens` (required upstream: `DEFAULT_MAX_TOKENS`, 4096, when the request sets none) |
+| `reasoning.effort` | `output_config.effort` |
+| `temperature`, `top_p` | the same, when the request sets them |
+| `input_file` content, images by `file_id` | refused: 400 |
+
+Thinking itself (`thinking: {"type": "enabled", ...}`), `stop_sequences` and prompt-caching hints
+have no Open Responses counterpart: a project sets them with `extra_body` or `messages_request`.
+
+The stream translates back, block by block: `text` as text; `thinking` as reasoning streamed as it
+arrives, its signature kept in the reasoning item's `encrypted_content`; `redacted_thinking` as a
+reasoning item with no text, its `data` kept the same way; `tool_use` as a function call whose
+arguments stream from `input_json_delta` (`{}` when none came); any other block (server tool use
+and results, compaction) as an `anthropic:content_block` item holding the block as it arrived;
+citations on a text block as an `anthropic:citations` item after it. Usage: `input_tokens` is
+Anthropic's plus its cache read and cache creation tokens, `cached_tokens` the cache read ones,
+`reasoning_tokens` `output_tokens_details.thinking_tokens`. Stop reasons:
+
+| `stop_reason` | response |
+|---|---|
+| `end_turn`, `stop_sequence`, `tool_use`, `pause_turn`, anything else | `completed` |
+| `max_tokens`, `model_context_window_exceeded` | `incomplete`, reason `max_output_tokens` |
+| `refusal` | `incomplete`, reason `content_filter` |
+| none: an `error` event came, or the stream ended | `failed` (`error` event, then `response.failed`) |
+
+The client's stream begins as soon as the upstream answers with an event stream. Upstream failures
+before that: 400 and 413 are `upstream_invalid_request` (400), 401/403 `upstream_unauthorized`
+(500), 429 stays 429 and 529 (`overloaded_error`) becomes 503, both with `Retry-After` passed on;
+others are 502. A 200 with a whole JSON message (a proxy that does not stream) is translated the
+same way; a 200 with anything else is a 502. An event or block of a type this gateway does not know
+is skipped and counted in the log.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+
+from ..events import SSEDecoder
+from ..server import (
+    Accepted,
+    ArgumentsDelta,
+    FunctionCallEnd,
+    FunctionCallStart,
+    Incomplete,
+    InvalidRequest,
+    ModelError,
+    ProviderRequest,
+    ReasoningDelta,
+    ReasoningEnd,
+    ServerError,
+    Step,
+    TextDelta,
+    TooManyRequests,
+    UsageReport,
+    VendorItem,
+)
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "AnthropicMessagesProvider",
+    "events_of_message",
+    "message_events",
+    "steps_from_events",
+    "to_anthropic_messages",
+    "to_messages_request",
+]
+
+log = logging.getLogger("openresponses_runtime.gateways")
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; this fits every current model's output limit
+ANTHROPIC_VERSION = "2023-06-01"
+_INCOMPLETE = {
+    "max_tokens": "max_output_tokens",
+    "model_context_window_exceeded": "max_output_tokens",
+    "refusal": "content_filter",
+}
+_BLOCK_ITEM = "anthropic:content_block"
+_CITATIONS_ITEM = "anthropic:citations"
+_SERVER_TOOL = "anthropic:server_tool"
+
+
+# -- requests --------------------------------------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(
+        str(part.get("text", part.get("refusal", "")))
+        for part in content or ()
+        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text", "refusal")
+    )
+
+
+def _image(part: dict[str, Any]) -> dict[str, Any]:
+    url = part.get("image_url")
+    if not url:
+        raise InvalidRequest(
+            "The Anthropic gateway takes images by image_url (a URL or a data URL), not by file_id.",
+            param="input",
+        )
+    if url.startswith("data:"):
+        header, _, data = url.partition(",")
+        media_type = header[5:].split(";")[0]
+        if not header.endswith(";base64") or not data:
+            raise InvalidRequest("An image data URL must be base64: data:image/png;base64,...", param="input")
+        return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def _user_blocks(content: Any) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        return content
+    blocks: list[dict[str, Any]] = []
+    for part in content or ():
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind in ("input_text", "output_text", "text"):
+            blocks.append({"type": "text", "text": part.get("text", "")})
+        elif kind == "input_image":
+            blocks.append(_image(part))
+        else:
+            raise InvalidRequest(
+                f"The Anthropic gateway cannot send {kind!r} content upstream: send text and images only.",
+                param="input",
+            )
+    return blocks
+
+
+def _kept(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The Anthropic block this gateway kept in a reasoning item's `encrypted_content`, if it is one of ours."""
+    try:
+        kept = json.loads(item.get("encrypted_content") or "")
+    except ValueError:
+        return None
+    block = kept.get("anthropic") if isinstance(kept, dict) else None
+    return block if isinstance(block, dict) else None
+
+
+def _thinking(item: dict[str, Any]) -> dict[str, Any] | None:
+    """A reasoning item as the `thinking` or `redacted_thinking` block it came from; None when unsigned."""
+    kept = _kept(item)
+    if kept is None:
+        return None
+    if kept.get("type") == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": kept.get("data", "")}
+    text = "".join(p.get("text", "") for p in item.get("content") or () if p.get("type") == "reasoning_text")
+    return {"type": "thinking", "thinking": text, "signature": kept.get("signature", "")}
+
+
+def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
+    try:
+        arguments = json.loads(item.get("arguments") or "{}")
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        raise InvalidRequest(
+            f"Function call {item.get('call_id')!r} has arguments that are not a JSON object; Anthropic "
+            "takes tool input as an object.",
+            param="input",
+        )
+    return {"type": "tool_use", "id": item.get("call_id"), "name": item.get("name"), "input": arguments}
+
+
+def _tool_result(item: dict[str, Any]) -> dict[str, Any]:
+    output = item.get("output")
+    content = output if isinstance(output, str) else _user_blocks(output)
+    return {"type": "tool_result", "tool_use_id": item.get("call_id"), "content": content}
+
+
+def _expand(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Compaction items made by `AnthropicMessagesProvider.compact` opened back into the items they hold."""
+    out = []
+    for item in items:
+        if item.get("type") == "compaction":
+            try:
+                out += _expand(json.loads(base64.b64decode(item.get("encrypted_content") or "")))
+            except ValueError:
+                continue  # someone else's compaction: nothing this gateway can read
+        else:
+            out.append(item)
+    return out
+
+
+def to_anthropic_messages(
+    items: list[dict[str, Any]], instructions: str | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The Open Responses context as Anthropic's `system` blocks and `messages`.
+
+    Consecutive items of one role join one message: a turn's reasoning, text and calls make one
+    assistant message; the outputs of parallel calls, one user message of `tool_result` blocks."""
+    system = [{"type": "text", "text": instructions}] if instructions else []
+    messages: list[dict[str, Any]] = []
+
+    def add(role: str, content: str | list[dict[str, Any]]) -> None:
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if messages and messages[-1]["role"] == role:
+            last = messages[-1]
+            if isinstance(last["content"], str):
+                last["content"] = [{"type": "text", "text": last["content"]}]
+            last["content"] += blocks
+        else:
+            messages.append({"role": role, "content": content})
+
+    for item in _expand(items):
+        kind = item.get("type", "message")
+        if kind == "message":
+            role = item.get("role")
+            if role in ("system", "developer"):
+                system.append({"type": "text", "text": _text(item.get("content"))})
+            elif role == "assistant":
+                text = _text(item.get("content"))
+                if text:  # Anthropic refuses empty text blocks
+                    add("assistant", [{"type": "text", "text": text}])
+            else:
+                add("user", _user_blocks(item.get("content")))
+        elif kind == "function_call":
+            add("assistant", [_tool_use(item)])
+        elif kind == "function_call_output":
+            add("user", [_tool_result(item)])
+        elif kind == "reasoning":
+            block = _thinking(item)
+            if block is not None:
+                add("assistant", [block])
+        elif kind == _BLOCK_ITEM:
+            add("assistant", [dict(item.get("block") or {})])
+        elif kind == _CITATIONS_ITEM:
+            continue  # the text they cite goes back as text
+        else:
+            raise InvalidRequest(
+                f"The Anthropic gateway cannot send a {kind!r} item upstream; leave it out of the input.",
+                param="input",
+            )
+    return system, messages
+
+
+def to_messages_request(request: ProviderRequest, model: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+    """The streamed Messages request for one turn."""
+    system, messages = to_anthropic_messages(request.input, request.instructions)
+    limit = request.max_output_tokens
+    payload: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "max_tokens": limit if limit is not None else max_tokens,
+        "stream": True,
+    }
+    if system:
+        payload["system"] = system
+    functions = request.function_tools
+    if request.tool_choice != "none":
+        functions = {name: tool for name, tool in functions.items() if name in request.allowed_tools}
+    tools = [
+        {
+            "name": tool["name"],
+            **({"description": tool["description"]} if tool.get("description") is not None else {}),
+            "input_schema": tool.get("parameters") or {"type": "object", "properties": {}},
+        }
+        for tool in functions.values()
+    ]
+    tools += [dict(tool.get("definition") or {}) for tool in request.tools if tool.get("type") == _SERVER_TOOL]
+    if tools:
+        payload["tools"] = tools
+    if functions:
+        if request.tool_choice == "none":
+            choice: dict[str, Any] = {"type": "none"}
+        elif request.tool_choice == "required" and len(functions) == 1:
+            choice = {"type": "tool", "name": next(iter(functions))}
+        else:
+            choice = {"type": "any" if request.tool_choice == "required" else "auto"}
+        if getattr(request.body, "parallel_tool_calls", None) is False and choice["type"] != "none":
+            choice["disable_parallel_tool_use"] = True
+        payload["tool_choice"] = choice
+    effort = (request.reasoning or {}).get("effort")
+    if effort is not None:
+        payload["output_config"] = {"effort": effort}
+    for field in ("temperature", "top_p"):
+        value = getattr(request.body, field, None)
+        if value is not None:
+            payload[field] = value
+    return payload
+
+
+# -- answers ---------------------------------------------------------------------------------
+
+
+def _error_message(body: Any) -> str:
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("type") or json.dumps(error))
+    return json.dumps(body)
+
+
+def _upstream_error(status: int, body: bytes, retry_after: str | None = None) -> Exception:
+    try:
+        message = _error_message(json.loads(body))
+    except ValueError:
+        message = body.decode(errors="replace")[:200]
+    retry = {"Retry-After": retry_after} if retry_after else None
+    if status == 429:
+        return TooManyRequests(f"The upstream is rate limited: {message}", headers=retry)
+    if status == 529:  # Anthropic's own "overloaded": a standard 503 that clients know to retry
+        return ModelError(
+            f"The upstream is overloaded: {message}", code="upstream_overloaded", status=503, headers=retry
+        )
+    if status in (400, 413):
+        return InvalidRequest(f"The upstream refused the request: {message}", code="upstream_invalid_request")
+    if status in (401, 403):
+        return ServerError("The gateway's upstream credentials were refused.", code="upstream_unauthorized")
+    return ModelError(f"The upstream failed ({status}): {message}", status=502)
+
+
+async def message_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON events of a Messages SSE stream (`ping` left out), to the end of the body.
+
+    A frame that is not a JSON object is skipped and logged; a connection that breaks off simply
+    ends the events, and `steps_from_events` notices that the message never stopped."""
+    decoder = SSEDecoder()
+    try:
+        async for data in reply.aiter_bytes():
+            for message in decoder.feed(data):
+                for event in _parse(message.data):
+                    yield event
+        for message in decoder.close():
+            for event in _parse(message.data):
+                yield event
+    except httpx.TransportError as exc:
+        log.warning("the upstream's stream broke off: %s", exc)
+
+
+def _parse(data: str) -> list[dict[str, Any]]:
+    try:
+        event = json.loads(data)
+    except ValueError:
+        event = None
+    if not isinstance(event, dict):
+        log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
+        return []
+    return [] if event.get("type") == "ping" else [event]
+
+
+def events_of_message(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A whole (non-streamed) message as the events that would have streamed it."""
+    usage = message.get("usage") or {}
+    yield {"type": "message_start", "message": {**message, "content": [], "stop_reason": None, "usage": usage}}
+    deltas = {"text": ("text", "text_delta"), "thinking": ("thinking", "thinking_delta")}
+    for index, block in enumerate(message.get("content") or ()):
+        kind = block.get("type")
+        if kind in deltas:
+            field, delta = deltas[kind]
+            start = {key: value for key, value in block.items() if key not in ("signature", "citations")}
+            yield {"type": "content_block_start", "index": index, "content_block": {**start, field: ""}}
+            yield {"type": "content_block_delta", "index": index, "delta": {"type": delta, field: block[field]}}
+            for citation in block.get("citations") or ():
+                yield {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "citations_delta", "citation": citation},
+                }
+            if block.get("signature"):
+                yield {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "signature_delta", "signature": block["signature"]},
+                }
+        elif kind == "tool_use":
+            partial = json.dumps(block.get("input") or {})
+            yield {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}}
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": partial},
+            }
+        else:
+            yield {"type": "content_block_start", "index": index, "content_block": block}
+        yield {"type": "content_block_stop", "index": index}
+    stop = {"stop_reason": message.get("stop_reason"), "stop_sequence": message.get("stop_sequence")}
+    yield {"type": "message_delta", "delta": stop, "usage": usage}
+    yield {"type": "message_stop"}
+
+
+def _usage(usage: dict[str, Any]) -> UsageReport:
+    read = usage.get("cache_read_input_tokens") or 0
+    created = usage.get("cache_creation_input_tokens") or 0
+    thinking = (usage.get("output_tokens_details") or {}).get("thinking_tokens") or 0
+    return UsageReport(
+        (usage.get("input_tokens") or 0) + read + created,
+        usage.get("output_tokens") or 0,
+        reasoning_tokens=thinking,
+        cached_tokens=read,
+    )
+
+
+async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+    """Messages stream events as steps, one content block at a time.
+
+    `message_start` carries the input usage, `message_delta` the stop reason and the output usage
+    (cumulative: its fields replace those before). A block's kind decides its steps (see the module
+    docstring); the message ends at `message_stop`, and a stream that ends before it, or an `error`
+    event, fails the response."""
+    usage: dict[str, Any] = {}
+    stop: str | None = None
+    stopped = False
+    block: dict[str, Any] | None = None  # the open block, as far as it has arrived
+    pieces: list[str] = []  # its streamed text, thinking, signature or input JSON
+    skipped = 0
+
+    def end_block() -> list[Step]:
+        nonlocal block
+        if block is None:
+            return []
+        kind, done = block.get("type"), block
+        block = None
+        if kind == "text":
+            if not done.get("citations"):
+                return []
+            return [VendorItem({"type": _CITATIONS_ITEM, "citations": done["citations"]})]
+        if kind == "thinking":
+            kept = {"type": "thinking", "signature": done.get("signature", "")}
+            return [ReasoningEnd(json.dumps({"anthropic": kept}))]
+        if kind == "redacted_thinking":
+            kept = {"type": "redacted_thinking", "data": done.get("data", "")}
+            return [ReasoningEnd(json.dumps({"anthropic": kept}))]
+        if kind == "tool_use":
+            arguments = "".join(pieces)
+            steps: list[Step] = [] if arguments else [ArgumentsDelta(json.dumps(done.get("input") or {}))]
+            if arguments:
+                try:
+                    json.loads(arguments)
+                except ValueError:  # delivered as the model sent them: the client decides what to do
+                    log.warning(
+                        "tool call %s (%s): the upstream's input is not valid JSON", done.get("id"), done.get("name")
+                    )
+            return [*steps, FunctionCallEnd()]
+        if kind == "server_tool_use" and pieces:
+            try:
+                done = {**done, "input": json.loads("".join(pieces))}
+            except ValueError:
+                log.warning("server tool use %s: the upstream's input is not valid JSON", done.get("id"))
+        if kind == "compaction" and pieces:
+            done = {**done, "content": "".join(pieces)}
+        return [VendorItem({"type": _BLOCK_ITEM, "block": done})]
+
+    async for event in events:
+        kind = event.get("type")
+        if kind == "message_start":
+            usage.update((event.get("message") or {}).get("usage") or {})
+        elif kind == "content_block_start":
+            for step in end_block():
+                yield step
+            block, pieces = dict(event.get("content_block") or {}), []
+            if block.get("type") == "tool_use":
+                yield FunctionCallStart(str(block.get("name") or ""), call_id=block.get("id"))
+            elif block.get("type") == "text" and block.get("text"):
+                yield TextDelta(block["text"])
+            elif block.get("type") == "thinking" and block.get("thinking"):
+                yield ReasoningDelta(block["thinking"])
+        elif kind == "content_block_delta" and block is not None:
+            delta = event.get("delta") or {}
+            which = delta.get("type")
+            if which == "text_delta":
+                if delta.get("text"):
+                    yield TextDelta(delta["text"])
+            elif which == "thinking_delta":
+                if delta.get("thinking"):
+                    yield ReasoningDelta(delta["thinking"])
+            elif which == "signature_delta":
+                block["signature"] = block.get("signature", "") + (delta.get("signature") or "")
+            elif which == "input_json_delta":
+                piece = delta.get("partial_json") or ""
+                pieces.append(piece)
+                if piece and block.get("type") == "tool_use":
+                    yield ArgumentsDelta(piece)
+            elif which == "citations_delta":
+                block.setdefault("citations", []).append(delta.get("citation"))
+            elif which == "compaction_delta":
+                pieces.append(delta.get("content") or "")
+            else:
+                skipped += 1
+        elif kind == "content_block_stop":
+            for step in end_block():
+                yield step
+        elif kind == "message_delta":
+            stop = (event.get("delta") or {}).get("stop_reason") or stop
+            usage.update(event.get("usage") or {})
+        elif kind == "message_stop":
+            stopped = True
+            break
+        elif kind == "error":
+            for step in end_block():
+                yield step
+            overloaded = (event.get("error") or {}).get("type") == "overloaded_error"
+            raise ModelError(
+                f"The upstream failed mid-stream: {_error_message(event)}",
+                code="upstream_overloaded" if overloaded else None,
+                status=502,
+            )
+        else:
+            skipped += 1
+    if skipped:
+        log.warning("skipped %d upstream events of a type this gateway does not know", skipped)
+    for step in end_block():
+        yield step
+    if usage:
+        yield _usage(usage)
+    if not stopped:
+        raise ModelError(
+            "The upstream's stream ended before message_stop: the answer may be cut short.",
+            code="upstream_stream_incomplete",
+            status=502,
+        )
+    if stop in _INCOMPLETE:
+        yield Incomplete(_INCOMPLETE[stop])
+
+
+async def _aiter(events: Iterator[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    for event in events:
+        yield event
+
+
+# -- the provider ----------------------------------------------------------------------------
+
+
+class AnthropicMessagesProvider:
+    """Open Responses in front of Anthropic's Messages API.
+
+    Configuration: `base_url`, `api_key` and `model`, defaulting to `$ANTHROPIC_BASE_URL` (else
+    https://api.anthropic.com), `$ANTHROPIC_API_KEY` and `$ANTHROPIC_MODEL` (which, when set,
+    replaces the model a request names); `max_tokens`: what to ask for when a request sets no
+    `max_output_tokens`; `anthropic_version`; `extra_body`: fields sent with every request (such
+    as `thinking` or `stop_sequences`). Subclass and override `messages_request` to change any mapping.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        model: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        anthropic_version: str = ANTHROPIC_VERSION,
+        extra_body: dict[str, Any] | None = None,
+        timeout: float = 600.0,
+    ):
+        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY", "")
+        if not self.api_key:
+            raise ValueError("set ANTHROPIC_API_KEY (or pass api_key=): the key the gateway sends upstream")
+        self.model = model or os.environ.get("ANTHROPIC_MODEL")
+        self.max_tokens = max_tokens
+        self.anthropic_version = anthropic_version
+        self.extra_body = dict(extra_body or {})
+        self.timeout = timeout
+
+    def messages_request(self, request: ProviderRequest) -> dict[str, Any]:
+        """The body sent upstream for one turn; override to change a mapping."""
+        return {**to_messages_request(request, self.model or request.model, self.max_tokens), **self.extra_body}
+
+    async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        payload = self.messages_request(request)
+        headers = {"x-api-key": self.api_key, "anthropic-version": self.anthropic_version}
+        url = f"{self.base_url}/v1/messages"
+        async with httpx.AsyncClient(timeout=self.timeout) as http:
+            try:
+                async with http.stream("POST", url, json=payload, headers=headers) as reply:
+                    if reply.status_code != 200:
+                        raise _upstream_error(reply.status_code, await reply.aread(), reply.headers.get("retry-after"))
+                    kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+                    if kind == "text/event-stream":
+                        events = message_events(reply)
+                    else:
+                        events = _aiter(events_of_message(_whole_message(kind, await reply.aread())))
+                    yield Accepted()  # the client's stream begins now, however long the upstream thinks
+                    async for step in steps_from_events(events):
+                        yield step
+            except httpx.TransportError as exc:  # before the answer began: no stream to end
+                raise ModelError(
+                    f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",
+                    code="upstream_unreachable",
+                    status=502,
+                ) from None
+
+    async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
+        """One opaque `compaction` item holding the conversation, which `to_anthropic_messages` opens again."""
+        blob = base64.b64encode(json.dumps(_expand(items)).encode()).decode()
+        return [{"type": "compaction", "id": "cmp_" + os.urandom(12).hex(), "encrypted_content": blob}]
+
+
+def _whole_message(kind: str, body: bytes) -> dict[str, Any]:
+    """A 200 that is not an event stream: a whole JSON message, or a 502."""
+    try:
+        message = json.loads(body) if kind == "application/json" else None
+    except ValueError:
+        message = None
+    if isinstance(message, dict) and message.get("type") == "message":
+        return message
+    if isinstance(message, dict) and message.get("type") == "error":
+        raise ModelError(f"The upstream failed: {_error_message(message)}", status=502)
+    raise ModelError(
+        f"The upstream answered 200 with {kind or 'no content type'}, not an event stream: "
+        f"{body.decode(errors='replace')[:100]!r}",
+        code="upstream_bad_response",
+        status=502,
+    )
