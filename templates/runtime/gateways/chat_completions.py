@@ -66,6 +66,7 @@ from ..server import (
     TooManyRequests,
     UsageReport,
 )
+from ._http import UpstreamClient
 
 __all__ = ["ChatCompletionsProvider", "chat_chunks", "steps_from_chunks", "to_chat_messages", "to_chat_request"]
 
@@ -506,6 +507,7 @@ class ChatCompletionsProvider:
         self.max_tokens_field = max_tokens_field or ("max_completion_tokens" if openai else "max_tokens")
         self.extra_body = dict(extra_body or {})
         self.timeout = timeout
+        self._http = UpstreamClient(timeout)
 
     def chat_request(self, request: ProviderRequest) -> dict[str, Any]:
         """The body sent upstream for one turn; override to change a mapping."""
@@ -515,23 +517,23 @@ class ChatCompletionsProvider:
         payload = self.chat_request(request)
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         url = f"{self.base_url}/chat/completions"
-        async with httpx.AsyncClient(timeout=self.timeout) as http:
-            try:
-                async with http.stream("POST", url, json=payload, headers=headers) as reply:
-                    if reply.status_code != 200:
-                        raise _upstream_error(reply.status_code, await reply.aread(), reply.headers.get("retry-after"))
-                    kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
-                    if kind != "text/event-stream":
-                        raise _not_a_stream(kind, await reply.aread())
-                    yield Accepted()  # the client's stream begins now, however long the upstream thinks
-                    async for step in steps_from_chunks(chat_chunks(reply)):
-                        yield step
-            except httpx.TransportError as exc:  # before the answer began: no stream to end
-                raise ModelError(
-                    f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",
-                    code="upstream_unreachable",
-                    status=502,
-                ) from None
+        http = self._http.get()
+        try:
+            async with http.stream("POST", url, json=payload, headers=headers) as reply:
+                if reply.status_code != 200:
+                    raise _upstream_error(reply.status_code, await reply.aread(), reply.headers.get("retry-after"))
+                kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+                if kind != "text/event-stream":
+                    raise _not_a_stream(kind, await reply.aread())
+                yield Accepted()  # the client's stream begins now, however long the upstream thinks
+                async for step in steps_from_chunks(chat_chunks(reply)):
+                    yield step
+        except httpx.TransportError as exc:  # before the answer began: no stream to end
+            raise ModelError(
+                f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",
+                code="upstream_unreachable",
+                status=502,
+            ) from None
 
     async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
         """One opaque `compaction` item holding the conversation, which `to_chat_messages` opens again."""

@@ -78,6 +78,7 @@ from ..server import (
     UsageReport,
     VendorItem,
 )
+from ._http import UpstreamClient
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -574,6 +575,7 @@ class AnthropicMessagesProvider:
         self.anthropic_version = anthropic_version
         self.extra_body = dict(extra_body or {})
         self.timeout = timeout
+        self._http = UpstreamClient(timeout)
 
     def messages_request(self, request: ProviderRequest) -> dict[str, Any]:
         """The body sent upstream for one turn; override to change a mapping."""
@@ -583,25 +585,25 @@ class AnthropicMessagesProvider:
         payload = self.messages_request(request)
         headers = {"x-api-key": self.api_key, "anthropic-version": self.anthropic_version}
         url = f"{self.base_url}/v1/messages"
-        async with httpx.AsyncClient(timeout=self.timeout) as http:
-            try:
-                async with http.stream("POST", url, json=payload, headers=headers) as reply:
-                    if reply.status_code != 200:
-                        raise _upstream_error(reply.status_code, await reply.aread(), reply.headers.get("retry-after"))
-                    kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
-                    if kind == "text/event-stream":
-                        events = message_events(reply)
-                    else:
-                        events = _aiter(events_of_message(_whole_message(kind, await reply.aread())))
-                    yield Accepted()  # the client's stream begins now, however long the upstream thinks
-                    async for step in steps_from_events(events):
-                        yield step
-            except httpx.TransportError as exc:  # before the answer began: no stream to end
-                raise ModelError(
-                    f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",
-                    code="upstream_unreachable",
-                    status=502,
-                ) from None
+        http = self._http.get()
+        try:
+            async with http.stream("POST", url, json=payload, headers=headers) as reply:
+                if reply.status_code != 200:
+                    raise _upstream_error(reply.status_code, await reply.aread(), reply.headers.get("retry-after"))
+                kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+                if kind == "text/event-stream":
+                    events = message_events(reply)
+                else:
+                    events = _aiter(events_of_message(_whole_message(kind, await reply.aread())))
+                yield Accepted()  # the client's stream begins now, however long the upstream thinks
+                async for step in steps_from_events(events):
+                    yield step
+        except httpx.TransportError as exc:  # before the answer began: no stream to end
+            raise ModelError(
+                f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",
+                code="upstream_unreachable",
+                status=502,
+            ) from None
 
     async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
         """One opaque `compaction` item holding the conversation, which `to_anthropic_messages` opens again."""

@@ -1,0 +1,180 @@
+"""The gateways' own CPU per streamed event, against the demo provider's, in one run.
+
+Each server app runs in this process and is called straight through ASGI (no uvicorn, no socket on
+the way in), streaming one response of `--events` text deltas:
+
+- `demo`: the built-in demo model, echoing an input of `--events` words (one delta a word);
+- `chat-completions`, `anthropic-messages`: each gateway, whose upstream is a separate process on
+  loopback answering every request with a pre-made stream of `--events` text deltas in that
+  upstream's own format, sent at once. The gateway's part (its HTTP client, parsing each chunk,
+  translating it into steps) is in this process; the upstream's is not.
+
+CPU is this process's (`time.process_time`), per streamed event; the apps take turns, round after
+round, and the median round counts. Goal: a gateway adds at most 30% per event to the demo's cost.
+
+    python bench/gateway_bench.py [--events 2000] [--rounds 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import socket
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import server_bench as bench  # noqa: E402
+from server_floor import _call  # noqa: E402
+
+GOAL = 1.30
+
+
+def _chat_stream(events: int) -> bytes:
+    def chunk(choices: list, **extra) -> bytes:
+        body = {"id": "c", "object": "chat.completion.chunk", "choices": choices, **extra}
+        return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+    def delta(content: dict, finish: str | None = None) -> bytes:
+        return chunk([{"index": 0, "delta": content, "finish_reason": finish}])
+
+    usage = {"prompt_tokens": 5, "completion_tokens": events, "total_tokens": events + 5}
+    return b"".join(
+        [
+            delta({"role": "assistant", "content": ""}),
+            delta({"content": "token "}) * events,
+            delta({}, "stop"),
+            chunk([], usage=usage),
+            b"data: [DONE]\n\n",
+        ]
+    )
+
+
+def _anthropic_stream(events: int) -> bytes:
+    def event(kind: str, data: dict) -> bytes:
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+
+    message = {"id": "msg_bench", "type": "message", "role": "assistant", "model": "bench", "content": [],
+               "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 1}}  # fmt: skip
+    delta = event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "token "}})
+    return b"".join(
+        [
+            event("message_start", {"message": message}),
+            event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+            delta * events,
+            event("content_block_stop", {"index": 0}),
+            event("message_delta", {"delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": events}}),
+            event("message_stop", {}),
+        ]
+    )
+
+
+def _upstream(port: int, events: int) -> None:
+    """A loopback upstream: every request gets the same pre-made stream, in its API's format."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    chat, anthropic = _chat_stream(events), _anthropic_stream(events)
+
+    async def completions(request):
+        await request.body()
+        return Response(chat, media_type="text/event-stream")
+
+    async def messages(request):
+        await request.body()
+        return Response(anthropic, media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
+                            Route("/v1/messages", messages, methods=["POST"])])  # fmt: skip
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait(port: int) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("the upstream did not start")
+
+
+async def _measure(calls: dict, rounds: int) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """CPU per delta of each app, round after round, in one event loop, as a server runs them."""
+    for app, body in calls.values():  # warm up: imports, the upstream client and its connection
+        await _call(app, body)
+    per_event: dict[str, list[float]] = {name: [] for name in calls}
+    deltas: dict[str, int] = {}
+    for _ in range(rounds):
+        for name, (app, body) in calls.items():  # alternating, so a busy moment touches all alike
+            started = time.process_time()
+            sent = await _call(app, body)
+            used = time.process_time() - started
+            deltas[name] = sent.count(b"event: response.output_text.delta\n")
+            per_event[name].append(used / deltas[name])
+    return per_event, deltas
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=2000, help="text deltas in each streamed response")
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+
+    from openresponses_runtime.gateways.anthropic_messages import AnthropicMessagesProvider
+    from openresponses_runtime.gateways.chat_completions import ChatCompletionsProvider
+    from openresponses_runtime.server import DemoProvider, MemoryStore, create_app
+
+    port = _free_port()
+    upstream = multiprocessing.get_context("spawn").Process(target=_upstream, args=(port, args.events), daemon=True)
+    upstream.start()
+    try:
+        _wait(port)
+        base = f"http://127.0.0.1:{port}"
+        apps = {
+            "demo": (DemoProvider(delay=0), " ".join(["token"] * args.events)),
+            "chat-completions": (ChatCompletionsProvider(base_url=f"{base}/v1", api_key="k", model="bench"), "long"),
+            "anthropic-messages": (AnthropicMessagesProvider(base_url=base, api_key="k", model="bench"), "long"),
+        }
+        calls = {
+            name: (
+                create_app(provider, store=MemoryStore(), api_keys=bench.KEY),
+                json.dumps({"input": text, "stream": True}).encode(),
+            )
+            for name, (provider, text) in apps.items()
+        }
+        per_event, deltas = asyncio.run(_measure(calls, args.rounds))
+    finally:
+        upstream.terminate()
+        upstream.join(10)
+
+    print(f"gateway_bench: in-process ASGI, {args.rounds} rounds, each app streaming one response per round; "
+          "CPU of this process (the upstream's own is not counted)")  # fmt: skip
+    print(f"{'app':20} {'deltas':>7} {'µs CPU/event median':>20} {'min':>8}")
+    for name, values in per_event.items():
+        print(f"{name:20} {deltas[name]:7} {statistics.median(values) * 1e6:20.2f} {min(values) * 1e6:8.2f}")
+    demo = statistics.median(per_event["demo"])
+    print()
+    for name in ("chat-completions", "anthropic-messages"):
+        ratio = statistics.median(per_event[name]) / demo
+        verdict = "MET" if ratio <= GOAL else "NOT MET"
+        print(f"goal: {name} CPU per streamed event / demo provider's: {ratio:.2f}x  (goal <= {GOAL:.2f}x)  {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
