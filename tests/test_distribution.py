@@ -237,6 +237,23 @@ def test_scaffolded_provider_beside_a_checkout_runs_its_readme_commands(tmp_path
     assert_git_shows_only_the_project(project, scaffolded)
 
 
+def test_scaffolded_anthropic_gateway_beside_a_checkout_runs_its_readme_commands(tmp_path, monkeypatch):
+    (tmp_path / "orspec").symlink_to(ROOT)
+    project = tmp_path / "acme-claude"
+    done = run_orspec("scaffold", "provider", "acme-claude", "--out", project.name, "--template", "anthropic-messages",
+                      "--orspec", "orspec", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    scaffolded = project_files(project)
+    serve, test = readme_commands(project)
+    tested = run("bash", "-c", test, cwd=project, env=project_env(), timeout=900)  # its tests and compliance run
+    assert " passed" in tested.stdout and "failed" not in tested.stdout
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-unused")  # the README's serve command reads it
+    with serving(project, serve) as base:  # its upstream is the real API: a wrong key is refused before it
+        refused = httpx.post(f"{base}/responses", json={"input": "hi"}, headers={"Authorization": "Bearer sk-wrong"})
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "invalid_api_key"
+    assert_git_shows_only_the_project(project, scaffolded)
+
+
 def test_runtime_installs_alone_and_its_core_works(wheels, tmp_path):
     bin_ = make_venv(tmp_path / "venv", wheels, "openresponses-runtime")
     env = clean_env()
