@@ -523,10 +523,12 @@ class ChatCompletionsProvider:
                 if reply.status_code != 200:
                     raise _upstream_error(reply.status_code, await reply.aread(), reply.headers.get("retry-after"))
                 kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
-                if kind != "text/event-stream":
-                    raise _not_a_stream(kind, await reply.aread())
+                if kind == "text/event-stream":
+                    chunks = chat_chunks(reply)
+                else:  # some servers answer whole whatever `stream` says: read it as one chunk
+                    chunks = _aiter([_chunk_of_completion(_whole_completion(kind, await reply.aread()))])
                 yield Accepted()  # the client's stream begins now, however long the upstream thinks
-                async for step in steps_from_chunks(chat_chunks(reply)):
+                async for step in steps_from_chunks(chunks):
                     yield step
         except httpx.TransportError as exc:  # before the answer began: no stream to end
             raise ModelError(
@@ -541,15 +543,45 @@ class ChatCompletionsProvider:
         return [{"type": "compaction", "id": "cmp_" + os.urandom(12).hex(), "encrypted_content": blob}]
 
 
-def _not_a_stream(kind: str, body: bytes) -> Exception:
-    """A 200 whose body is not an event stream: a JSON error body keeps its meaning, anything else is a 502."""
-    if kind == "application/json":
-        try:
-            error = json.loads(body).get("error")
-        except (ValueError, AttributeError):
-            error = None
-        if error is not None:
-            return ModelError(f"The upstream failed: {_error_message(error)}", status=502)
+async def _aiter(chunks: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    for chunk in chunks:
+        yield chunk
+
+
+def _chunk_of_completion(completion: dict[str, Any]) -> dict[str, Any]:
+    """A whole `chat.completion` as the one chunk that streams it: each choice's message as its delta."""
+    choices = []
+    for choice in completion.get("choices") or ():
+        if not isinstance(choice, dict):
+            continue
+        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        calls = [
+            {**call, "index": call.get("index", i)}
+            for i, call in enumerate(message.get("tool_calls") or ())
+            if isinstance(call, dict)
+        ]
+        delta = {**message, "tool_calls": calls} if calls else {k: v for k, v in message.items() if k != "tool_calls"}
+        choices.append({"index": choice.get("index", 0), "delta": delta, "finish_reason": choice.get("finish_reason")})
+    return {key: value for key, value in completion.items() if key != "choices"} | {"choices": choices}
+
+
+def _whole_completion(kind: str, body: bytes) -> dict[str, Any]:
+    """A 200 that is not an event stream: a whole `chat.completion`, or the upstream's error, or a 502."""
+    try:
+        answer = json.loads(body) if kind == "application/json" else None
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict) and isinstance(answer.get("choices"), list):
+        return answer
+    raise _not_a_stream(kind, body, answer)
+
+
+def _not_a_stream(kind: str, body: bytes, answer: Any = None) -> Exception:
+    """A 200 whose body is neither an event stream nor a completion: a JSON error keeps its meaning,
+    anything else is a 502."""
+    error = answer.get("error") if isinstance(answer, dict) else None
+    if error is not None:
+        return ModelError(f"The upstream failed: {_error_message(error)}", status=502)
     return ModelError(
         f"The upstream answered 200 with {kind or 'no content type'}, not an event stream: "
         f"{body.decode(errors='replace')[:100]!r}",
