@@ -8,6 +8,7 @@ import asyncio
 import io
 import json
 import logging
+import os
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client.parser import text_string_to_metric_families
 
+from .conftest import run_orspec
 from .server_helpers import API_KEY, free_port, live_server, served_process
 
 PROMPT = "my secret prompt, never logged"
@@ -278,3 +280,32 @@ def test_orspec_serve_log_format_json_metrics_and_readyz(tmp_path):
     (access,) = [r for r in records if r["logger"] == LOGGER and r["operation"] == "createResponse"]
     assert access["request_id"] == answer.headers["x-request-id"] and access["status"] == 200
     assert PROMPT not in log_file.read_text() and API_KEY not in log_file.read_text()
+
+
+def test_a_scaffolded_provider_observes_and_logs_json(tmp_path):
+    out = tmp_path / "proj"
+    done = run_orspec("scaffold", "provider", "Watched Demo", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert '"openresponses-runtime[observability]' in (out / "pyproject.toml").read_text()
+    code = """
+import uvicorn
+from starlette.testclient import TestClient
+import watched_demo.__main__ as entry
+
+served = []
+uvicorn.run = lambda app, **options: served.append(app)
+assert entry.main(["--api-key", "k", "--store", "memory:", "--log-format", "json"]) == 0
+client = TestClient(served[-1])
+answer = client.post("/v1/responses", json={"input": "PROMPT"}, headers={"Authorization": "Bearer k"})
+print(answer.status_code, answer.headers["x-request-id"])
+print(client.get("/readyz").status_code, "openresponses_requests_total" in client.get("/metrics").text)
+""".replace("PROMPT", PROMPT)
+    env = os.environ | {"PYTHONPATH": str(out / "src")}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    answered, probed = result.stdout.splitlines()
+    status, request_id = answered.split()
+    assert status == "200" and probed == "200 True"
+    (access,) = [json.loads(line) for line in result.stderr.splitlines() if LOGGER in line]
+    assert access["request_id"] == request_id and access["operation"] == "createResponse"
+    assert PROMPT not in result.stderr
