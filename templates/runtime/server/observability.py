@@ -34,8 +34,8 @@ Traces (opentelemetry-api): one server span per request, named `chat {model}` fo
 `createResponse` (else the operation id), with the GenAI semantic-convention attributes
 `gen_ai.operation.name`, `gen_ai.request.model`, `gen_ai.response.model`, `gen_ai.response.id`,
 `gen_ai.usage.input_tokens` and `gen_ai.usage.output_tokens`, and a child span for the provider and
-for each store operation. Spans go to the tracer provider given, else the global one; when none is
-set and the standard `OTEL_TRACES_EXPORTER` or `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` variables
+for each store operation. Spans go to the tracer provider given, else to the global one as it is
+when the app is made (with none set then, no span is made, at no cost); when none is set and the standard `OTEL_TRACES_EXPORTER` or `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` variables
 are, and opentelemetry-sdk is installed, one is made from them (resource from `OTEL_SERVICE_NAME`
 and `OTEL_RESOURCE_ATTRIBUTES`, exporters by name, e.g. `otlp` or `console`).
 """
@@ -58,6 +58,7 @@ import anyio
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .emitter import dumps
 from .errors import OpenResponsesError, StoreUnavailable
 from .routes import ROUTES
 
@@ -157,12 +158,49 @@ def _operation(method: str, path: str) -> str:
 # -- logs --------------------------------------------------------------------------------------------
 
 
+class _AccessRecord(logging.LogRecord):
+    """One request's access record, made without `LogRecord`'s search for the calling frame and its
+    process and thread names: a record per request is the one log that must cost next to nothing."""
+
+    def __init__(self, request: _Request, duration: float, fields: dict[str, Any]):
+        self.name = LOGGER
+        self.levelno, self.levelname = logging.INFO, "INFO"
+        self.msg, self.args = (
+            "%s %s %d%s in %.1f ms",
+            (
+                request.id,
+                request.operation,
+                request.status,
+                f" {request.code}" if request.code else "",
+                duration * 1000,
+            ),
+        )
+        self.fields = fields
+        self.created = time.time()
+        self.msecs = (self.created - int(self.created)) * 1000
+        self.relativeCreated = (self.created - logging._startTime) * 1000
+        self.pathname, self.filename, self.module, self.lineno, self.funcName = (
+            __file__,
+            "observability.py",
+            "observability",
+            0,
+            "finish",
+        )
+        self.exc_info = self.exc_text = self.stack_info = None
+        self.thread = self.threadName = self.process = self.processName = self.taskName = None
+
+
 class JSONFormatter(logging.Formatter):
     """A record as one JSON object: time, level, logger, message, the record's `fields`, any traceback."""
 
+    _second = (-1, "")  # the last second formatted, and its text: most records share theirs with the one before
+
     def format(self, record: logging.LogRecord) -> str:
+        second = int(record.created)
+        if second != self._second[0]:
+            self._second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
         entry = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "time": f"{self._second[1]}.{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
@@ -170,7 +208,7 @@ class JSONFormatter(logging.Formatter):
         }
         if record.exc_info:
             entry["traceback"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+        return dumps(entry).decode()
 
 
 def configure_logging(log_format: str = "text", *, debug: bool = False, stream: Any = None) -> None:
@@ -211,10 +249,10 @@ class Observer:
             raise ImportError(f"observability needs the observability extra: {EXTRA}") from None
         self.settings = settings
         self.metrics = _Metrics(store)
-        self.tracer = _tracer(settings.tracer_provider)
+        self.tracer = _tracer(settings.tracer_provider)  # None: nobody collects spans, none are made
         self.raw_store = store
         self.store = _ObservedStore(store, self)
-        self.provider = _TracedProvider(provider, self.tracer)
+        self.provider = provider if self.tracer is None else _TracedProvider(provider, self.tracer)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
         kind = scope["type"]
@@ -256,17 +294,20 @@ class Observer:
                     request.error_body.append(message.get("body", b""))
             await send(message)
 
-        from opentelemetry import trace
-
-        span = self.tracer.start_span(
-            request.operation, kind=trace.SpanKind.SERVER, attributes=_span_start(scope, request)
-        )
-        request.span = span
         token = _current.set(request)
         metrics.requests_in_flight.inc()
         try:
-            with trace.use_span(span, end_on_exit=False):
+            if self.tracer is None:
                 await app(scope, receive, observed_send)
+            else:
+                from opentelemetry import trace
+
+                attributes = _span_start(scope, request)
+                request.span = self.tracer.start_span(
+                    request.operation, kind=trace.SpanKind.SERVER, attributes=attributes
+                )
+                with trace.use_span(request.span, end_on_exit=False):
+                    await app(scope, receive, observed_send)
         except BaseException:
             if request.status == 0:
                 request.status = 500
@@ -287,7 +328,8 @@ class Observer:
         duration = ended - request.started
         ttfb = (request.first_byte or ended) - request.started
         self.metrics.request(request, duration, ttfb)
-        _end_span(request)
+        if request.span is not None:
+            _end_span(request)
         if access_log.isEnabledFor(logging.INFO):
             fields = {
                 "request_id": request.id,
@@ -302,15 +344,7 @@ class Observer:
                 "input_tokens": request.input_tokens,
                 "output_tokens": request.output_tokens,
             }
-            access_log.info(
-                "%s %s %d%s in %.1f ms",
-                request.id,
-                request.operation,
-                request.status,
-                f" {request.code}" if request.code else "",
-                duration * 1000,
-                extra={"fields": fields},
-            )
+            access_log.handle(_AccessRecord(request, duration, fields))
 
     async def ready(self) -> OpenResponsesError | None:
         """Why the server is not ready (its store does not answer in time), or None."""
@@ -417,7 +451,10 @@ class _Metrics:
         pool_stats = getattr(store, "pool_stats", None)
         if callable(pool_stats):
             registry.register(_PoolCollector(pool_stats))
-        self._children: dict[tuple[str, int, str], Any] = {}  # label lookups cost more than the increments
+        # Label lookups cost more than the increments: each labelled child is looked up once.
+        self._children: dict[tuple[str, int, str], Any] = {}
+        self._timers: dict[str, tuple[Any, Any]] = {}
+        self.store_timers = {op: self.store_seconds.labels(op) for op in ("get", "put", "delete")}
 
     def request(self, request: _Request, duration: float, ttfb: float) -> None:
         key = (request.operation, request.status, request.code)
@@ -425,8 +462,14 @@ class _Metrics:
         if counter is None:
             counter = self._children[key] = self.requests.labels(request.operation, str(request.status), request.code)
         counter.inc()
-        self.duration.labels(request.operation).observe(duration)
-        self.ttfb.labels(request.operation).observe(ttfb)
+        timers = self._timers.get(request.operation)
+        if timers is None:
+            timers = self._timers[request.operation] = (
+                self.duration.labels(request.operation),
+                self.ttfb.labels(request.operation),
+            )
+        timers[0].observe(duration)
+        timers[1].observe(ttfb)
         if request.input_tokens:
             self.input_tokens.inc(request.input_tokens)
         if request.output_tokens:
@@ -465,18 +508,25 @@ class _ObservedStore:
 
     async def _timed(self, operation: str, call: Awaitable[Any]) -> Any:
         metrics = self._observer.metrics
-        span = self._observer.tracer.start_span(f"store {operation}", attributes={"db.operation.name": operation})
+        tracer = self._observer.tracer
+        span = (
+            None
+            if tracer is None
+            else tracer.start_span(f"store {operation}", attributes={"db.operation.name": operation})
+        )
         started = time.perf_counter()
         try:
             return await call
         except Exception as exc:
             kind = "unavailable" if isinstance(exc, StoreUnavailable) else "error"
             metrics.store_errors.labels(operation, kind).inc()
-            span.set_attribute("error.type", kind)
+            if span is not None:
+                span.set_attribute("error.type", kind)
             raise
         finally:
-            metrics.store_seconds.labels(operation).observe(time.perf_counter() - started)
-            span.end()
+            metrics.store_timers[operation].observe(time.perf_counter() - started)
+            if span is not None:
+                span.end()
 
     def get(self, response_id: str) -> Awaitable[Any]:
         return self._timed("get", self._store.get(response_id))
@@ -560,11 +610,15 @@ _SDK_CONFIGURED = False
 
 
 def _tracer(provider: Any) -> Any:
+    """The tracer of `provider`, else of the global provider; None when no provider collects spans
+    when the app is made (the API's default): then no span is made, at no cost."""
     from opentelemetry import trace
 
     if provider is None:
         _configure_sdk_from_env()
         provider = trace.get_tracer_provider()
+        if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+            return None
     return provider.get_tracer("openresponses_runtime.server")
 
 
