@@ -11,6 +11,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 
 import httpx
@@ -309,3 +310,23 @@ print(client.get("/readyz").status_code, "openresponses_requests_total" in clien
     (access,) = [json.loads(line) for line in result.stderr.splitlines() if LOGGER in line]
     assert access["request_id"] == request_id and access["operation"] == "createResponse"
     assert PROMPT not in result.stderr
+
+
+def test_a_websocket_is_an_active_connection_and_its_turns_are_stored_through_the_watched_store():
+    from websockets.sync.client import connect
+
+    from .server_helpers import ws_turn
+
+    app = observed_app()
+    with live_server(app) as base:
+        root = base.removesuffix("/v1")
+        with connect(base.replace("http://", "ws://") + "/responses", additional_headers=HEADERS) as ws:
+            assert ws_turn(ws, input="hi")[-1]["type"] == "response.completed"
+            during = metrics(root)
+        websockets = ("openresponses_active_connections", frozenset({("kind", "websocket")}))
+        deadline = time.monotonic() + 5  # the server ends its side of the closing handshake on its own time
+        while metrics(root)[websockets] != 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert metrics(root)[websockets] == 0
+    assert during[websockets] == 1
+    assert during["openresponses_store_operation_seconds_count", frozenset({("operation", "put")})] == 1
