@@ -47,8 +47,8 @@ import json
 import logging
 import os
 import re
+import threading
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -140,7 +140,7 @@ def _request_id(scope: Scope) -> str:
             if given:
                 return given
             break
-    return "req_" + uuid.uuid4().hex
+    return "req_" + os.urandom(16).hex()
 
 
 # Each path and method of the spec's operations, for the `operation` label (a bounded set).
@@ -165,29 +165,18 @@ class _AccessRecord(logging.LogRecord):
     def __init__(self, request: _Request, duration: float, fields: dict[str, Any]):
         self.name = LOGGER
         self.levelno, self.levelname = logging.INFO, "INFO"
-        self.msg, self.args = (
-            "%s %s %d%s in %.1f ms",
-            (
-                request.id,
-                request.operation,
-                request.status,
-                f" {request.code}" if request.code else "",
-                duration * 1000,
-            ),
-        )
+        self.msg = "%s %s %d%s in %.1f ms"
+        code = f" {request.code}" if request.code else ""
+        self.args = (request.id, request.operation, request.status, code, duration * 1000)
         self.fields = fields
         self.created = time.time()
         self.msecs = (self.created - int(self.created)) * 1000
         self.relativeCreated = (self.created - logging._startTime) * 1000
-        self.pathname, self.filename, self.module, self.lineno, self.funcName = (
-            __file__,
-            "observability.py",
-            "observability",
-            0,
-            "finish",
-        )
+        self.pathname, self.filename, self.module = __file__, "observability.py", "observability"
+        self.lineno, self.funcName = 0, "finish"
         self.exc_info = self.exc_text = self.stack_info = None
-        self.thread = self.threadName = self.process = self.processName = self.taskName = None
+        self.process, self.thread = os.getpid(), threading.get_ident()  # numbers a `%(process)d` format can take
+        self.threadName = self.processName = self.taskName = None
 
 
 class JSONFormatter(logging.Formatter):
