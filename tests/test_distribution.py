@@ -126,7 +126,7 @@ def test_wheels_hold_what_they_should(wheels):
     metadata = next(n for n in runtime_files if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(runtime).read(metadata).decode()
     assert "Requires-Dist: pydantic" in text
-    for extra in ("server", "client", "gateways", "postgres", "fast"):
+    for extra in ("server", "client", "gateways", "postgres", "fast", "observability"):
         assert f"Provides-Extra: {extra}" in text
 
 

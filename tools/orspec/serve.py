@@ -3,12 +3,14 @@
 It never runs open: without `--api-key` or `$ORSPEC_API_KEY` it makes up a random key and prints it.
 Reasoning items that clients carry are sealed with `--reasoning-key` (or `$ORSPEC_REASONING_KEY`),
 else with a random key that dies with the process.
+With the runtime's `observability` extra installed (orspec depends on it), it also serves
+`/metrics`, `/healthz` and `/readyz`, and gives each request an id, an access record and a trace
+span; `--log-format json` writes the server's records, one per request among them, as JSON lines.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import secrets
 import sys
@@ -41,6 +43,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the key that seals reasoning items clients carry (include: reasoning.encrypted_content); default: "
         "$ORSPEC_REASONING_KEY, else a random key, so that items do not outlive the process",
     )
+    p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="text: warnings and errors only (default); json: one JSON object a line, one per request among them",
+    )
     p.set_defaults(run=cmd_serve)
 
 
@@ -52,18 +60,14 @@ def _secret(value: str) -> str:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from openresponses_runtime.server import DemoProvider, StoreError, create_app
+    from openresponses_runtime.server.observability import configure_logging, installed
 
     from .cli import UsageError
     from .listening import listen, serve
 
     given = args.api_key or os.environ.get("ORSPEC_API_KEY")
     key = given or "sk-orspec-" + secrets.token_urlsafe(24)
-    if args.debug:
-        runtime = logging.getLogger("openresponses_runtime")
-        runtime.setLevel(logging.DEBUG)
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-        runtime.addHandler(handler)
+    configure_logging(args.log_format, debug=args.debug)
     try:
         app = create_app(
             DemoProvider(delay=args.delay),
@@ -72,6 +76,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             debug=args.debug,
             strict=args.strict,
             reasoning_key=args.reasoning_key,
+            observability=installed(),
         )
     except StoreError as exc:
         raise UsageError(f"{exc}, or pass another with --store") from None

@@ -67,6 +67,7 @@ from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, ne
 from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
 from .lifecycle import Lifecycle
 from .nulls import disallowed_null
+from .observability import Observability, Observer, note_response
 from .routes import ROUTES
 from .sealing import INCLUDE as SEALED_REASONING
 from .sealing import Sealer, unseal_reasoning
@@ -630,14 +631,13 @@ class _Server(Lifecycle):
             final += emitter.fail(_save_error(exc))  # each adds nothing to a response that has failed already
         else:
             final += emitter.finish()
+        note_response(emitter.response)
         if deliver is None:
             return None if emitter.error is not None else encoded
         await deliver(final)
         return None
 
-    async def create_response(
-        self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody
-    ) -> ASGIApp:
+    async def create_response(self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody) -> ASGIApp:
         data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
         stream = bool(data.get("stream"))
@@ -669,7 +669,9 @@ class _Server(Lifecycle):
             raise
         return steps, first
 
-    async def sse(self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]) -> None:
+    async def sse(
+        self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]
+    ) -> None:
         """The response's events as SSE frames, each provider step's sent as soon as it is made."""
 
         def deliver(frames: list[bytes]) -> Awaitable[None]:  # the send itself is awaited: no coroutine between
@@ -738,6 +740,7 @@ def create_app(
     accept: Accept | None = None,
     strict: bool = False,
     reasoning_key: str | bytes | None = None,
+    observability: Observability | bool = False,
 ) -> Starlette:
     """A Starlette app serving the spec's operations with `provider` behind them.
 
@@ -752,6 +755,9 @@ def create_app(
     item and content types are refused either way. `reasoning_key`: the key that seals reasoning
     items for clients that carry them (`include: ["reasoning.encrypted_content"]`), default
     `$ORSPEC_REASONING_KEY`, else a random key for this process (see `sealing`).
+    `observability`: `True` or an `Observability` with its settings serves `/metrics`, `/healthz`
+    and `/readyz`, gives each request an id, an access log record and a trace span (the
+    `observability` extra; see `observability`).
     """
     if api_keys is None:
         api_keys = os.environ.get("ORSPEC_API_KEY")
@@ -761,6 +767,12 @@ def create_app(
         raise ValueError("create_app needs at least one API key (api_keys=... or $ORSPEC_API_KEY); it never runs open")
     if store is None or isinstance(store, str | os.PathLike):
         store = open_store(store)
+    observer = None
+    if observability:
+        observer = Observer(
+            observability if isinstance(observability, Observability) else Observability(), store, provider
+        )
+        store, provider = observer.store, observer.provider
     server = _Server(
         provider,
         store,
@@ -803,6 +815,7 @@ def create_app(
         return error_response(ServerError("The server had an error while processing your request."))
 
     app = _App(operations, routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app.observer = observer
     app.state.openresponses = server
     return app
 
@@ -859,8 +872,15 @@ class _App(Starlette):
     def __init__(self, operations: dict[tuple[str, str], _Operation], **options: Any):
         super().__init__(**options)
         self.operations = operations
+        self.observer: Observer | None = None  # around everything the app serves, when observed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.observer is None:
+            await self.dispatch(scope, receive, send)
+        else:
+            await self.observer(scope, receive, send, self.dispatch)
+
+    async def dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         operation = self.operations.get((scope.get("method"), scope["path"])) if scope["type"] == "http" else None
         if (
             operation is None

@@ -30,6 +30,7 @@ from .errors import (
     TooManyRequests,
     Unauthorized,
 )
+from .observability import Observability
 from .routes import ROUTES, Operation
 from .sealing import BrokenSeal, Sealer
 from .steps import (
@@ -71,6 +72,7 @@ __all__ = [
     "MessageStart",
     "ModelError",
     "NotFound",
+    "Observability",
     "OpenResponsesError",
     "Operation",
     "PostgresStore",

@@ -1,0 +1,643 @@
+"""What an operator watches: metrics, health, readiness, request ids, access logs and traces.
+
+`create_app(provider, observability=True)` (or an `Observability(...)` with its settings) wraps
+the app in an `Observer`, which needs the `observability` extra
+(`pip install 'openresponses-runtime[observability]'`: prometheus-client, opentelemetry-api).
+It is off by default, so a library user gets no routes or headers it did not ask for;
+`orspec serve` and scaffolded providers turn it on whenever the extra is installed.
+The extra's modules are imported only by `Observer`, so the server runs without them.
+
+Served beside the spec's operations, without the API key:
+
+| route | answers |
+|---|---|
+| `GET /healthz` | 200 `{"status": "ok"}` while the process serves |
+| `GET /readyz` | 200 `{"status": "ready"}` when the store answers a read within `readiness_timeout`, else 503 with the spec's error object (`store_unavailable`) and `Retry-After` |
+| `GET /metrics` | the Prometheus text format (below) |
+
+Every HTTP request gets an id: its `X-Request-Id` header if it has a usable one (at most 128 of
+`A-Za-z0-9._:-`, other characters dropped), else a new one; the response echoes it in `X-Request-Id`.
+Each request is then one record of the `openresponses_runtime.server.access` logger at INFO with
+its id, operation, status, error code, time to first byte, duration, response id, model and
+tokens; never the prompt, the output or a key. `configure_logging("json")` writes every record of
+the runtime as one JSON object a line.
+
+Metrics (`openresponses_` prefix): `requests_total{operation,status,code}`,
+`request_duration_seconds{operation}` and `time_to_first_byte_seconds{operation}` (histograms),
+`active_streams`, `active_connections{kind="http"|"websocket"}` (requests and WebSockets being
+served), `tokens_total{type="input"|"output"}` (from each response's usage),
+`store_operation_seconds{operation}` and `store_errors_total{operation,kind="unavailable"|"error"}`,
+and `store_pool_connections{state}` for a store with a `pool_stats()` method returning counts by
+state (a connection pool's size, idle connections, waiting requests).
+
+Traces (opentelemetry-api): one server span per request, named `chat {model}` for
+`createResponse` (else the operation id), with the GenAI semantic-convention attributes
+`gen_ai.operation.name`, `gen_ai.request.model`, `gen_ai.response.model`, `gen_ai.response.id`,
+`gen_ai.usage.input_tokens` and `gen_ai.usage.output_tokens`, and a child span for the provider and
+for each store operation. Spans go to the tracer provider given, else to the global one as it is
+when the app is made (with none set then, no span is made, at no cost); when none is set and the standard `OTEL_TRACES_EXPORTER` or `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` variables
+are, and opentelemetry-sdk is installed, one is made from them (resource from `OTEL_SERVICE_NAME`
+and `OTEL_RESOURCE_ATTRIBUTES`, exporters by name, e.g. `otlp` or `console`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from starlette.routing import compile_path
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .emitter import dumps
+from .errors import OpenResponsesError, StoreUnavailable
+from .routes import ROUTES
+
+__all__ = ["JSONFormatter", "Observability", "Observer", "configure_logging", "installed", "note_response"]
+
+EXTRA = "pip install 'openresponses-runtime[observability]'"
+LOGGER = "openresponses_runtime.server.access"
+REQUEST_ID_HEADER = "X-Request-Id"
+_REQUEST_ID_MAX = 128
+_NOT_IN_REQUEST_ID = re.compile(r"[^A-Za-z0-9._:-]")
+_ERROR_BODY_MAX = 64 * 1024  # an error body longer than this is no error object of ours: its code is not read
+
+access_log = logging.getLogger(LOGGER)
+log = logging.getLogger("openresponses_runtime.server")
+
+
+def installed() -> bool:
+    """Whether the `observability` extra is installed."""
+    return all(importlib.util.find_spec(name) is not None for name in ("prometheus_client", "opentelemetry.trace"))
+
+
+@dataclass
+class Observability:
+    """The settings of `create_app(observability=...)`.
+
+    `readiness_timeout`: seconds the store has to answer `/readyz`. `tracer_provider`: where spans
+    go (default: the global one, see the module's doc)."""
+
+    readiness_timeout: float = 2.0
+    tracer_provider: Any = None
+
+
+# -- the request being served ---------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Request:
+    """What the access record, the metrics and the span say of one request."""
+
+    id: str
+    operation: str
+    started: float
+    status: int = 0
+    code: str = ""
+    stream: bool = False
+    first_byte: float | None = None
+    model: str | None = None
+    response_id: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error_body: list[bytes] | None = None
+    span: Any = None
+
+
+_current: ContextVar[_Request | None] = ContextVar("openresponses_request", default=None)
+
+
+def note_response(response: dict[str, Any]) -> None:
+    """Tell the request being observed (if any) the response it made: its id, model, usage and
+    error. The server calls it once per response; it costs nothing when nobody observes."""
+    request = _current.get()
+    if request is None:
+        return
+    request.response_id = response.get("id")
+    request.model = response.get("model")
+    usage = response.get("usage")
+    if isinstance(usage, dict):
+        request.input_tokens = usage.get("input_tokens")
+        request.output_tokens = usage.get("output_tokens")
+    error = response.get("error")
+    if isinstance(error, dict) and error.get("code"):  # a stream that began well and ended failed
+        request.code = str(error["code"])
+
+
+def _request_id(scope: Scope) -> str:
+    for name, value in scope["headers"]:
+        if name == b"x-request-id":
+            given = _NOT_IN_REQUEST_ID.sub("", value.decode("latin-1"))[:_REQUEST_ID_MAX]
+            if given:
+                return given
+            break
+    return "req_" + os.urandom(16).hex()
+
+
+# Each path and method of the spec's operations, for the `operation` label (a bounded set).
+_EXACT = {(op.method, op.path): op.operation_id for op in ROUTES if "{" not in op.path}
+_TEMPLATED = [(op.method, compile_path(op.path)[0], op.operation_id) for op in ROUTES if "{" in op.path]
+
+
+def _operation(method: str, path: str) -> str:
+    found = _EXACT.get((method, path))
+    if found is not None:
+        return found
+    return next((name for m, regex, name in _TEMPLATED if m == method and regex.match(path)), "other")
+
+
+# -- logs --------------------------------------------------------------------------------------------
+
+
+class _AccessRecord(logging.LogRecord):
+    """One request's access record, made without `LogRecord`'s search for the calling frame and its
+    process and thread names: a record per request is the one log that must cost next to nothing."""
+
+    def __init__(self, request: _Request, duration: float, fields: dict[str, Any]):
+        self.name = LOGGER
+        self.levelno, self.levelname = logging.INFO, "INFO"
+        self.msg = "%s %s %d%s in %.1f ms"
+        code = f" {request.code}" if request.code else ""
+        self.args = (request.id, request.operation, request.status, code, duration * 1000)
+        self.fields = fields
+        self.created = time.time()
+        self.msecs = (self.created - int(self.created)) * 1000
+        self.relativeCreated = (self.created - logging._startTime) * 1000
+        self.pathname, self.filename, self.module = __file__, "observability.py", "observability"
+        self.lineno, self.funcName = 0, "finish"
+        self.exc_info = self.exc_text = self.stack_info = None
+        self.process, self.thread = os.getpid(), threading.get_ident()  # numbers a `%(process)d` format can take
+        self.threadName = self.processName = self.taskName = None
+
+
+class JSONFormatter(logging.Formatter):
+    """A record as one JSON object: time, level, logger, message, the record's `fields`, any traceback."""
+
+    _second = (-1, "")  # the last second formatted, and its text: most records share theirs with the one before
+
+    def format(self, record: logging.LogRecord) -> str:
+        second = int(record.created)
+        if second != self._second[0]:
+            self._second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+        entry = {
+            "time": f"{self._second[1]}.{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+            **getattr(record, "fields", {}),
+        }
+        if record.exc_info:
+            entry["traceback"] = self.formatException(record.exc_info)
+        return dumps(entry).decode()
+
+
+def configure_logging(log_format: str = "text", *, debug: bool = False, stream: Any = None) -> None:
+    """Where the runtime's records go (`orspec serve --log-format`, and scaffolded providers).
+
+    `json`: every record, from INFO (DEBUG with `debug`), one JSON object a line on `stream`
+    (stderr), the access records included. `text`: warnings and errors as Python logs them by
+    default; with `debug`, every record from DEBUG as `LEVEL logger: message`. No access records."""
+    if log_format not in ("text", "json"):
+        raise ValueError(f"unknown log format {log_format!r}: use text or json")
+    runtime = logging.getLogger("openresponses_runtime")
+    if log_format == "text" and not debug:
+        return
+    handler = logging.StreamHandler(stream)
+    if log_format == "json":
+        handler.setFormatter(JSONFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    runtime.setLevel(logging.DEBUG if debug else logging.INFO)
+    runtime.addHandler(handler)
+    if log_format == "text":
+        access_log.setLevel(logging.WARNING)  # `text` keeps its lines to what went wrong
+
+
+# -- the observer ------------------------------------------------------------------------------------
+
+_PROBE_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+
+
+class Observer:
+    """The app's observability: an ASGI wrapper around the app, and the store and provider it watches."""
+
+    def __init__(self, settings: Observability, store: Any, provider: Any):
+        try:
+            import prometheus_client  # noqa: F401
+            from opentelemetry import trace  # noqa: F401
+        except ImportError:
+            raise ImportError(f"observability needs the observability extra: {EXTRA}") from None
+        self.settings = settings
+        self.metrics = _Metrics(store)
+        self.tracer = _tracer(settings.tracer_provider)  # None: nobody collects spans, none are made
+        self.raw_store = store
+        self.store = _ObservedStore(store, self)
+        self.provider = provider if self.tracer is None else _TracedProvider(provider, self.tracer)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
+        kind = scope["type"]
+        if kind == "http" and scope["path"] in _PROBES and scope["method"] in ("GET", "HEAD"):
+            await _PROBES[scope["path"]](self, send)
+            return
+        if kind == "websocket":
+            gauge = self.metrics.websockets
+            gauge.inc()
+            try:
+                await app(scope, receive, send)
+            finally:
+                gauge.dec()
+            return
+        if kind != "http":
+            await app(scope, receive, send)
+            return
+        await self.observe(scope, receive, send, app)
+
+    async def observe(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
+        request = _Request(_request_id(scope), _operation(scope["method"], scope["path"]), time.perf_counter())
+        echoed = (b"x-request-id", request.id.encode())
+        metrics = self.metrics
+
+        async def observed_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                request.status = message["status"]
+                headers = [*message.get("headers", ()), echoed]
+                if request.status >= 400:
+                    request.error_body = []
+                elif any(name == b"content-type" and value.startswith(b"text/event-stream") for name, value in headers):
+                    request.stream = True
+                    metrics.streams.inc()
+                message = {**message, "headers": headers}
+            elif message["type"] == "http.response.body":
+                if request.first_byte is None:
+                    request.first_byte = time.perf_counter()
+                if request.error_body is not None and len(request.error_body) < 64:
+                    request.error_body.append(message.get("body", b""))
+            await send(message)
+
+        token = _current.set(request)
+        metrics.requests_in_flight.inc()
+        try:
+            if self.tracer is None:
+                await app(scope, receive, observed_send)
+            else:
+                from opentelemetry import trace
+
+                attributes = _span_start(scope, request)
+                request.span = self.tracer.start_span(
+                    request.operation, kind=trace.SpanKind.SERVER, attributes=attributes
+                )
+                with trace.use_span(request.span, end_on_exit=False):
+                    await app(scope, receive, observed_send)
+        except BaseException:
+            if request.status == 0:
+                request.status = 500
+            raise
+        finally:
+            _current.reset(token)
+            metrics.requests_in_flight.dec()
+            if request.stream:
+                metrics.streams.dec()
+            self.finish(request)
+
+    def finish(self, request: _Request) -> None:
+        ended = time.perf_counter()
+        if request.status == 0:  # the client left before any answer
+            request.status = 499
+        if request.error_body is not None and not request.code:
+            request.code = _error_code(b"".join(request.error_body))
+        duration = ended - request.started
+        ttfb = (request.first_byte or ended) - request.started
+        self.metrics.request(request, duration, ttfb)
+        if request.span is not None:
+            _end_span(request)
+        if access_log.isEnabledFor(logging.INFO):
+            fields = {
+                "request_id": request.id,
+                "operation": request.operation,
+                "status": request.status,
+                "code": request.code or None,
+                "stream": request.stream,
+                "ttfb_ms": round(ttfb * 1000, 3),
+                "duration_ms": round(duration * 1000, 3),
+                "response_id": request.response_id,
+                "model": request.model,
+                "input_tokens": request.input_tokens,
+                "output_tokens": request.output_tokens,
+            }
+            access_log.handle(_AccessRecord(request, duration, fields))
+
+    async def ready(self) -> OpenResponsesError | None:
+        """Why the server is not ready (its store does not answer in time), or None."""
+        timeout = self.settings.readiness_timeout
+        try:
+            with anyio.fail_after(timeout):
+                await self.raw_store.get("resp_readiness_probe")
+        except TimeoutError:
+            return StoreUnavailable(f"The response store did not answer within {timeout:g} s; retry shortly.")
+        except OpenResponsesError as exc:
+            return exc
+        except Exception as exc:  # a store bug is as unready as an outage, and says which
+            return StoreUnavailable(f"The response store failed: {type(exc).__name__}.")
+        return None
+
+
+def _error_code(body: bytes) -> str:
+    if len(body) > _ERROR_BODY_MAX:
+        return ""
+    try:
+        error = json.loads(body).get("error")
+        return str(error.get("code") or error.get("type") or "")
+    except (ValueError, AttributeError):
+        return ""
+
+
+async def _answer(send: Send, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    encoded = json.dumps(body).encode()
+    raw = [*_PROBE_HEADERS, (b"content-length", str(len(encoded)).encode())]
+    raw += [(name.lower().encode(), value.encode()) for name, value in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": encoded})
+
+
+async def _healthz(observer: Observer, send: Send) -> None:
+    await _answer(send, 200, {"status": "ok"})
+
+
+async def _readyz(observer: Observer, send: Send) -> None:
+    problem = await observer.ready()
+    if problem is None:
+        await _answer(send, 200, {"status": "ready"})
+    else:
+        await _answer(send, 503, problem.body(), dict(problem.headers))
+
+
+async def _metrics(observer: Observer, send: Send) -> None:
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    body = generate_latest(observer.metrics.registry)
+    headers = [(b"content-type", CONTENT_TYPE_LATEST.encode()), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+_PROBES: dict[str, Callable[[Observer, Send], Awaitable[None]]] = {
+    "/healthz": _healthz,
+    "/readyz": _readyz,
+    "/metrics": _metrics,
+}
+
+
+# -- metrics -----------------------------------------------------------------------------------------
+
+
+class _Metrics:
+    """The app's Prometheus metrics, in a registry of its own (two apps in one process keep theirs apart)."""
+
+    def __init__(self, store: Any):
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.registry = registry = CollectorRegistry()
+        self.requests = Counter(
+            "openresponses_requests",
+            "Requests by operation, HTTP status and error code.",
+            ["operation", "status", "code"],
+            registry=registry,
+        )
+        self.duration = Histogram(
+            "openresponses_request_duration_seconds", "Time to the last byte.", ["operation"], registry=registry
+        )
+        self.ttfb = Histogram(
+            "openresponses_time_to_first_byte_seconds", "Time to the first body byte.", ["operation"], registry=registry
+        )
+        self.streams = Gauge("openresponses_active_streams", "Event streams being sent.", registry=registry)
+        connections = Gauge(
+            "openresponses_active_connections", "Requests and WebSockets being served.", ["kind"], registry=registry
+        )
+        self.requests_in_flight = connections.labels("http")
+        self.websockets = connections.labels("websocket")
+        tokens = Counter(
+            "openresponses_tokens", "Tokens in and out, from each response's usage.", ["type"], registry=registry
+        )
+        self.input_tokens, self.output_tokens = tokens.labels("input"), tokens.labels("output")
+        self.store_seconds = Histogram(
+            "openresponses_store_operation_seconds", "Response store operations.", ["operation"], registry=registry
+        )
+        self.store_errors = Counter(
+            "openresponses_store_errors",
+            "Response store operations that failed: unavailable (an outage) or error (a bug).",
+            ["operation", "kind"],
+            registry=registry,
+        )
+        pool_stats = getattr(store, "pool_stats", None)
+        if callable(pool_stats):
+            registry.register(_PoolCollector(pool_stats))
+        # Label lookups cost more than the increments: each labelled child is looked up once.
+        self._children: dict[tuple[str, int, str], Any] = {}
+        self._timers: dict[str, tuple[Any, Any]] = {}
+        self.store_timers = {op: self.store_seconds.labels(op) for op in ("get", "put", "delete")}
+
+    def request(self, request: _Request, duration: float, ttfb: float) -> None:
+        key = (request.operation, request.status, request.code)
+        counter = self._children.get(key)
+        if counter is None:
+            counter = self._children[key] = self.requests.labels(request.operation, str(request.status), request.code)
+        counter.inc()
+        timers = self._timers.get(request.operation)
+        if timers is None:
+            timers = self._timers[request.operation] = (
+                self.duration.labels(request.operation),
+                self.ttfb.labels(request.operation),
+            )
+        timers[0].observe(duration)
+        timers[1].observe(ttfb)
+        if request.input_tokens:
+            self.input_tokens.inc(request.input_tokens)
+        if request.output_tokens:
+            self.output_tokens.inc(request.output_tokens)
+
+
+class _PoolCollector:
+    """`openresponses_store_pool_connections{state}` read from the store's `pool_stats()` at each scrape."""
+
+    def __init__(self, pool_stats: Callable[[], dict[str, int]]):
+        self.pool_stats = pool_stats
+
+    def collect(self) -> Any:
+        from prometheus_client.core import GaugeMetricFamily
+
+        family = GaugeMetricFamily(
+            "openresponses_store_pool_connections", "The store's connection pool, by state.", labels=["state"]
+        )
+        for state, count in sorted(self.pool_stats().items()):
+            family.add_metric([state], count)
+        yield family
+
+
+# -- the store and the provider, watched -------------------------------------------------------------
+
+
+class _ObservedStore:
+    """The app's store with each operation timed, its failures counted, and a span each."""
+
+    def __init__(self, store: Any, observer: Observer):
+        self._store = store
+        self._observer = observer
+
+    def __getattr__(self, name: str) -> Any:  # whatever else the store offers, as it is
+        return getattr(self._store, name)
+
+    async def _timed(self, operation: str, call: Awaitable[Any]) -> Any:
+        metrics = self._observer.metrics
+        tracer = self._observer.tracer
+        span = (
+            None
+            if tracer is None
+            else tracer.start_span(f"store {operation}", attributes={"db.operation.name": operation})
+        )
+        started = time.perf_counter()
+        try:
+            return await call
+        except Exception as exc:
+            kind = "unavailable" if isinstance(exc, StoreUnavailable) else "error"
+            metrics.store_errors.labels(operation, kind).inc()
+            if span is not None:
+                span.set_attribute("error.type", kind)
+            raise
+        finally:
+            metrics.store_timers[operation].observe(time.perf_counter() - started)
+            if span is not None:
+                span.end()
+
+    def get(self, response_id: str) -> Awaitable[Any]:
+        return self._timed("get", self._store.get(response_id))
+
+    def put(self, record: Any) -> Awaitable[Any]:
+        return self._timed("put", self._store.put(record))
+
+    def delete(self, response_id: str) -> Awaitable[Any]:
+        return self._timed("delete", self._store.delete(response_id))
+
+
+class _TracedProvider:
+    """The app's provider, each response it makes in a client span of its own."""
+
+    def __init__(self, provider: Any, tracer: Any):
+        self._provider = provider
+        self._tracer = tracer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._provider, name)
+
+    async def respond(self, request: Any) -> AsyncIterator[Any]:
+        from opentelemetry import trace
+
+        span = self._tracer.start_span(
+            f"provider {request.model}",
+            kind=trace.SpanKind.CLIENT,
+            attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": request.model},
+        )
+        try:
+            async for step in self._provider.respond(request):
+                yield step
+        except BaseException as exc:
+            span.set_attribute("error.type", type(exc).__name__)
+            raise
+        finally:
+            span.end()
+
+
+# -- traces ------------------------------------------------------------------------------------------
+
+
+def _span_start(scope: Scope, request: _Request) -> dict[str, Any]:
+    attributes = {
+        "http.request.method": scope["method"],
+        "url.path": scope["path"],
+        "openresponses.operation": request.operation,
+        "openresponses.request_id": request.id,
+    }
+    if request.operation == "createResponse":
+        attributes["gen_ai.operation.name"] = "chat"
+    return attributes
+
+
+def _end_span(request: _Request) -> None:
+    span = request.span
+    if not span.is_recording():
+        return
+    from opentelemetry.trace import Status, StatusCode
+
+    span.set_attribute("http.response.status_code", request.status)
+    if request.model is not None:
+        if request.operation == "createResponse":
+            span.update_name(f"chat {request.model}")
+        span.set_attribute("gen_ai.request.model", request.model)
+        span.set_attribute("gen_ai.response.model", request.model)
+    if request.response_id is not None:
+        span.set_attribute("gen_ai.response.id", request.response_id)
+    if request.input_tokens is not None:
+        span.set_attribute("gen_ai.usage.input_tokens", request.input_tokens)
+    if request.output_tokens is not None:
+        span.set_attribute("gen_ai.usage.output_tokens", request.output_tokens)
+    if request.code:
+        span.set_attribute("error.type", request.code)
+        if request.status >= 500 or request.status < 400:  # a server fault, or a stream that ended failed
+            span.set_status(Status(StatusCode.ERROR, request.code))
+    span.end()
+
+
+_SDK_CONFIGURED = False
+
+
+def _tracer(provider: Any) -> Any:
+    """The tracer of `provider`, else of the global provider; None when no provider collects spans
+    when the app is made (the API's default): then no span is made, at no cost."""
+    from opentelemetry import trace
+
+    if provider is None:
+        _configure_sdk_from_env()
+        provider = trace.get_tracer_provider()
+        if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+            return None
+    return provider.get_tracer("openresponses_runtime.server")
+
+
+def _configure_sdk_from_env() -> None:
+    """A global tracer provider from the standard `OTEL_*` variables, when they ask for one, none
+    is set yet, and opentelemetry-sdk is installed (once per process)."""
+    global _SDK_CONFIGURED
+    from opentelemetry import trace
+
+    names = os.environ.get("OTEL_TRACES_EXPORTER", "").strip()
+    endpoint = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    if _SDK_CONFIGURED or names == "none" or not (names or endpoint):
+        return
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        return  # someone (opentelemetry-instrument, the application) set one already
+    _SDK_CONFIGURED = True
+    try:
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError:
+        log.warning("OTEL_* asks for traces but opentelemetry-sdk is not installed: pip install opentelemetry-sdk")
+        return
+    from importlib.metadata import entry_points
+
+    provider = TracerProvider(resource=Resource.create())
+    for name in (names or "otlp").split(","):
+        found = list(entry_points(group="opentelemetry_traces_exporter", name=name.strip()))
+        if not found:
+            log.warning("no trace exporter named %r is installed (OTEL_TRACES_EXPORTER); its spans are dropped", name)
+            continue
+        provider.add_span_processor(BatchSpanProcessor(found[0].load()()))
+    trace.set_tracer_provider(provider)
