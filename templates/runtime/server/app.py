@@ -635,15 +635,17 @@ class _Server(Lifecycle):
         await deliver(final)
         return None
 
-    async def create_response(
-        self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody
-    ) -> ASGIApp:
+    async def create_response(self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody) -> ASGIApp:
         data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
+        headers = _ignored_header(provider_request.ignored)
+        if data.get("background"):  # run by a task of the server's own (see `background`)
+            return await self.start_background(
+                data, response, provider_request, own_input, policy, self.seal(data), headers
+            )
         stream = bool(data.get("stream"))
         emitter = Emitter(response, policy, check=self.debug, events=stream, frames=stream, seal=self.seal(data))
         steps, first = await self.first_step(provider_request)
-        headers = _ignored_header(provider_request.ignored)
         if stream:
             return _EventStream(lambda send: self.sse(send, emitter, steps, first, own_input), headers)
         encoded = await self.run(emitter, steps, first, own_input)
@@ -669,7 +671,9 @@ class _Server(Lifecycle):
             raise
         return steps, first
 
-    async def sse(self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]) -> None:
+    async def sse(
+        self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]
+    ) -> None:
         """The response's events as SSE frames, each provider step's sent as soon as it is made."""
 
         def deliver(frames: list[bytes]) -> Awaitable[None]:  # the send itself is awaited: no coroutine between

@@ -1,0 +1,306 @@
+"""Background mode: a response the server runs in a task of its own, for clients to poll, cancel and resume.
+
+`create` with `background: true` answers at once, the response `in_progress`; the provider runs
+in a task the server owns, not the request, so a client that leaves stops nothing. With
+`stream: true` the create call follows the task's events as they come, and the events are kept in
+the store (`runs`), a batch at a time (every `FLUSH_EVENTS` events or `FLUSH_SECONDS`), so that
+`GET /responses/{id}?stream=true&starting_after=N` replays them after N, then follows the live ones,
+with the same sequence numbers and bytes, from any instance on the store.
+
+Each task holds a lease in the store, renewed every `POLL_SECONDS`; the renewal also reads
+whether another instance asked to cancel, so a cancel reaches the task within about that much.
+A run whose lease lapsed (its process died) is failed, with an error, by whichever instance
+touches it first (any background operation sweeps all lapsed runs once per process, too).
+The lease lasts `$ORSPEC_LEASE_SECONDS` (default 30).
+
+A cancelled response ends `cancelled` and its provider's generator is closed; its stream ends
+after the last event made, with `[DONE]` (the spec has no event for a cancel).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import AsyncIterator
+from functools import cached_property
+from typing import Any
+
+from starlette.responses import Response, StreamingResponse
+from starlette.types import ASGIApp
+
+from .emitter import DONE_FRAME, Emitter, ToolPolicy, dumps, new_id, sse_frame
+from .errors import InvalidRequest, OpenResponsesError, ServerError
+from .runs import Run, runs_for
+from .steps import ProviderRequest
+from .store import ResponseStore, StoredResponse
+
+__all__ = ["Background"]
+
+log = logging.getLogger("openresponses_runtime.server.background")
+
+FLUSH_EVENTS = 64  # events kept in memory at most before they are written to the store
+FLUSH_SECONDS = 0.1  # and for at most this long
+POLL_SECONDS = 0.25  # how often a task renews its lease and reads whether it was cancelled
+FOLLOW_SECONDS = 0.05  # how often a stream of another instance's run reads the store for new events
+_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def lease_seconds() -> float:
+    return float(os.environ.get("ORSPEC_LEASE_SECONDS") or 30)
+
+
+class _Live:
+    """A run this process owns: its task, its frames so far, and a wake-up for those who follow them."""
+
+    def __init__(self) -> None:
+        self.frames: list[bytes] = []
+        self.done = False
+        self.changed = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    def add(self, frames: list[bytes]) -> None:
+        self.frames.extend(frames)
+        self.wake()
+
+    def wake(self) -> None:
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
+
+
+class Background:
+    """Background runs, for a server with a `store` and the `first_step`, `run` and `save` of `app._Server`."""
+
+    store: ResponseStore
+
+    @cached_property
+    def instance(self) -> str:
+        return new_id("instance")
+
+    @cached_property
+    def live(self) -> dict[str, _Live]:
+        return {}
+
+    @cached_property
+    def runs(self) -> Any:
+        return runs_for(self.store)
+
+    async def runs_settled(self) -> Any:
+        """The ledger, once this process has failed the runs whose lease lapsed (the first call only)."""
+        runs = self.runs
+        if not self.__dict__.get("_swept"):
+            self.__dict__["_swept"] = True
+            for response_id in await runs.lapsed():
+                await self.fail_lapsed(response_id)
+        return runs
+
+    async def run_of(self, response_id: str) -> Run | None:
+        """The response's background run, if it had one; one whose owner died is failed first."""
+        runs = await self.runs_settled()
+        run = await runs.get(response_id)
+        if run is not None and run.lapsed:
+            await self.fail_lapsed(response_id)
+            run = await runs.get(response_id)
+        return run
+
+    async def start_background(
+        self,
+        data: dict[str, Any],
+        response: dict[str, Any],
+        request: ProviderRequest,
+        own_input: list[dict],
+        policy: ToolPolicy,
+        seal: Any,
+        headers: list[tuple[str, str]],
+    ) -> ASGIApp:
+        if response.get("store") is False:
+            raise InvalidRequest(
+                "`background: true` needs the response stored, to be polled and cancelled; drop `store: false`.",
+                code="invalid_value",
+                param="store",
+            )
+        stream = bool(data.get("stream"))
+        emitter = Emitter(
+            response, policy, check=getattr(self, "debug", False), events=stream, frames=stream, seal=seal
+        )
+        answer = dumps(response)  # as it is now: in_progress, before the task changes it
+        await self.save(response, own_input)
+        runs = await self.runs_settled()
+        await runs.begin(response["id"], self.instance, stream, lease_seconds())
+        live = self.live[response["id"]] = _Live()
+        live.task = asyncio.create_task(self._drive(emitter, request, own_input, live, stream))
+        if stream:
+            return _event_stream(self.follow(response["id"], -1), headers)
+        return Response(answer, media_type="application/json", headers=dict(headers))
+
+    async def _drive(
+        self, emitter: Emitter, request: ProviderRequest, own_input: list[dict], live: _Live, stream: bool
+    ) -> None:
+        response_id = emitter.response["id"]
+        runs = self.runs
+        unsaved: list[bytes] = []
+        saved = 0
+        flushed_at = time.monotonic()
+
+        async def flush() -> None:
+            nonlocal saved, flushed_at
+            flushed_at = time.monotonic()
+            if unsaved:
+                frames = unsaved[:]
+                try:
+                    await runs.append(response_id, saved, frames)
+                except Exception:  # the store is down: kept, and tried again with the next batch
+                    log.exception("keeping the events of %s failed", response_id)
+                    return
+                del unsaved[: len(frames)]
+                saved += len(frames)
+
+        async def deliver(frames: list[bytes]) -> None:
+            live.add(frames)
+            if stream:
+                unsaved.extend(frames)
+                if len(unsaved) >= FLUSH_EVENTS or time.monotonic() - flushed_at >= FLUSH_SECONDS:
+                    await flush()
+
+        task = asyncio.current_task()
+        assert task is not None
+        watch = asyncio.create_task(self._watch(response_id, task))
+        try:
+            try:
+                steps, first = await self.first_step(request)
+            except OpenResponsesError as exc:
+                await deliver(emitter.start() + emitter.fail(exc))
+                await self.save(emitter.response, own_input)
+            else:
+                await self.run(emitter, steps, first, own_input, deliver)
+        except asyncio.CancelledError:
+            if await runs.get(response_id) is not None:  # deleted meanwhile: nothing to keep
+                await self.save({**emitter.preview(), "status": "cancelled"}, own_input)
+        except Exception:
+            log.exception("background response %s failed", response_id)
+            await self.save({**emitter.preview(), **_failure(ServerError("The server failed running it."))}, own_input)
+        finally:
+            watch.cancel()
+            if await runs.get(response_id) is not None:  # not deleted meanwhile
+                await flush()
+                await runs.end(response_id)
+            live.done = True
+            live.wake()
+            self.live.pop(response_id, None)
+
+    async def _watch(self, response_id: str, task: asyncio.Task[None]) -> None:
+        """Renew the run's lease, and cancel the task when another instance asked to."""
+        lease = lease_seconds()
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            try:
+                cancel = await self.runs.renew(response_id, lease)
+            except Exception:
+                log.exception("renewing the lease of %s failed", response_id)
+                continue
+            if cancel:
+                task.cancel()
+                return
+
+    async def follow(self, response_id: str, after: int) -> AsyncIterator[bytes]:
+        """The run's SSE frames after sequence number `after`, as they come, then `[DONE]`."""
+        live = self.live.get(response_id)
+        if live is not None:  # this process runs it: its frames are at hand
+            index = after + 1
+            while True:
+                if index < len(live.frames):
+                    frames = live.frames[index:]
+                    index += len(frames)
+                    yield b"".join(frames)
+                elif live.done:
+                    break
+                else:
+                    await live.changed.wait()
+            yield DONE_FRAME
+            return
+        while True:  # another instance runs it, or ran it: the store
+            run = await self.run_of(response_id)
+            frames = await self.runs.frames(response_id, after)
+            if frames:
+                after += len(frames)
+                yield b"".join(frames)
+            elif run is None or run.done:
+                break
+            else:
+                await asyncio.sleep(FOLLOW_SECONDS)
+        yield DONE_FRAME
+
+    async def cancel_run(self, record: StoredResponse) -> StoredResponse:
+        """Stop the response's run and wait for it to end; the response as it then is."""
+        run = await self.run_of(record.id)
+        if run is None:
+            raise InvalidRequest(
+                f"Response '{record.id}' was not created with `background: true`; it finished before its create "
+                "call answered, so there is nothing to cancel.",
+                code="response_not_cancellable",
+                param="response_id",
+            )
+        if run.done:
+            raise InvalidRequest(
+                f"Response '{record.id}' has already ended ({record.response.get('status')}); only a response still "
+                "running can be cancelled.",
+                code="response_not_cancellable",
+                param="response_id",
+            )
+        live = self.live.get(record.id)
+        if live is not None and live.task is not None:  # this process runs it: at once
+            live.task.cancel()
+            await asyncio.wait([live.task])
+        else:  # another instance's: it reads the request within `POLL_SECONDS`, or its lease lapses
+            await self.runs.ask_cancel(record.id)
+            deadline = time.monotonic() + lease_seconds() + 5
+            while time.monotonic() < deadline:
+                run = await self.run_of(record.id)
+                if run is None or run.done:
+                    break
+                await asyncio.sleep(FOLLOW_SECONDS)
+        return await self.store.get(record.id) or record
+
+    async def forget_run(self, response_id: str) -> None:
+        """Stop the response's run, if any, and drop its kept events (when the response is deleted)."""
+        runs = await self.runs_settled()
+        if await runs.get(response_id) is None:
+            return
+        live = self.live.get(response_id)
+        if live is not None and live.task is not None:  # stopped first, so that it keeps nothing afterwards
+            live.task.cancel()
+            await asyncio.wait([live.task])
+        await runs.forget(response_id)  # another instance's run stops when it next renews its lease
+
+    async def fail_lapsed(self, response_id: str) -> None:
+        """End a run whose owner stopped renewing its lease: `failed`, with an error, and its stream ended."""
+        error = ServerError(
+            "The server running this background response stopped before it finished.", code="background_run_lost"
+        )
+        record = await self.store.get(response_id)
+        if record is not None:
+            record.response.update(_failure(error))
+            record.response_json = None
+            await self.store.put(record)
+            kept = await self.runs.frames(response_id, -1)
+            if kept:  # a streamed run: its stream ends as a failed one does
+                events = [
+                    {"type": "error", "error": error.payload(headers=True)},
+                    {"type": "response.failed", "response": record.response},
+                ]
+                frames = [sse_frame({**event, "sequence_number": len(kept) + i}) for i, event in enumerate(events)]
+                await self.runs.append(response_id, len(kept), frames)
+        await self.runs.end(response_id)
+
+
+def _failure(error: OpenResponsesError) -> dict[str, Any]:
+    return {
+        "status": "failed",
+        "error": {"code": error.code or error.type, "message": error.message},
+        "completed_at": int(time.time()),
+    }
+
+
+def _event_stream(frames: AsyncIterator[bytes], headers: list[tuple[str, str]]) -> StreamingResponse:
+    return StreamingResponse(frames, media_type="text/event-stream", headers={**_SSE_HEADERS, **dict(headers)})
