@@ -32,11 +32,11 @@ TERMINAL = {"completed", "incomplete", "failed", "cancelled"}
 
 
 @contextmanager
-def serving(store: str, *, delay: float = 0.002):
+def serving(store: str, *, delay: float = 0.002, lease: float = LEASE):
     """`orspec serve` on `store`, yielding its process and base URL; killed (not waited on) at the end."""
     port = free_port()
     command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", store]
-    env = {"ORSPEC_LEASE_SECONDS": str(LEASE)}
+    env = {"ORSPEC_LEASE_SECONDS": str(lease)}
     proc = subprocess.Popen(
         [*command, "--delay", str(delay)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **env}
     )
@@ -289,8 +289,21 @@ def test_a_lapsed_run_is_failed_when_another_instance_starts(tmp_path):
         proc.kill()
         proc.wait(10)
     time.sleep(LEASE + 0.5)
-    with serving(store) as (_, base):
-        # Any background operation sweeps: here a new background response, never this one.
-        httpx.post(base + "/responses", json={"input": "hi", "background": True}, headers=HEADERS)
+    with serving(store):  # nothing asked of it: starting is enough
         row = sqlite3.connect(store).execute("SELECT data FROM responses WHERE id = ?", (response_id,)).fetchone()
         assert json.loads(row[0])["response"]["status"] == "failed"
+
+
+def test_a_server_that_shuts_down_fails_its_runs_at_once(tmp_path):
+    store = str(tmp_path / "r.sqlite3")
+    with serving(store, delay=0.05, lease=600) as (proc, base):  # a lease that would outlast the test
+        response_id = httpx.post(base + "/responses", json={"input": LONG, "background": True}, headers=HEADERS).json()[
+            "id"
+        ]
+        time.sleep(0.3)
+        proc.terminate()  # SIGTERM: uvicorn shuts down, and its runs with it
+        proc.wait(10)
+    row = sqlite3.connect(store).execute("SELECT data FROM responses WHERE id = ?", (response_id,)).fetchone()
+    response = json.loads(row[0])["response"]
+    assert (response["status"], response["error"]["code"]) == ("failed", "background_run_lost")
+    assert response["output"][0]["content"][0]["text"].startswith("You said: word0 ")  # what it had made is kept

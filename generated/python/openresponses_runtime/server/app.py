@@ -806,7 +806,12 @@ def create_app(
         log.exception("unhandled error", exc_info=exc)
         return error_response(ServerError("The server had an error while processing your request."))
 
-    app = _App(operations, routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app = _App(
+        operations,
+        routes=routes,
+        exception_handlers={HTTPException: http_error, Exception: server_error},
+        lifespan=server.background_lifespan,
+    )
     app.state.openresponses = server
     return app
 

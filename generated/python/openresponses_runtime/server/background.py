@@ -24,6 +24,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import cached_property
 from typing import Any
 
@@ -59,6 +60,12 @@ class _Live:
         self.done = False
         self.changed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
+        self.cancelled = False  # by a client, as opposed to the server shutting down
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.task is not None:
+            self.task.cancel()
 
     def add(self, frames: list[bytes]) -> None:
         self.frames.extend(frames)
@@ -85,6 +92,20 @@ class Background:
     @cached_property
     def runs(self) -> Any:
         return runs_for(self.store)
+
+    @asynccontextmanager
+    async def background_lifespan(self, app: Any) -> AsyncIterator[None]:
+        """The app's lifespan: runs whose process died are failed as it starts, and its own runs as it stops
+        (they cannot finish without it, and an instance that shuts down never renews their lease again)."""
+        await self.runs_settled()
+        try:
+            yield
+        finally:
+            tasks = [live.task for live in self.live.values() if live.task is not None]
+            for task in tasks:
+                task.cancel()  # not `live.cancel()`: no client asked, so the response ends `failed`
+            if tasks:
+                await asyncio.wait(tasks, timeout=10)
 
     async def runs_settled(self) -> Any:
         """The ledger, once this process has failed the runs whose lease lapsed (the first call only)."""
@@ -163,9 +184,7 @@ class Background:
                 if len(unsaved) >= FLUSH_EVENTS or time.monotonic() - flushed_at >= FLUSH_SECONDS:
                     await flush()
 
-        task = asyncio.current_task()
-        assert task is not None
-        watch = asyncio.create_task(self._watch(response_id, task))
+        watch = asyncio.create_task(self._watch(response_id, live))
         try:
             try:
                 steps, first = await self.first_step(request)
@@ -175,11 +194,15 @@ class Background:
             else:
                 await self.run(emitter, steps, first, own_input, deliver)
         except asyncio.CancelledError:
-            if await runs.get(response_id) is not None:  # deleted meanwhile: nothing to keep
+            if not live.cancelled:  # the server shuts down: the response cannot finish
+                await deliver(emitter.fail(_lost("The server running this background response shut down.")))
+                await self.save(emitter.response, own_input)
+            elif await runs.get(response_id) is not None:  # not deleted meanwhile
                 await self.save({**emitter.preview(), "status": "cancelled"}, own_input)
         except Exception:
             log.exception("background response %s failed", response_id)
-            await self.save({**emitter.preview(), **_failure(ServerError("The server failed running it."))}, own_input)
+            await deliver(emitter.fail(ServerError("The server failed running this background response.")))
+            await self.save(emitter.response, own_input)
         finally:
             watch.cancel()
             if await runs.get(response_id) is not None:  # not deleted meanwhile
@@ -189,7 +212,7 @@ class Background:
             live.wake()
             self.live.pop(response_id, None)
 
-    async def _watch(self, response_id: str, task: asyncio.Task[None]) -> None:
+    async def _watch(self, response_id: str, live: _Live) -> None:
         """Renew the run's lease, and cancel the task when another instance asked to."""
         lease = lease_seconds()
         while True:
@@ -200,7 +223,7 @@ class Background:
                 log.exception("renewing the lease of %s failed", response_id)
                 continue
             if cancel:
-                task.cancel()
+                live.cancel()
                 return
 
     async def follow(self, response_id: str, after: int) -> AsyncIterator[bytes]:
@@ -250,7 +273,7 @@ class Background:
             )
         live = self.live.get(record.id)
         if live is not None and live.task is not None:  # this process runs it: at once
-            live.task.cancel()
+            live.cancel()
             await asyncio.wait([live.task])
         else:  # another instance's: it reads the request within `POLL_SECONDS`, or its lease lapses
             await self.runs.ask_cancel(record.id)
@@ -269,15 +292,13 @@ class Background:
             return
         live = self.live.get(response_id)
         if live is not None and live.task is not None:  # stopped first, so that it keeps nothing afterwards
-            live.task.cancel()
+            live.cancel()
             await asyncio.wait([live.task])
         await runs.forget(response_id)  # another instance's run stops when it next renews its lease
 
     async def fail_lapsed(self, response_id: str) -> None:
         """End a run whose owner stopped renewing its lease: `failed`, with an error, and its stream ended."""
-        error = ServerError(
-            "The server running this background response stopped before it finished.", code="background_run_lost"
-        )
+        error = _lost("The server running this background response stopped before it finished.")
         record = await self.store.get(response_id)
         if record is not None:
             record.response.update(_failure(error))
@@ -292,6 +313,10 @@ class Background:
                 frames = [sse_frame({**event, "sequence_number": len(kept) + i}) for i, event in enumerate(events)]
                 await self.runs.append(response_id, len(kept), frames)
         await self.runs.end(response_id)
+
+
+def _lost(message: str) -> ServerError:
+    return ServerError(message, code="background_run_lost")
 
 
 def _failure(error: OpenResponsesError) -> dict[str, Any]:
