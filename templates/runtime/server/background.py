@@ -97,7 +97,10 @@ class Background:
     async def background_lifespan(self, app: Any) -> AsyncIterator[None]:
         """The app's lifespan: runs whose process died are failed as it starts, and its own runs as it stops
         (they cannot finish without it, and an instance that shuts down never renews their lease again)."""
-        await self.runs_settled()
+        try:
+            await self.runs_settled()
+        except Exception:  # the store is down: the server starts all the same, and answers 503 until it is back
+            log.exception("failing the background runs of stopped processes failed")
         try:
             yield
         finally:

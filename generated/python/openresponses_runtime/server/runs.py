@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .store import PostgresStore, ResponseStore, SQLiteStore
+from .store import PostgresStore, ResponseStore, SQLiteStore, _sqlite_unavailable, _unavailable_on
 
 __all__ = ["Run", "runs_for"]
 
@@ -121,7 +121,8 @@ class SQLiteRuns:
             finally:
                 db.close()
 
-        return await asyncio.to_thread(work)
+        with _unavailable_on("keeping background runs", _sqlite_unavailable):  # a 503, as the store's own calls
+            return await asyncio.to_thread(work)
 
     async def begin(self, response_id: str, owner: str, stream: bool, lease: float) -> None:
         await self._do(
@@ -169,6 +170,7 @@ class PostgresRuns:
 
     def __init__(self, store: PostgresStore):
         self._psycopg = store._psycopg
+        self._unavailable = store._unavailable
         self.url = store.url
         with self._psycopg.connect(self.url) as db:
             db.execute("SELECT pg_advisory_xact_lock(hashtext('orspec_runs'))")  # servers starting together
@@ -176,14 +178,15 @@ class PostgresRuns:
             db.execute(_FRAMES_TABLE.format(prefix="orspec_", blob="BYTEA"))
 
     async def _do(self, sql: str, params: tuple = (), *, many: list[tuple] | None = None) -> list[tuple]:
-        async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=many is None) as db:
-            async with db.cursor() as cur:
-                if many is not None:
-                    await cur.executemany(sql, many)
-                    await db.commit()
-                    return []
-                await cur.execute(sql, params)
-                return await cur.fetchall() if cur.description else []
+        with _unavailable_on("keeping background runs", self._unavailable):  # a 503, as the store's own calls
+            async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=many is None) as db:
+                async with db.cursor() as cur:
+                    if many is not None:
+                        await cur.executemany(sql, many)
+                        await db.commit()
+                        return []
+                    await cur.execute(sql, params)
+                    return await cur.fetchall() if cur.description else []
 
     async def begin(self, response_id: str, owner: str, stream: bool, lease: float) -> None:
         await self._do(
