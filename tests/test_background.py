@@ -26,7 +26,7 @@ from .server_helpers import API_KEY, EndlessProvider, free_port, live_server
 from .test_lifecycle import _postgres_url
 
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
-LEASE = 1.5
+LEASE = 3.0  # renewed every 0.25 s: a loaded machine does not lapse a live run
 LONG = " ".join(f"word{i}" for i in range(240))  # the demo echoes it: about 250 text deltas
 TERMINAL = {"completed", "incomplete", "failed", "cancelled"}
 
