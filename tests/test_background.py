@@ -307,3 +307,27 @@ def test_a_server_that_shuts_down_fails_its_runs_at_once(tmp_path):
     response = json.loads(row[0])["response"]
     assert (response["status"], response["error"]["code"]) == ("failed", "background_run_lost")
     assert response["output"][0]["content"][0]["text"].startswith("You said: word0 ")  # what it had made is kept
+
+
+def test_a_streamed_run_writes_its_events_in_batches():
+    from openresponses_runtime.server import DemoProvider
+    from openresponses_runtime.server.background import FLUSH_SECONDS
+
+    app = create_app(DemoProvider(delay=0.002), store=MemoryStore(), api_keys=API_KEY)
+    runs = app.state.openresponses.runs
+    writes = []
+    append = runs.append
+
+    async def counted(response_id, first, frames):
+        writes.append((first, len(frames)))
+        await append(response_id, first, frames)
+
+    runs.append = counted
+    with live_server(app) as base:
+        started = time.monotonic()
+        whole = _stream(base, "/responses", {"input": LONG, "background": True, "stream": True})
+        took = time.monotonic() - started
+    events = len(_frames(whole)) - 1  # not `[DONE]`
+    assert sum(n for _, n in writes) == events > 240
+    assert [first for first, _ in writes] == [sum(n for _, n in writes[:i]) for i in range(len(writes))]
+    assert len(writes) <= took / FLUSH_SECONDS + 2 < events / 10

@@ -3,7 +3,7 @@
 `create` with `background: true` answers at once, the response `in_progress`; the provider runs
 in a task the server owns, not the request, so a client that leaves stops nothing. With
 `stream: true` the create call follows the task's events as they come, and the events are kept in
-the store (`runs`), a batch at a time (every `FLUSH_EVENTS` events or `FLUSH_SECONDS`), so that
+the store (`runs`), a batch every `FLUSH_SECONDS`, so that
 `GET /responses/{id}?stream=true&starting_after=N` replays them after N, then follows the live ones,
 with the same sequence numbers and bytes, from any instance on the store.
 
@@ -20,6 +20,7 @@ after the last event made, with `[DONE]` (the spec has no event for a cancel).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -41,8 +42,7 @@ __all__ = ["Background"]
 
 log = logging.getLogger("openresponses_runtime.server.background")
 
-FLUSH_EVENTS = 64  # events kept in memory at most before they are written to the store
-FLUSH_SECONDS = 0.1  # and for at most this long
+FLUSH_SECONDS = 0.1  # how often a streamed run's new events are written to the store, in one batch
 POLL_SECONDS = 0.25  # how often a task renews its lease and reads whether it was cancelled
 FOLLOW_SECONDS = 0.05  # how often a stream of another instance's run reads the store for new events
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -163,30 +163,12 @@ class Background:
     ) -> None:
         response_id = emitter.response["id"]
         runs = self.runs
-        unsaved: list[bytes] = []
-        saved = 0
-        flushed_at = time.monotonic()
-
-        async def flush() -> None:
-            nonlocal saved, flushed_at
-            flushed_at = time.monotonic()
-            if unsaved:
-                frames = unsaved[:]
-                try:
-                    await runs.append(response_id, saved, frames)
-                except Exception:  # the store is down: kept, and tried again with the next batch
-                    log.exception("keeping the events of %s failed", response_id)
-                    return
-                del unsaved[: len(frames)]
-                saved += len(frames)
 
         async def deliver(frames: list[bytes]) -> None:
             live.add(frames)
-            if stream:
-                unsaved.extend(frames)
-                if len(unsaved) >= FLUSH_EVENTS or time.monotonic() - flushed_at >= FLUSH_SECONDS:
-                    await flush()
 
+        ending = asyncio.Event()
+        keeper = asyncio.create_task(self._keep(response_id, live, ending)) if stream else None
         watch = asyncio.create_task(self._watch(response_id, live))
         try:
             try:
@@ -208,12 +190,36 @@ class Background:
             await self.save(emitter.response, own_input)
         finally:
             watch.cancel()
-            if await runs.get(response_id) is not None:  # not deleted meanwhile
-                await flush()
+            kept = await runs.get(response_id) is not None  # not deleted meanwhile
+            if keeper is not None and kept:
+                ending.set()
+                await keeper  # with the last frames written
+            elif keeper is not None:
+                keeper.cancel()
+            if kept:
                 await runs.end(response_id)
             live.done = True
             live.wake()
             self.live.pop(response_id, None)
+
+    async def _keep(self, response_id: str, live: _Live, ending: asyncio.Event) -> None:
+        """Write the run's new frames to the store every `FLUSH_SECONDS`, however many there are, and once more
+        when `ending` is set. The run never waits for the store: a slow write only makes the next batch bigger."""
+        saved = 0
+        while True:
+            ended = ending.is_set()
+            if not ended:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(ending.wait(), FLUSH_SECONDS)
+            frames = live.frames[saved:]
+            if frames:
+                try:
+                    await self.runs.append(response_id, saved, frames)
+                    saved += len(frames)
+                except Exception:  # the store is down: tried again with the next batch
+                    log.exception("keeping the events of %s failed", response_id)
+            if ended:
+                return
 
     async def _watch(self, response_id: str, live: _Live) -> None:
         """Renew the run's lease, and cancel the task when another instance asked to."""
