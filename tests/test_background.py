@@ -243,15 +243,23 @@ def test_cancel_from_another_instance_reaches_the_run(store):
         assert openai.OpenAI(base_url=base, api_key=API_KEY).responses.retrieve(created.id).status == "cancelled"
 
 
-def test_delete_removes_the_kept_events(tmp_path):
-    path = tmp_path / "r.sqlite3"
+def _kept_events(store: str, response_id: str) -> int:
+    """How many events of the response the store keeps, read from its tables."""
+    if store.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(store) as db:
+            return db.execute("SELECT COUNT(*) FROM orspec_run_frames WHERE id = %s", (response_id,)).fetchone()[0]
+    return sqlite3.connect(store).execute("SELECT COUNT(*) FROM run_frames WHERE id = ?", (response_id,)).fetchone()[0]
+
+
+def test_delete_removes_the_kept_events(store):
     body = {"model": "demo", "input": "keep these", "background": True, "stream": True}
-    with serving(str(path)) as (_, base):
+    with serving(store) as (_, base):
         response_id = _response_id(_stream(base, "/responses", body))
-        count = "SELECT COUNT(*) FROM run_frames WHERE id = ?"
-        assert sqlite3.connect(path).execute(count, (response_id,)).fetchone()[0] > 5
+        assert _kept_events(store, response_id) > 5
         assert httpx.delete(base + f"/responses/{response_id}", headers=HEADERS).status_code == 200
-        assert sqlite3.connect(path).execute(count, (response_id,)).fetchone()[0] == 0
+        assert _kept_events(store, response_id) == 0
         answer = httpx.get(base + f"/responses/{response_id}?stream=true", headers=HEADERS)
         assert answer.status_code == 404
 
@@ -331,3 +339,21 @@ def test_a_streamed_run_writes_its_events_in_batches():
     assert sum(n for _, n in writes) == events > 240
     assert [first for first, _ in writes] == [sum(n for _, n in writes[:i]) for i in range(len(writes))]
     assert len(writes) <= took / FLUSH_SECONDS + 2 < events / 10
+
+
+def test_deleting_a_running_response_stops_it_for_good(store):
+    with serving(store, delay=0.05) as (_, base), serving(store) as (_, other):
+        sdk = openai.OpenAI(base_url=base, api_key=API_KEY, max_retries=0)
+        here = sdk.responses.create(model="demo", input=LONG, background=True)
+        there = sdk.responses.create(model="demo", input=LONG, background=True, stream=True)
+        there_id = next(iter(there)).response.id
+        there.close()
+        time.sleep(0.3)
+        assert httpx.delete(base + f"/responses/{here.id}", headers=HEADERS).status_code == 200
+        assert (
+            httpx.delete(other + f"/responses/{there_id}", headers=HEADERS).status_code == 200
+        )  # its owner's next renewal stops it
+        time.sleep(1.0)  # nothing runs on to store it again
+        for response_id in (here.id, there_id):
+            assert httpx.get(base + f"/responses/{response_id}", headers=HEADERS).status_code == 404
+            assert _kept_events(store, response_id) == 0

@@ -64,8 +64,9 @@ class MemoryRuns:
 
     async def append(self, response_id: str, first: int, frames: list[bytes]) -> None:
         """Keep `frames`, the first of them sequence number `first`."""
-        kept = self._frames.setdefault(response_id, [])
-        kept[first:] = frames
+        kept = self._frames.get(response_id)
+        if kept is not None:  # not forgotten meanwhile
+            kept[first:] = frames
 
     async def frames(self, response_id: str, after: int) -> list[bytes]:
         return self._frames.get(response_id, [])[after + 1 :]
@@ -144,8 +145,11 @@ class SQLiteRuns:
         await self._do("UPDATE runs SET cancel = TRUE WHERE id = ?", (response_id,))
 
     async def append(self, response_id: str, first: int, frames: list[bytes]) -> None:
-        rows = [(response_id, first + i, frame) for i, frame in enumerate(frames)]
-        await self._do("INSERT OR REPLACE INTO run_frames (id, seq, frame) VALUES (?, ?, ?)", many=rows)
+        rows = [(response_id, first + i, frame, response_id) for i, frame in enumerate(frames)]
+        await self._do(  # only while the run exists: a deleted response keeps nothing
+            "INSERT OR REPLACE INTO run_frames (id, seq, frame) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?)",
+            many=rows,
+        )
 
     async def frames(self, response_id: str, after: int) -> list[bytes]:
         rows = await self._do(
@@ -161,8 +165,8 @@ class SQLiteRuns:
         return [row[0] for row in rows]
 
     async def forget(self, response_id: str) -> None:
+        await self._do("DELETE FROM runs WHERE id = ?", (response_id,))  # first: no frame is added after it
         await self._do("DELETE FROM run_frames WHERE id = ?", (response_id,))
-        await self._do("DELETE FROM runs WHERE id = ?", (response_id,))
 
 
 class PostgresRuns:
@@ -210,9 +214,11 @@ class PostgresRuns:
         await self._do("UPDATE orspec_runs SET cancel = TRUE WHERE id = %s", (response_id,))
 
     async def append(self, response_id: str, first: int, frames: list[bytes]) -> None:
-        rows = [(response_id, first + i, frame) for i, frame in enumerate(frames)]
-        await self._do(
-            "INSERT INTO orspec_run_frames (id, seq, frame) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING", many=rows
+        rows = [(response_id, first + i, frame, response_id) for i, frame in enumerate(frames)]
+        await self._do(  # only while the run exists, its row locked so that `forget` waits for this batch
+            "INSERT INTO orspec_run_frames (id, seq, frame) SELECT %s, %s, %s"
+            " WHERE EXISTS (SELECT 1 FROM orspec_runs WHERE id = %s FOR SHARE) ON CONFLICT DO NOTHING",
+            many=rows,
         )
 
     async def frames(self, response_id: str, after: int) -> list[bytes]:
@@ -229,8 +235,8 @@ class PostgresRuns:
         return [row[0] for row in rows]
 
     async def forget(self, response_id: str) -> None:
+        await self._do("DELETE FROM orspec_runs WHERE id = %s", (response_id,))  # first: no frame is added after it
         await self._do("DELETE FROM orspec_run_frames WHERE id = %s", (response_id,))
-        await self._do("DELETE FROM orspec_runs WHERE id = %s", (response_id,))
 
 
 def runs_for(store: ResponseStore) -> Any:
