@@ -357,3 +357,15 @@ def test_deleting_a_running_response_stops_it_for_good(store):
         for response_id in (here.id, there_id):
             assert httpx.get(base + f"/responses/{response_id}", headers=HEADERS).status_code == 404
             assert _kept_events(store, response_id) == 0
+
+
+def test_a_late_renewal_does_not_fail_a_run_of_the_same_process(monkeypatch):
+    monkeypatch.setenv("ORSPEC_LEASE_SECONDS", "0.001")  # lapsed between any two renewals
+    provider = EndlessProvider()
+    with live_server(create_app(provider, store=MemoryStore(), api_keys=API_KEY)) as base:
+        created = httpx.post(base + "/responses", json={"input": "go", "background": True}, headers=HEADERS).json()
+        assert provider.started.wait(5)
+        time.sleep(0.1)
+        assert httpx.get(base + f"/responses/{created['id']}", headers=HEADERS).json()["status"] == "in_progress"
+        cancelled = httpx.post(base + f"/responses/{created['id']}/cancel", headers=HEADERS, timeout=10)
+        assert cancelled.json()["status"] == "cancelled"

@@ -123,7 +123,7 @@ class Background:
         """The response's background run, if it had one; one whose owner died is failed first."""
         runs = await self.runs_settled()
         run = await runs.get(response_id)
-        if run is not None and run.lapsed:
+        if run is not None and run.lapsed and response_id not in self.live:  # a run of its own is alive, if late
             await self.fail_lapsed(response_id)
             run = await runs.get(response_id)
         return run
