@@ -369,3 +369,18 @@ def test_a_late_renewal_does_not_fail_a_run_of_the_same_process(monkeypatch):
         assert httpx.get(base + f"/responses/{created['id']}", headers=HEADERS).json()["status"] == "in_progress"
         cancelled = httpx.post(base + f"/responses/{created['id']}/cancel", headers=HEADERS, timeout=10)
         assert cancelled.json()["status"] == "cancelled"
+
+
+def test_a_run_another_instance_failed_stops_and_keeps_that_end():
+    import asyncio
+
+    provider = EndlessProvider()
+    app = create_app(provider, store=MemoryStore(), api_keys=API_KEY)
+    with live_server(app) as base:
+        created = httpx.post(base + "/responses", json={"input": "go", "background": True}, headers=HEADERS).json()
+        assert provider.started.wait(5)
+        asyncio.run(app.state.openresponses.fail_lapsed(created["id"]))  # as an instance that found it lapsed does
+        assert provider.closed.wait(5)  # at its next renewal the owner learns it, and stops
+        time.sleep(0.3)
+        failed = httpx.get(base + f"/responses/{created['id']}", headers=HEADERS).json()
+        assert (failed["status"], failed["error"]["code"]) == ("failed", "background_run_lost")

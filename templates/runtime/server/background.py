@@ -61,9 +61,15 @@ class _Live:
         self.changed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self.cancelled = False  # by a client, as opposed to the server shutting down
+        self.abandoned = False  # deleted, or ended by another instance: nothing more of it is kept
 
     def cancel(self) -> None:
         self.cancelled = True
+        if self.task is not None:
+            self.task.cancel()
+
+    def abandon(self) -> None:
+        self.abandoned = True
         if self.task is not None:
             self.task.cancel()
 
@@ -179,7 +185,9 @@ class Background:
             else:
                 await self.run(emitter, steps, first, own_input, deliver)
         except asyncio.CancelledError:
-            if not live.cancelled:  # the server shuts down: the response cannot finish
+            if live.abandoned:
+                pass
+            elif not live.cancelled:  # the server shuts down: the response cannot finish
                 await deliver(emitter.fail(_lost("The server running this background response shut down.")))
                 await self.save(emitter.response, own_input)
             elif await runs.get(response_id) is not None:  # not deleted meanwhile
@@ -190,7 +198,7 @@ class Background:
             await self.save(emitter.response, own_input)
         finally:
             watch.cancel()
-            kept = await runs.get(response_id) is not None  # not deleted meanwhile
+            kept = not live.abandoned and await runs.get(response_id) is not None  # not deleted meanwhile
             if keeper is not None and kept:
                 ending.set()
                 await keeper  # with the last frames written
@@ -222,7 +230,7 @@ class Background:
                 return
 
     async def _watch(self, response_id: str, live: _Live) -> None:
-        """Renew the run's lease, and cancel the task when another instance asked to."""
+        """Renew the run's lease; stop the task when another instance cancelled it, deleted it or ended it."""
         lease = lease_seconds()
         while True:
             await asyncio.sleep(POLL_SECONDS)
@@ -231,6 +239,9 @@ class Background:
             except Exception:
                 log.exception("renewing the lease of %s failed", response_id)
                 continue
+            if cancel is None:  # deleted, or failed by another instance that found its lease lapsed
+                live.abandon()
+                return
             if cancel:
                 live.cancel()
                 return

@@ -49,11 +49,12 @@ class MemoryRuns:
     async def get(self, response_id: str) -> Run | None:
         return self._runs.get(response_id)
 
-    async def renew(self, response_id: str, lease: float) -> bool:
-        """Extend the lease; True when a cancel was asked."""
+    async def renew(self, response_id: str, lease: float) -> bool | None:
+        """Extend the lease: whether a cancel was asked, or None when the run is gone or was ended by another
+        instance (its lease had lapsed): nothing is left to run for."""
         run = self._runs.get(response_id)
-        if run is None:
-            return True  # deleted meanwhile: nothing left to run for
+        if run is None or run.done:
+            return None
         self._runs[response_id] = Run(run.owner, run.stream, time.time() + lease, run.cancel, run.done)
         return run.cancel
 
@@ -135,11 +136,12 @@ class SQLiteRuns:
         rows = await self._do("SELECT owner, stream, expires_at, cancel, done FROM runs WHERE id = ?", (response_id,))
         return Run(rows[0][0], bool(rows[0][1]), rows[0][2], bool(rows[0][3]), bool(rows[0][4])) if rows else None
 
-    async def renew(self, response_id: str, lease: float) -> bool:
+    async def renew(self, response_id: str, lease: float) -> bool | None:
         rows = await self._do(
-            "UPDATE runs SET expires_at = ? WHERE id = ? RETURNING cancel", (time.time() + lease, response_id)
+            "UPDATE runs SET expires_at = ? WHERE id = ? AND NOT done RETURNING cancel",
+            (time.time() + lease, response_id),
         )
-        return not rows or bool(rows[0][0])
+        return bool(rows[0][0]) if rows else None
 
     async def ask_cancel(self, response_id: str) -> None:
         await self._do("UPDATE runs SET cancel = TRUE WHERE id = ?", (response_id,))
@@ -204,11 +206,12 @@ class PostgresRuns:
         )
         return Run(*rows[0]) if rows else None
 
-    async def renew(self, response_id: str, lease: float) -> bool:
+    async def renew(self, response_id: str, lease: float) -> bool | None:
         rows = await self._do(
-            "UPDATE orspec_runs SET expires_at = %s WHERE id = %s RETURNING cancel", (time.time() + lease, response_id)
+            "UPDATE orspec_runs SET expires_at = %s WHERE id = %s AND NOT done RETURNING cancel",
+            (time.time() + lease, response_id),
         )
-        return not rows or bool(rows[0][0])
+        return bool(rows[0][0]) if rows else None
 
     async def ask_cancel(self, response_id: str) -> None:
         await self._do("UPDATE orspec_runs SET cancel = TRUE WHERE id = %s", (response_id,))
