@@ -635,7 +635,9 @@ class _Server(Lifecycle):
         await deliver(final)
         return None
 
-    async def create_response(self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody) -> ASGIApp:
+    async def create_response(
+        self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody
+    ) -> ASGIApp:
         data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
         headers = _ignored_header(provider_request.ignored)
@@ -671,9 +673,7 @@ class _Server(Lifecycle):
             raise
         return steps, first
 
-    async def sse(
-        self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]
-    ) -> None:
+    async def sse(self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]) -> None:
         """The response's events as SSE frames, each provider step's sent as soon as it is made."""
 
         def deliver(frames: list[bytes]) -> Awaitable[None]:  # the send itself is awaited: no coroutine between

@@ -38,7 +38,7 @@ from .runs import Run, runs_for
 from .steps import ProviderRequest
 from .store import ResponseStore, StoredResponse
 
-__all__ = ["Background"]
+__all__ = ["Background", "event_stream"]
 
 log = logging.getLogger("openresponses_runtime.server.background")
 
@@ -161,7 +161,7 @@ class Background:
         live = self.live[response["id"]] = _Live()
         live.task = asyncio.create_task(self._drive(emitter, request, own_input, live, stream))
         if stream:
-            return _event_stream(self.follow(response["id"], -1), headers)
+            return event_stream(self.follow(response["id"], -1), headers)
         return Response(answer, media_type="application/json", headers=dict(headers))
 
     async def _drive(
@@ -347,5 +347,6 @@ def _failure(error: OpenResponsesError) -> dict[str, Any]:
     }
 
 
-def _event_stream(frames: AsyncIterator[bytes], headers: list[tuple[str, str]]) -> StreamingResponse:
+def event_stream(frames: AsyncIterator[bytes], headers: list[tuple[str, str]]) -> StreamingResponse:
+    """A `text/event-stream` answer of `frames`; the client leaving stops reading them, never the run."""
     return StreamingResponse(frames, media_type="text/event-stream", headers={**_SSE_HEADERS, **dict(headers)})

@@ -28,7 +28,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope
 
 from .. import models
-from .background import Background, _event_stream
+from .background import Background, event_stream
 from .emitter import dumps
 from .errors import InvalidRequest, NotFound
 from .store import ResponseStore, StoredResponse
@@ -76,7 +76,7 @@ class Lifecycle(Background):
                     code="invalid_value",
                     param="starting_after",
                 )
-        return _event_stream(self.follow(record.id, after), [])
+        return event_stream(self.follow(record.id, after), [])
 
     async def delete_response(self, scope: Scope, receive: Receive) -> ASGIApp:
         self.authorize_scope(scope)

@@ -185,14 +185,16 @@ class PostgresRuns:
 
     async def _do(self, sql: str, params: tuple = (), *, many: list[tuple] | None = None) -> list[tuple]:
         with _unavailable_on("keeping background runs", self._unavailable):  # a 503, as the store's own calls
-            async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=many is None) as db:
-                async with db.cursor() as cur:
-                    if many is not None:
-                        await cur.executemany(sql, many)
-                        await db.commit()
-                        return []
-                    await cur.execute(sql, params)
-                    return await cur.fetchall() if cur.description else []
+            async with (
+                await self._psycopg.AsyncConnection.connect(self.url, autocommit=many is None) as db,
+                db.cursor() as cur,
+            ):
+                if many is not None:
+                    await cur.executemany(sql, many)
+                    await db.commit()
+                    return []
+                await cur.execute(sql, params)
+                return await cur.fetchall() if cur.description else []
 
     async def begin(self, response_id: str, owner: str, stream: bool, lease: float) -> None:
         await self._do(

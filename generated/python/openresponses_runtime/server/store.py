@@ -294,9 +294,7 @@ class PostgresStore:
                     " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
                 )
         except psycopg.Error as exc:
-            check = (
-                "check that PostgreSQL runs there and that the URL's host, port, database, user and password are right"
-            )
+            check = "check that PostgreSQL runs there and that the URL's host, port, database, user and password are right"
             raise StoreError(url, exc, check) from None
 
     def _unavailable(self, exc: Exception) -> bool:
