@@ -8,6 +8,7 @@ so a real model and a deterministic demo model are held to the same checks.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,9 @@ def case(id: str, title: str, *, sends: str, checks: str, must: str, group: str 
 
 
 # -- fixtures ----------------------------------------------------------------------------------
+
+BACKGROUND_SECONDS = 60  # how long a short background response may take to end
+COUNT_TO = 200  # a long enough answer that a cancel sent at once usually finds it running
 
 WEATHER = {
     "type": "function",
@@ -701,6 +705,42 @@ def lifecycle_cancel_finished(client: Target) -> None:
     _check_status_error(refused, 400, "invalid_request", "cancel of a finished response")
     after = client.client.responses.retrieve(created["id"])
     expect(after.status == "completed", f"after a refused cancel the response is {after.status!r}")
+
+
+@case(
+    "lifecycle-background",
+    "Background mode: poll to the end, or cancel",
+    sends="a request with background true, then getResponse until it ends; another, then cancelResponse at once",
+    checks="each create call answers queued or in_progress at once; polling ends completed, with output; the "
+    "cancel answers the response cancelled, or a 400 when it had already ended, and retrieve agrees",
+    must="A background response is polled to its end, and one still running can be cancelled.",
+    group="lifecycle",
+    extension="openai",
+)
+def lifecycle_background(client: Target) -> None:
+    created = check_resource(client.create(input="Say hello.", background=True), status=None)
+    expect(created.get("status") in ("queued", "in_progress"), f"background true answered {created.get('status')!r}")
+    retrieve = client.client.responses.retrieve
+    _served("retrieve", lambda: retrieve(created["id"]))
+    deadline = time.monotonic() + BACKGROUND_SECONDS
+    while (polled := retrieve(created["id"])).status in ("queued", "in_progress"):
+        expect(time.monotonic() < deadline, f"the response is still {polled.status} after {BACKGROUND_SECONDS} s")
+        time.sleep(0.1)
+    ended = check_resource(
+        polled.model_dump(mode="json", by_alias=True, exclude_unset=True), where="the polled response"
+    )
+    expect(bool(texts(ended)), "the polled response ended completed without output text")
+    running = check_resource(client.create(input=f"Count from 1 to {COUNT_TO}.", background=True), status=None)
+    try:
+        status = client.client.responses.cancel(running["id"]).status
+    except APIStatusError as exc:  # it may have ended before the cancel arrived
+        _check_status_error(exc, 400, "invalid_request", "cancel of a background response that had ended")
+        status = None
+    after = retrieve(running["id"]).status
+    if status is None:
+        expect(after not in ("queued", "in_progress"), f"cancel was refused, yet the response is still {after!r}")
+    else:
+        expect(status == after == "cancelled", f"cancel answered status {status!r}, and retrieve then {after!r}")
 
 
 # -- WebSocket mode ----------------------------------------------------------------------------

@@ -640,10 +640,14 @@ class _Server(Lifecycle):
     async def create_response(self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody) -> ASGIApp:
         data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
+        headers = _ignored_header(provider_request.ignored)
+        if data.get("background"):  # run by a task of the server's own (see `background`)
+            return await self.start_background(
+                data, response, provider_request, own_input, policy, self.seal(data), headers
+            )
         stream = bool(data.get("stream"))
         emitter = Emitter(response, policy, check=self.debug, events=stream, frames=stream, seal=self.seal(data))
         steps, first = await self.first_step(provider_request)
-        headers = _ignored_header(provider_request.ignored)
         if stream:
             return _EventStream(lambda send: self.sse(send, emitter, steps, first, own_input), headers)
         encoded = await self.run(emitter, steps, first, own_input)
@@ -814,7 +818,12 @@ def create_app(
         log.exception("unhandled error", exc_info=exc)
         return error_response(ServerError("The server had an error while processing your request."))
 
-    app = _App(operations, routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app = _App(
+        operations,
+        routes=routes,
+        exception_handlers={HTTPException: http_error, Exception: server_error},
+        lifespan=server.background_lifespan,
+    )
     app.observer = observer
     app.state.openresponses = server
     return app

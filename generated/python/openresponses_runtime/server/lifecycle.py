@@ -8,9 +8,10 @@ Every failure is the spec's error object with `param`:
 |---|---|---|
 | no stored response with that id (never stored, `store: false`, or deleted) | 404 | `response_not_found` / `response_id` |
 | an id that cannot be one (empty, too long, characters outside `A-Z a-z 0-9 _ -`) | 400 | `invalid_value` / `response_id` |
-| `stream=true` on retrieve: only background responses keep their events | 400 | `response_not_resumable` / `stream` |
-| cancel of a response not created in background mode (it has already finished) | 400 | `response_not_cancellable` / `response_id` |
+| `stream=true` on retrieve: only responses created with `background` and `stream` keep their events | 400 | `response_not_resumable` / `stream` |
+| cancel of a response not created in background mode, or one that has ended | 400 | `response_not_cancellable` / `response_id` |
 | `limit` not an integer from 1 to 100, `order` not `asc`/`desc`, `starting_after` not an integer >= 0, an unknown `include` value | 400 | `invalid_value` / the parameter |
+| `starting_after` at or beyond the last event of a run that ended | 400 | `invalid_value` / `starting_after` |
 | `after` that is not an input item of this response | 400 | `invalid_value` / `after` |
 
 Input items carry the `id` the client sent; one sent without gets `<response id>_input_<n>`
@@ -27,6 +28,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope
 
 from .. import models
+from .background import Background, event_stream
 from .emitter import dumps
 from .errors import InvalidRequest, NotFound
 from .store import ResponseStore, StoredResponse
@@ -39,7 +41,7 @@ MAX_PAGE = 100
 DEFAULT_PAGE = 20
 
 
-class Lifecycle:
+class Lifecycle(Background):
     """The stored-response operations, for a server that has a `store` and checks the bearer key
     with `authorize_scope`."""
 
@@ -52,20 +54,34 @@ class Lifecycle:
         query = self._query(scope)
         _include(query)
         stream = _boolean(query, "stream")
-        _integer(query, "starting_after", 0, None)
+        starting_after = _integer(query, "starting_after", 0, None)
         record = await self._stored(scope)  # an unknown id is a 404 whatever else is asked
-        if stream:
+        run = await self.run_of(record.id)  # a run whose owner died is failed here
+        if not stream:
+            return _json(dumps(record.response if run is None else (await self._stored(scope)).response))
+        if run is None or not run.stream:
             raise InvalidRequest(
-                f"Response '{record.id}' was not created with `background: true`, so its events were not kept "
-                "and it cannot be streamed again; retrieve it without `stream`.",
+                f"Response '{record.id}' was not created with `background: true` and `stream: true`, so its events "
+                "were not kept and it cannot be streamed again; retrieve it without `stream`.",
                 code="response_not_resumable",
                 param="stream",
             )
-        return _json(dumps(record.response))
+        after = -1 if starting_after is None else starting_after
+        if run.done:
+            count = len(await self.runs.frames(record.id, -1))
+            if after >= count:
+                raise InvalidRequest(
+                    f"`starting_after` is {after}, but response '{record.id}' has events 0 to {count - 1}; pass the "
+                    "`sequence_number` of the last event you received.",
+                    code="invalid_value",
+                    param="starting_after",
+                )
+        return event_stream(self.follow(record.id, after), [])
 
     async def delete_response(self, scope: Scope, receive: Receive) -> ASGIApp:
         self.authorize_scope(scope)
         response_id = _response_id(scope)
+        await self.forget_run(response_id)
         if not await self.store.delete(response_id):
             raise _not_found(response_id)
         return _json(dumps({"id": response_id, "object": "response.deleted", "deleted": True}))
@@ -73,13 +89,7 @@ class Lifecycle:
     async def cancel_response(self, scope: Scope, receive: Receive) -> ASGIApp:
         self.authorize_scope(scope)
         record = await self._stored(scope)
-        # Background mode does not exist yet: every stored response ran to its end before its create call answered.
-        raise InvalidRequest(
-            f"Response '{record.id}' was not created with `background: true`; it finished before its create call "
-            "answered, so there is nothing to cancel.",
-            code="response_not_cancellable",
-            param="response_id",
-        )
+        return _json(dumps((await self.cancel_run(record)).response))
 
     async def list_input_items(self, scope: Scope, receive: Receive) -> ASGIApp:
         query = self._query(scope)

@@ -495,6 +495,11 @@ class _ObservedStore:
     def __getattr__(self, name: str) -> Any:  # whatever else the store offers, as it is
         return getattr(self._store, name)
 
+    @property
+    def wrapped(self) -> Any:
+        """The store watched, for what must know its kind (the background runs share its database)."""
+        return self._store
+
     async def _timed(self, operation: str, call: Awaitable[Any]) -> Any:
         metrics = self._observer.metrics
         tracer = self._observer.tracer
