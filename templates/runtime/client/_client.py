@@ -4,7 +4,8 @@
     response = client.responses.create(model="m", input="Hello")
 
 Both retry a request that failed with 408, 409, 429, a 5xx or a connection error, with
-exponential backoff and jitter, honouring `Retry-After`; never a stream that has begun.
+exponential backoff and jitter, honouring `Retry-After`; never a stream that has begun, though a
+background response's stream resumes after the last event it read (see `_streams`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ._create import AsyncCreateMethod, CreateMethod
 from ._errors import APIConnectionError, APIResponseValidationError, APITimeoutError, OpenResponsesError, status_error
 from ._loop import Loop, RunResult, ToolCall
 from ._operations import AsyncResponsesOperations, ResponsesOperations
-from ._streams import AsyncEventStream, EventStream
+from ._streams import AsyncEventStream, EventStream, StreamReader
 from ._tools import Tool
 from ._websocket import AsyncResponsesSession, ResponsesSession
 
@@ -53,6 +54,11 @@ def _parse(model: type, response: httpx.Response) -> Any:
             f"{model.__name__}: {exc.error_count()} problem(s), first: {exc.errors()[0]['msg']} at "
             f"{'.'.join(str(p) for p in exc.errors()[0]['loc'])}"
         ) from exc
+
+
+def _starting_after(path: str, sequence_number: int | None) -> str:
+    """`path` (with its query) asking for the events after `sequence_number`."""
+    return str(httpx.URL(path).copy_set_param("starting_after", sequence_number))
 
 
 def _compact_body(model: str, input: Any, previous_response_id: Any, instructions: Any, extra: Any) -> dict:
@@ -95,6 +101,10 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def retries(self, max_retries: int | None) -> int:
+        """How many times a call may be retried: `max_retries` when given, else the client's setting."""
+        return self.config.max_retries if max_retries is None else max_retries
+
     def request(
         self,
         method: str,
@@ -107,7 +117,7 @@ class Client:
     ) -> httpx.Response:
         """Send one request, retrying what may be retried; a 2xx answer or a typed error."""
         config = self.config
-        retries = config.max_retries if max_retries is None else max_retries
+        retries = self.retries(max_retries)
         content = None if body is None else encode_body(body)
         url = config.base_url + path
         for attempt in range(retries + 1):
@@ -143,8 +153,25 @@ class Responses(CreateMethod, ResponsesOperations):
     def __init__(self, client: Client):
         self._client = client
 
-    def _call(self, method: str, path: str, model: type, *, timeout: float | None, max_retries: int | None) -> Any:
-        return _parse(model, self._client.request(method, path, timeout=timeout, max_retries=max_retries))
+    def _call(
+        self,
+        method: str,
+        path: str,
+        model: type,
+        *,
+        timeout: float | None,
+        max_retries: int | None,
+        stream: bool = False,
+    ) -> Any:
+        reply = self._client.request(method, path, stream=stream, timeout=timeout, max_retries=max_retries)
+        if not stream:
+            return _parse(model, reply)
+
+        def resume(reader: StreamReader) -> httpx.Response:  # the same replay, from after the last event read
+            again = _starting_after(path, reader.last_sequence)
+            return self._client.request(method, again, stream=True, timeout=timeout, max_retries=max_retries)
+
+        return EventStream(reply, reconnect=resume, retries=self._client.retries(max_retries))
 
     def _create(
         self, body: dict[str, Any], *, stream: bool, check: bool, timeout: float | None, max_retries: int | None
@@ -153,7 +180,20 @@ class Responses(CreateMethod, ResponsesOperations):
             reply = self._client.request(
                 "POST", "/responses", {**body, "stream": True}, stream=True, timeout=timeout, max_retries=max_retries
             )
-            return EventStream(reply, check=check)
+            if body.get("background") is not True:  # the server keeps no events of a foreground response
+                return EventStream(reply, check=check)
+
+            def resume(reader: StreamReader) -> httpx.Response:  # the response's kept events after the last read
+                replay = self.retrieve(
+                    reader.response_id,
+                    stream=True,
+                    starting_after=reader.last_sequence,
+                    timeout=timeout,
+                    max_retries=max_retries,
+                )
+                return replay.http_response
+
+            return EventStream(reply, check=check, reconnect=resume, retries=self._client.retries(max_retries))
         reply = self._client.request("POST", "/responses", body, timeout=timeout, max_retries=max_retries)
         return _parse(models.ResponseResource, reply)
 
@@ -291,6 +331,10 @@ class AsyncClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    def retries(self, max_retries: int | None) -> int:
+        """How many times a call may be retried: `max_retries` when given, else the client's setting."""
+        return self.config.max_retries if max_retries is None else max_retries
+
     async def request(
         self,
         method: str,
@@ -303,7 +347,7 @@ class AsyncClient:
     ) -> httpx.Response:
         """Send one request, retrying what may be retried; a 2xx answer or a typed error."""
         config = self.config
-        retries = config.max_retries if max_retries is None else max_retries
+        retries = self.retries(max_retries)
         content = None if body is None else encode_body(body)
         url = config.base_url + path
         for attempt in range(retries + 1):
@@ -339,10 +383,24 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
         self._client = client
 
     async def _call(
-        self, method: str, path: str, model: type, *, timeout: float | None, max_retries: int | None
+        self,
+        method: str,
+        path: str,
+        model: type,
+        *,
+        timeout: float | None,
+        max_retries: int | None,
+        stream: bool = False,
     ) -> Any:
-        reply = await self._client.request(method, path, timeout=timeout, max_retries=max_retries)
-        return _parse(model, reply)
+        reply = await self._client.request(method, path, stream=stream, timeout=timeout, max_retries=max_retries)
+        if not stream:
+            return _parse(model, reply)
+
+        async def resume(reader: StreamReader) -> httpx.Response:  # the same replay, from after the last event read
+            again = _starting_after(path, reader.last_sequence)
+            return await self._client.request(method, again, stream=True, timeout=timeout, max_retries=max_retries)
+
+        return AsyncEventStream(reply, reconnect=resume, retries=self._client.retries(max_retries))
 
     async def _create(
         self, body: dict[str, Any], *, stream: bool, check: bool, timeout: float | None, max_retries: int | None
@@ -351,7 +409,20 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
             reply = await self._client.request(
                 "POST", "/responses", {**body, "stream": True}, stream=True, timeout=timeout, max_retries=max_retries
             )
-            return AsyncEventStream(reply, check=check)
+            if body.get("background") is not True:  # the server keeps no events of a foreground response
+                return AsyncEventStream(reply, check=check)
+
+            async def resume(reader: StreamReader) -> httpx.Response:  # the response's kept events after the last read
+                replay = await self.retrieve(
+                    reader.response_id,
+                    stream=True,
+                    starting_after=reader.last_sequence,
+                    timeout=timeout,
+                    max_retries=max_retries,
+                )
+                return replay.http_response
+
+            return AsyncEventStream(reply, check=check, reconnect=resume, retries=self._client.retries(max_retries))
         reply = await self._client.request("POST", "/responses", body, timeout=timeout, max_retries=max_retries)
         return _parse(models.ResponseResource, reply)
 

@@ -4,23 +4,40 @@ An `EventStream` is a context manager and an iterator of typed events (each the 
 event type, a `GenericEvent` for a type this runtime does not know). Every event also feeds a
 `ResponseAccumulator`, so `final_response()` can rebuild the response; with `check=True` a
 `StreamChecker` sees each event as it arrives and the first broken rule raises `StreamViolation`.
-A stream that has begun is never retried: a broken connection raises `APIConnectionError`.
+
+A stream that has begun is never sent again: a foreground stream whose connection breaks raises
+`APIConnectionError`. A background response keeps its events on the server, so a stream given a
+`reconnect` (`background=True` streams, `retrieve(..., stream=True)`) resumes instead: it asks for
+the events after the last `sequence_number` it read and goes on, the consumer seeing each event
+once. A reconnection that brings no new event counts against `retries`, with backoff between them.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import httpx
 from pydantic import ValidationError
 
 from .. import models
-from ..events import TERMINAL_EVENT_TYPES, SSEDecoder, SSEMessage, iter_sse, parse_event
+from ..events import TERMINAL_EVENT_TYPES, SSEDecoder, SSEMessage, parse_event
 from ..streaming import ResponseAccumulator, StreamChecker
-from ._errors import APIConnectionError, APIResponseValidationError, APITimeoutError, StreamViolation
+from ._config import retry_delay
+from ._errors import (
+    APIConnectionError,
+    APIResponseValidationError,
+    APITimeoutError,
+    OpenResponsesError,
+    StreamViolation,
+)
 
 __all__ = ["AsyncEventStream", "EventStream", "StreamReader"]
+
+Reconnect = Callable[["StreamReader"], httpx.Response]  # the answer with the events after the reader's last one
+AsyncReconnect = Callable[["StreamReader"], Awaitable[httpx.Response]]
 
 _TEXT_DELTA = "response.output_text.delta"
 
@@ -28,13 +45,15 @@ _TEXT_DELTA = "response.output_text.delta"
 class StreamReader:
     """The per-event work both stream kinds share: type, check and accumulate one SSE message."""
 
-    __slots__ = ("checker", "accumulator", "terminal", "done", "_seen")
+    __slots__ = ("checker", "accumulator", "terminal", "done", "response_id", "last_sequence", "_seen")
 
     def __init__(self, *, check: bool = False):
         self.checker = StreamChecker() if check else None
         self.accumulator = ResponseAccumulator()
         self.terminal: str | None = None
         self.done = False
+        self.response_id: str | None = None  # where a resumed stream comes from
+        self.last_sequence: int | None = None
         self._seen = 0  # violations already raised
 
     def read(self, message: SSEMessage) -> Any:
@@ -56,6 +75,10 @@ class StreamReader:
         if event is None:
             return None
         self.accumulator.feed(event)
+        self.last_sequence = getattr(event, "sequence_number", self.last_sequence)
+        response = getattr(event, "response", None)
+        if response is not None:
+            self.response_id = response.id
         if event.type in TERMINAL_EVENT_TYPES:
             self.terminal = event.type
         return event
@@ -86,9 +109,13 @@ class StreamReader:
 class EventStream:
     """The typed events of one streamed response (blocking)."""
 
-    def __init__(self, response: httpx.Response, *, check: bool = False):
+    def __init__(
+        self, response: httpx.Response, *, check: bool = False, reconnect: Reconnect | None = None, retries: int = 0
+    ):
         self.http_response = response
         self.reader = StreamReader(check=check)
+        self._reconnect = reconnect
+        self._retries = retries
         self._events = self._iterate()
 
     def __enter__(self) -> EventStream:
@@ -107,22 +134,38 @@ class EventStream:
         self.http_response.close()
 
     def _iterate(self) -> Iterator[Any]:
-        reader = self.reader
+        reader, fruitless = self.reader, 0
         try:
-            try:
-                for message in iter_sse(self.http_response.iter_bytes()):
-                    event = reader.read(message)
-                    if event is not None:
-                        yield event
-                    elif reader.done:
-                        break
-            except httpx.TimeoutException as exc:
-                raise APITimeoutError(f"the stream stalled: {exc}") from exc
-            except httpx.TransportError as exc:
-                raise APIConnectionError(f"the connection broke mid-stream: {exc}") from exc
-            reader.end()
+            while True:
+                before = reader.last_sequence
+                try:
+                    yield from self._connection_events()
+                    if reader.terminal is not None or self._reconnect is None:
+                        reader.end()
+                        return
+                    broken, cause = _ended_early(), None
+                except httpx.TransportError as exc:
+                    broken, cause = _broken(exc), exc
+                fruitless = 0 if reader.last_sequence != before else fruitless + 1
+                if self._reconnect is None or reader.last_sequence is None or fruitless > self._retries:
+                    raise broken from cause
+                time.sleep(retry_delay(fruitless, None) or 0)
+                self.http_response.close()
+                self.http_response = self._reconnect(reader)
         finally:
             self.close()
+
+    def _connection_events(self) -> Iterator[Any]:
+        """The events of the current connection, up to `[DONE]` or its end."""
+        reader, decoder = self.reader, SSEDecoder()
+        for chunk in self.http_response.iter_bytes():
+            for message in decoder.feed(chunk):
+                event = reader.read(message)
+                if event is not None:
+                    yield event
+                elif reader.done:
+                    return
+        yield from _last_events(reader, decoder, resumable=self._reconnect is not None)
 
     def text_deltas(self) -> Iterator[str]:
         """The text of the output as it arrives, delta by delta."""
@@ -140,9 +183,18 @@ class EventStream:
 class AsyncEventStream:
     """The typed events of one streamed response (async)."""
 
-    def __init__(self, response: httpx.Response, *, check: bool = False):
+    def __init__(
+        self,
+        response: httpx.Response,
+        *,
+        check: bool = False,
+        reconnect: AsyncReconnect | None = None,
+        retries: int = 0,
+    ):
         self.http_response = response
         self.reader = StreamReader(check=check)
+        self._reconnect = reconnect
+        self._retries = retries
         self._events = self._iterate()
 
     async def __aenter__(self) -> AsyncEventStream:
@@ -161,30 +213,40 @@ class AsyncEventStream:
         await self.http_response.aclose()
 
     async def _iterate(self) -> AsyncIterator[Any]:
-        reader, decoder = self.reader, SSEDecoder()
+        reader, fruitless = self.reader, 0
         try:
-            try:
-                async for chunk in self.http_response.aiter_bytes():
-                    for message in decoder.feed(chunk):
-                        event = reader.read(message)
-                        if event is not None:
-                            yield event
-                        elif reader.done:
-                            break
-                    if reader.done:
-                        break
-                else:
-                    for message in decoder.close():
-                        event = reader.read(message)
-                        if event is not None:
-                            yield event
-            except httpx.TimeoutException as exc:
-                raise APITimeoutError(f"the stream stalled: {exc}") from exc
-            except httpx.TransportError as exc:
-                raise APIConnectionError(f"the connection broke mid-stream: {exc}") from exc
-            reader.end()
+            while True:
+                before = reader.last_sequence
+                try:
+                    async for event in self._connection_events():
+                        yield event
+                    if reader.terminal is not None or self._reconnect is None:
+                        reader.end()
+                        return
+                    broken, cause = _ended_early(), None
+                except httpx.TransportError as exc:
+                    broken, cause = _broken(exc), exc
+                fruitless = 0 if reader.last_sequence != before else fruitless + 1
+                if self._reconnect is None or reader.last_sequence is None or fruitless > self._retries:
+                    raise broken from cause
+                await asyncio.sleep(retry_delay(fruitless, None) or 0)
+                await self.http_response.aclose()
+                self.http_response = await self._reconnect(reader)
         finally:
             await self.close()
+
+    async def _connection_events(self) -> AsyncIterator[Any]:
+        """The events of the current connection, up to `[DONE]` or its end."""
+        reader, decoder = self.reader, SSEDecoder()
+        async for chunk in self.http_response.aiter_bytes():
+            for message in decoder.feed(chunk):
+                event = reader.read(message)
+                if event is not None:
+                    yield event
+                elif reader.done:
+                    return
+        for event in _last_events(reader, decoder, resumable=self._reconnect is not None):
+            yield event
 
     async def text_deltas(self) -> AsyncIterator[str]:
         """The text of the output as it arrives, delta by delta."""
@@ -197,6 +259,27 @@ class AsyncEventStream:
         async for _ in self:
             pass
         return self.reader.final_response()
+
+
+def _last_events(reader: StreamReader, decoder: SSEDecoder, *, resumable: bool) -> Iterator[Any]:
+    """The events of a frame left open when the connection ended. A resumable stream that ended before its
+    terminal event drops it instead: it may be cut short, and the resumed stream sends it whole."""
+    if resumable and reader.terminal is None:
+        return
+    for message in decoder.close():
+        event = reader.read(message)
+        if event is not None:
+            yield event
+
+
+def _broken(exc: httpx.TransportError) -> OpenResponsesError:
+    if isinstance(exc, httpx.TimeoutException):
+        return APITimeoutError(f"the stream stalled: {exc}")
+    return APIConnectionError(f"the connection broke mid-stream: {exc}")
+
+
+def _ended_early() -> APIConnectionError:
+    return APIConnectionError("the stream ended before a terminal event (response.completed, ...)")
 
 
 def _summary(exc: ValidationError, limit: int = 3) -> str:

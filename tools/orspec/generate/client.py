@@ -103,6 +103,7 @@ class ClientOperation:
     returns: str  # the answer's model class
     summary: str
     description: str
+    stream_param: str = ""  # the argument that asks for the answer as server-sent events, if it may be
 
 
 def _is_parameter(segment: str) -> bool:
@@ -130,7 +131,8 @@ def client_operations(model: SpecModel) -> list[ClientOperation]:
     found = []
     for op in model.operations:
         names = client_names(op)
-        answer = next((r.content.get("application/json") for r in op.responses if r.status.startswith("2")), None)
+        success = next((r for r in op.responses if r.status.startswith("2")), None)
+        answer = success.content.get("application/json") if success else None
         returns = classes.get(ref_name(answer.get("$ref")) or "") if isinstance(answer, dict) else None
         if names is None or returns is None:
             continue
@@ -149,6 +151,8 @@ def client_operations(model: SpecModel) -> list[ClientOperation]:
                     " ".join(parameter.description.split()),
                 )
             )
+        streams = success is not None and "text/event-stream" in success.content
+        stream_param = next((p.name for p in params["query"] if streams and p.json_name == "stream"), "")
         path_code = op.path
         for param in params["path"]:
             path_code = path_code.replace("{" + param.json_name + "}", "{_segment(" + param.name + ")}")
@@ -164,6 +168,7 @@ def client_operations(model: SpecModel) -> list[ClientOperation]:
                 returns,
                 op.summary,
                 " ".join(op.description.split()),
+                stream_param,
             )
         )
     return found

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from urllib.parse import quote, urlencode
 
 from .. import models
+from ._streams import AsyncEventStream, EventStream
 
 __all__ = ["AsyncResponsesOperations", "ResponsesOperations"]
 
@@ -72,14 +73,27 @@ class InputItems:
             }
         )
         return self._owner._call(
-            "GET", path + query, models.OpenaiInputItemList, timeout=timeout, max_retries=max_retries
+            "GET",
+            path + query,
+            models.OpenaiInputItemList,
+            timeout=timeout,
+            max_retries=max_retries,
         )
 
 
 class ResponsesOperations:
     """The generated methods of `Responses` on one stored response."""
 
-    def _call(self, method: str, path: str, model: type, *, timeout: float | None, max_retries: int | None) -> Any:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        model: type,
+        *,
+        timeout: float | None,
+        max_retries: int | None,
+        stream: bool = False,
+    ) -> Any:
         raise NotImplementedError
 
     def retrieve(
@@ -91,7 +105,7 @@ class ResponsesOperations:
         starting_after: int | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
-    ) -> models.ResponseResource:
+    ) -> models.ResponseResource | EventStream:
         """Retrieve a response: `GET /responses/{response_id}`.
 
         Returns a response the server stored when it was created (any response not created with `store: false`), in the same shape the create call answered with.
@@ -103,6 +117,9 @@ class ResponsesOperations:
             starting_after: With `stream`, the `sequence_number` of the last event the client already holds; the replay starts with the event after it.
             timeout: Seconds for this call, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+
+        With `stream=True` the answer is an `EventStream` of the response's events,
+        which reconnects by itself when the connection breaks before the response ends.
         """
         path = f"/responses/{_segment(response_id)}"
         query = _query(
@@ -112,7 +129,14 @@ class ResponsesOperations:
                 "starting_after": starting_after,
             }
         )
-        return self._call("GET", path + query, models.ResponseResource, timeout=timeout, max_retries=max_retries)
+        return self._call(
+            "GET",
+            path + query,
+            models.ResponseResource,
+            timeout=timeout,
+            max_retries=max_retries,
+            stream=bool(stream),
+        )
 
     def delete(
         self,
@@ -133,7 +157,11 @@ class ResponsesOperations:
         path = f"/responses/{_segment(response_id)}"
         query = _query({})
         return self._call(
-            "DELETE", path + query, models.OpenaiDeletedResponse, timeout=timeout, max_retries=max_retries
+            "DELETE",
+            path + query,
+            models.OpenaiDeletedResponse,
+            timeout=timeout,
+            max_retries=max_retries,
         )
 
     def cancel(
@@ -154,7 +182,13 @@ class ResponsesOperations:
         """
         path = f"/responses/{_segment(response_id)}/cancel"
         query = _query({})
-        return self._call("POST", path + query, models.ResponseResource, timeout=timeout, max_retries=max_retries)
+        return self._call(
+            "POST",
+            path + query,
+            models.ResponseResource,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
 
     @property
     def input_items(self) -> InputItems:
@@ -202,7 +236,11 @@ class AsyncInputItems:
             }
         )
         return await self._owner._call(
-            "GET", path + query, models.OpenaiInputItemList, timeout=timeout, max_retries=max_retries
+            "GET",
+            path + query,
+            models.OpenaiInputItemList,
+            timeout=timeout,
+            max_retries=max_retries,
         )
 
 
@@ -210,7 +248,14 @@ class AsyncResponsesOperations:
     """The generated methods of `AsyncResponses` on one stored response."""
 
     async def _call(
-        self, method: str, path: str, model: type, *, timeout: float | None, max_retries: int | None
+        self,
+        method: str,
+        path: str,
+        model: type,
+        *,
+        timeout: float | None,
+        max_retries: int | None,
+        stream: bool = False,
     ) -> Any:
         raise NotImplementedError
 
@@ -223,7 +268,7 @@ class AsyncResponsesOperations:
         starting_after: int | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
-    ) -> models.ResponseResource:
+    ) -> models.ResponseResource | AsyncEventStream:
         """Retrieve a response: `GET /responses/{response_id}`.
 
         Returns a response the server stored when it was created (any response not created with `store: false`), in the same shape the create call answered with.
@@ -235,6 +280,9 @@ class AsyncResponsesOperations:
             starting_after: With `stream`, the `sequence_number` of the last event the client already holds; the replay starts with the event after it.
             timeout: Seconds for this call, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+
+        With `stream=True` the answer is an `AsyncEventStream` of the response's events,
+        which reconnects by itself when the connection breaks before the response ends.
         """
         path = f"/responses/{_segment(response_id)}"
         query = _query(
@@ -244,7 +292,14 @@ class AsyncResponsesOperations:
                 "starting_after": starting_after,
             }
         )
-        return await self._call("GET", path + query, models.ResponseResource, timeout=timeout, max_retries=max_retries)
+        return await self._call(
+            "GET",
+            path + query,
+            models.ResponseResource,
+            timeout=timeout,
+            max_retries=max_retries,
+            stream=bool(stream),
+        )
 
     async def delete(
         self,
@@ -265,7 +320,11 @@ class AsyncResponsesOperations:
         path = f"/responses/{_segment(response_id)}"
         query = _query({})
         return await self._call(
-            "DELETE", path + query, models.OpenaiDeletedResponse, timeout=timeout, max_retries=max_retries
+            "DELETE",
+            path + query,
+            models.OpenaiDeletedResponse,
+            timeout=timeout,
+            max_retries=max_retries,
         )
 
     async def cancel(
@@ -286,7 +345,13 @@ class AsyncResponsesOperations:
         """
         path = f"/responses/{_segment(response_id)}/cancel"
         query = _query({})
-        return await self._call("POST", path + query, models.ResponseResource, timeout=timeout, max_retries=max_retries)
+        return await self._call(
+            "POST",
+            path + query,
+            models.ResponseResource,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
 
     @property
     def input_items(self) -> AsyncInputItems:
