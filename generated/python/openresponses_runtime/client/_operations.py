@@ -110,6 +110,9 @@ class ResponsesOperations:
 
         Returns a response the server stored when it was created (any response not created with `store: false`), in the same shape the create call answered with.
 
+        With `stream=True` the answer is an `EventStream` of the response's events,
+        which reconnects by itself when the connection breaks before the response ends.
+
         Args:
             response_id: Identifier of a stored response, as `id` in its response object: letters, digits, `_` and `-`. An id of any other shape cannot name a response, and the server answers 400.
             include: Optional data to add to the response, as the create request's `include`.
@@ -117,9 +120,6 @@ class ResponsesOperations:
             starting_after: With `stream`, the `sequence_number` of the last event the client already holds; the replay starts with the event after it.
             timeout: Seconds for this call, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
-
-        With `stream=True` the answer is an `EventStream` of the response's events,
-        which reconnects by itself when the connection breaks before the response ends.
         """
         path = f"/responses/{_segment(response_id)}"
         query = _query(
@@ -273,6 +273,9 @@ class AsyncResponsesOperations:
 
         Returns a response the server stored when it was created (any response not created with `store: false`), in the same shape the create call answered with.
 
+        With `stream=True` the answer is an `AsyncEventStream` of the response's events,
+        which reconnects by itself when the connection breaks before the response ends.
+
         Args:
             response_id: Identifier of a stored response, as `id` in its response object: letters, digits, `_` and `-`. An id of any other shape cannot name a response, and the server answers 400.
             include: Optional data to add to the response, as the create request's `include`.
@@ -280,9 +283,6 @@ class AsyncResponsesOperations:
             starting_after: With `stream`, the `sequence_number` of the last event the client already holds; the replay starts with the event after it.
             timeout: Seconds for this call, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
-
-        With `stream=True` the answer is an `AsyncEventStream` of the response's events,
-        which reconnects by itself when the connection breaks before the response ends.
         """
         path = f"/responses/{_segment(response_id)}"
         query = _query(
