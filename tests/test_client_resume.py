@@ -23,9 +23,10 @@ CUTS = (4000, 9000)  # the first connection breaks after 4000 bytes, the first r
 
 
 class CuttingProxy:
-    """Forwards 127.0.0.1:`port` to `upstream`; the Nth connection is dropped after `cuts[N]` bytes of answer."""
+    """Forwards 127.0.0.1:`port` to `upstream`; the Nth connection is dropped after `cuts[N]` bytes of the
+    answer's body, or (a bytes cut) just before those bytes."""
 
-    def __init__(self, upstream: int, cuts: tuple[int, ...]):
+    def __init__(self, upstream: int, cuts: tuple[int | bytes, ...]):
         self.upstream, self.cuts, self.connections = upstream, cuts, 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
@@ -47,7 +48,7 @@ class CuttingProxy:
             threading.Thread(target=_pipe, args=(upstream, client, limit), daemon=True).start()
 
 
-def _pipe(source: socket.socket, target: socket.socket, limit: int | None) -> None:
+def _pipe(source: socket.socket, target: socket.socket, limit: int | bytes | None) -> None:
     """Copy `source` to `target`; once the headers and `limit` bytes of the body are through, close both, as a
     dropped connection does (`limit` None: copy to the end)."""
     sent, head, header = 0, b"", None  # bytes sent, what came before the headers' end, the headers' length
@@ -57,7 +58,10 @@ def _pipe(source: socket.socket, target: socket.socket, limit: int | None) -> No
                 head += data
                 end = head.find(b"\r\n\r\n")
                 header = end + 4 if end >= 0 else None
-            if limit is not None and header is not None and sent + len(data) >= header + limit:
+            if isinstance(limit, bytes) and limit in data:
+                target.sendall(data[: data.index(limit)])
+                break
+            if isinstance(limit, int) and header is not None and sent + len(data) >= header + limit:
                 target.sendall(data[: header + limit - sent])
                 break
             target.sendall(data)
@@ -129,6 +133,15 @@ def test_the_async_client_resumes_a_background_stream(tmp_path):
     with cut_server(tmp_path) as (base, direct, proxy):
         events = asyncio.run(main(base))
         assert proxy.connections == 3
+        _assert_whole(events, direct)
+
+
+def test_a_stream_cut_after_its_terminal_event_ends_without_resuming(tmp_path):
+    """Only `[DONE]` is lost: there is nothing after the terminal event to ask for."""
+    with cut_server(tmp_path, cuts=(b"data: [DONE]",)) as (base, direct, proxy):
+        with Client(base_url=base, api_key=API_KEY) as client:
+            events = _dumps(client.responses.create(**BACKGROUND, stream=True))
+        assert proxy.connections == 1
         _assert_whole(events, direct)
 
 

@@ -146,6 +146,8 @@ class EventStream:
                     broken, cause = _ended_early(), None
                 except httpx.TransportError as exc:
                     broken, cause = _broken(exc), exc
+                if self._reconnect is not None and reader.terminal is not None:
+                    return  # every event came; only `[DONE]` was lost, and nothing follows a terminal event
                 fruitless = 0 if reader.last_sequence != before else fruitless + 1
                 if self._reconnect is None or reader.last_sequence is None or fruitless > self._retries:
                     raise broken from cause
@@ -226,6 +228,8 @@ class AsyncEventStream:
                     broken, cause = _ended_early(), None
                 except httpx.TransportError as exc:
                     broken, cause = _broken(exc), exc
+                if self._reconnect is not None and reader.terminal is not None:
+                    return  # every event came; only `[DONE]` was lost, and nothing follows a terminal event
                 fruitless = 0 if reader.last_sequence != before else fruitless + 1
                 if self._reconnect is None or reader.last_sequence is None or fruitless > self._retries:
                     raise broken from cause
