@@ -6,10 +6,14 @@ The server answers 400 to bodies that are schema-valid but break a rule no JSON 
   (`unknown_tool`);
 - a `function_call_output` must answer a `function_call` of the conversation (`function_call_not_found`);
 - a top-level parameter must be one the spec defines (`unknown_parameter`): the body schema stays
-  open for vendor fragments' fields, but a server refuses fields it was not built with.
+  open for vendor fragments' fields, but a server refuses fields it was not built with;
+- `background: true` needs the response stored, so not with `store: false` (`invalid_value` / `store`);
+- a reasoning item's `encrypted_content` must be a blob the server sealed (`invalid_encrypted_content`),
+  which no fuzzer can make.
 A fuzzer left alone keeps sending such bodies, so this hook makes every schema-valid case follow the
 rules: it renames invalid function names, offers named functions, adds the missing `function_call`
-before an output, and drops undefined top-level parameters. Invalid cases are left as they are.
+before an output, drops undefined top-level parameters, keeps a background response stored, and
+drops `encrypted_content` from reasoning items. Invalid cases are left as they are.
 
 Use: `SCHEMATHESIS_HOOKS=tests.schemathesis_hooks schemathesis run ...` from the project root.
 """
@@ -32,7 +36,7 @@ def map_case(context, case):
     takes_body = "requestBody" in DOCUMENT["paths"][case.operation.path][case.operation.method.lower()]
     if takes_body and (meta is None or meta.generation.mode == schemathesis.GenerationMode.POSITIVE):
         body = only_defined_parameters(case.body, case.operation.path)
-        case.body = answer_outputs(offer_named_functions(body))
+        case.body = without_sealed_blobs(stored_when_background(answer_outputs(offer_named_functions(body))))
     return case
 
 
@@ -44,6 +48,27 @@ def only_defined_parameters(body, path: str):
     schema = DOCUMENT["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
     defined = DOCUMENT["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]].get("properties", {})
     return {k: v for k, v in body.items() if k in defined} if isinstance(body, dict) else body
+
+
+def stored_when_background(body):
+    """The body without `store: false` when it asks for background mode (the default stores)."""
+    if isinstance(body, dict) and body.get("background") is True and body.get("store") is False:
+        return {k: v for k, v in body.items() if k != "store"}
+    return body
+
+
+def without_sealed_blobs(body):
+    """The body with no `encrypted_content` on its reasoning input items."""
+    items = body.get("input") if isinstance(body, dict) else None
+    if not isinstance(items, list):
+        return body
+    unsealed = [
+        {k: v for k, v in item.items() if k != "encrypted_content"}
+        if isinstance(item, dict) and item.get("type") == "reasoning"
+        else item
+        for item in items
+    ]
+    return {**body, "input": unsealed}
 
 
 def answer_outputs(body):
