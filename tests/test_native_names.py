@@ -30,7 +30,12 @@ def test_what_the_spec_defines_is_found_in_core_and_fragments():
     spec = bundle(ROOT / "spec")
     extend(spec)
     assert {"input", "tools", "anthropic:mcp_servers", "type"} <= defined_parameters(spec.document)
-    assert defined_tool_types(spec.document) == {"function", "openai:web_search", "acme:search"}
+    assert defined_tool_types(spec.document) == {
+        "function",
+        "openai:web_search",
+        "acme:search",
+        "anthropic:server_tool",
+    }
 
 
 @pytest.fixture
