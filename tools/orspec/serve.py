@@ -23,6 +23,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--store",
         help="memory:, a SQLite file path or a postgresql:// URL (default: $ORSPEC_STORE, else orspec-responses.sqlite3)",
     )
+    p.add_argument(
+        "--store-timeout",
+        type=_positive,
+        default=5.0,
+        help="seconds before a store that does not answer is unavailable (a 503): SQLite's busy timeout,"
+        " PostgreSQL's connect, statement and pool-wait timeouts (default: 5)",
+    )
+    p.add_argument(
+        "--pool-size",
+        type=_count,
+        default=10,
+        help="PostgreSQL connections per process; keep it times the processes under max_connections (default: 10)",
+    )
     p.add_argument("--delay", type=float, default=0.02, help="seconds between streamed chunks (default: 0.02)")
     p.add_argument(
         "--debug",
@@ -50,8 +63,24 @@ def _secret(value: str) -> str:
     return value
 
 
+def _positive(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number of seconds")
+    return seconds
+
+
+def _count(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 1 up")
+    return int(value)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
-    from openresponses_runtime.server import DemoProvider, StoreError, create_app
+    from openresponses_runtime.server import DemoProvider, StoreError, create_app, open_store
 
     from .cli import UsageError
     from .listening import listen, serve
@@ -67,7 +96,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         app = create_app(
             DemoProvider(delay=args.delay),
-            store=args.store,
+            store=open_store(args.store, timeout=args.store_timeout, pool_size=args.pool_size),
             api_keys=key,
             debug=args.debug,
             strict=args.strict,
