@@ -1,7 +1,7 @@
 """Every performance goal in one run: each benchmark runs in turn (its full output is shown as it
 goes), then the goal lines they printed are gathered into one table, MET or NOT MET.
 
-    python bench/goals.py            # server, events, build and scale benchmarks, their defaults
+    python bench/goals.py            # server, events, build, scale and chain benchmarks, their defaults
     python bench/goals.py --only events build
 
 A benchmark that fails, or prints no goal, is a NOT MET row of its own: nothing is dropped.
@@ -23,6 +23,7 @@ BENCHMARKS = {
     "events": ["events_bench.py", "--repeat", "9"],
     "build": ["build_bench.py", "--repeat", "5"],
     "scale": ["scale_bench.py", "--sizes", "0"],
+    "chain": ["chain_bench.py", "--repeat", "3"],
 }
 
 # "  <figure>[:] 0.94x  (goal >= 0.9x)  MET", with or without a leading "goal:".
