@@ -25,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--store-timeout",
-        type=_positive,
+        type=_seconds,
         default=5.0,
         help="seconds before a store that does not answer is unavailable (a 503): SQLite's busy timeout,"
         " PostgreSQL's connect, statement and pool-wait timeouts (default: 5)",
@@ -54,16 +54,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the key that seals reasoning items clients carry (include: reasoning.encrypted_content); default: "
         "$ORSPEC_REASONING_KEY, else a random key, so that items do not outlive the process",
     )
+    # The runtime's `serving.Limits`, declared here so that `orspec` starts without importing the runtime.
+    for flag, kind, help in _LIMITS:
+        p.add_argument(flag, type=kind, default=argparse.SUPPRESS, help=help)
     p.set_defaults(run=cmd_serve)
 
 
-def _secret(value: str) -> str:
-    if not value.strip():
-        raise argparse.ArgumentTypeError("it is empty: give a long random string")
-    return value
-
-
-def _positive(value: str) -> float:
+def _seconds(value: str) -> float:
     try:
         seconds = float(value)
     except ValueError:
@@ -79,11 +76,33 @@ def _count(value: str) -> int:
     return int(value)
 
 
+_LIMITS = [
+    ("--idle-timeout", _seconds, "seconds a new connection may stay silent before it is closed (default: 10)"),
+    ("--header-timeout", _seconds, "seconds from a request's first byte to the end of its headers (default: 10)"),
+    ("--body-timeout", _seconds, "seconds from the end of a request's headers to the end of its body (default: 30)"),
+    ("--keep-alive-timeout", _seconds, "seconds an idle connection is kept open between requests (default: 5)"),
+    ("--max-connections", _count, "connections open at once; a request beyond them is answered 503 (default: 1000)"),
+    (
+        "--graceful-timeout",
+        _seconds,
+        "on SIGTERM or Ctrl-C, seconds responses under way may go on before they end failed"
+        " (server_shutting_down); a second signal ends them at once (default: 30)",
+    ),
+]
+
+
+def _secret(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("it is empty: give a long random string")
+    return value
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from openresponses_runtime.server import DemoProvider, StoreError, create_app, open_store
+    from openresponses_runtime.server.serving import Limits, serve
 
     from .cli import UsageError
-    from .listening import listen, serve
+    from .listening import listen
 
     given = args.api_key or os.environ.get("ORSPEC_API_KEY")
     key = given or "sk-orspec-" + secrets.token_urlsafe(24)
@@ -110,5 +129,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port = sock.getsockname()[1]
         print(f"orspec: serving Open Responses on http://{args.host}:{port}/v1/responses", file=sys.stderr)
         sys.stdout.flush()
-        serve(app, sock)
+        given = {name: value for name, value in vars(args).items() if name in Limits.__dataclass_fields__}
+        serve(app, sock=sock, limits=Limits(**given))
     return 0

@@ -305,7 +305,7 @@ class SQLiteStore:
 
     async def chain(self, response_id: str) -> list[StoredResponse]:
         """The chain from `response_id` back to its first turn (or the first one missing), in one query."""
-        with _unavailable_on(f"reading the chain of {response_id}", _sqlite_unavailable):
+        with _unavailable_on(f"reading {response_id}", _sqlite_unavailable):
             return await asyncio.to_thread(self._chain, response_id)
 
     async def delete(self, response_id: str) -> bool:
@@ -436,7 +436,7 @@ class PostgresStore:
     async def chain(self, response_id: str) -> list[StoredResponse]:
         """The chain from `response_id` back to its first turn (or the first one missing), in one query."""
         sql = _CHAIN_SQL.format(table="orspec_responses", mark="%s", limit=MAX_CHAIN)
-        with _unavailable_on(f"reading the chain of {response_id}", self._unavailable):
+        with _unavailable_on(f"reading {response_id}", self._unavailable):
             return _turns(await self._execute(sql, (response_id,)))
 
     async def put(self, record: StoredResponse) -> None:

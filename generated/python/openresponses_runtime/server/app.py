@@ -23,6 +23,7 @@ with the spec's error object and a fitting status:
 | provider raises `TooManyRequests` | 429 | `too_many_requests` |
 | provider times out (`TimeoutError`) | 500 | `server_error` / `provider_timeout` |
 | the response store cannot serve (unreachable, disk full, locked: `StoreUnavailable`) | 503 + `Retry-After` | `server_error` / `store_unavailable` |
+| the server's shutdown deadline passed before the response finished (see `shutdown`) | 503 + `Retry-After` | `server_error` / `server_shutting_down` |
 | `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
 | anything else | 500 | `server_error` |
 
@@ -64,12 +65,13 @@ from .. import models
 from .acceptance import HEADER as IGNORED_HEADER
 from .acceptance import Accept, Acceptance, check_function_outputs
 from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id
-from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
+from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, ServerShuttingDown, Unauthorized
 from .lifecycle import Lifecycle
 from .nulls import disallowed_null
 from .routes import ROUTES
 from .sealing import INCLUDE as SEALED_REASONING
 from .sealing import Sealer, unseal_reasoning
+from .shutdown import ending
 from .steps import Incomplete, Provider, ProviderError, ProviderRequest
 from .store import ResponseStore, StoredResponse, context, open_store
 from .websocket import websocket_endpoint
@@ -599,19 +601,23 @@ class _Server(Lifecycle):
         delivering = False
         try:
             try:
-                step = first
-                while step is not None:
-                    batch = emitter.step(step)
-                    if batch and deliver is not None:
-                        delivering = True
-                        await deliver(batch)
-                        delivering = False
-                    if isinstance(step, Incomplete):
-                        break
-                    try:
-                        step = await steps.__anext__()
-                    except StopAsyncIteration:
-                        break
+                with ending() as shutdown:  # the server's shutdown deadline cancels this
+                    step = first
+                    while step is not None:
+                        batch = emitter.step(step)
+                        if batch and deliver is not None:
+                            delivering = True
+                            await deliver(batch)
+                            delivering = False
+                        if isinstance(step, Incomplete):
+                            break
+                        try:
+                            step = await steps.__anext__()
+                        except StopAsyncIteration:
+                            break
+                if shutdown.cancelled_caught:
+                    delivering = False  # a frame cut short is whole: uvicorn writes it before it waits
+                    raise ServerShuttingDown()
                 final: list[Any] = []
             except Exception as exc:
                 if delivering or isinstance(exc, StreamViolation):
@@ -635,9 +641,7 @@ class _Server(Lifecycle):
         await deliver(final)
         return None
 
-    async def create_response(
-        self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody
-    ) -> ASGIApp:
+    async def create_response(self, scope: Scope, receive: Receive, model: type = models.CreateResponseBody) -> ASGIApp:
         data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.prepare(data, body)
         stream = bool(data.get("stream"))
@@ -669,7 +673,9 @@ class _Server(Lifecycle):
             raise
         return steps, first
 
-    async def sse(self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]) -> None:
+    async def sse(
+        self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]
+    ) -> None:
         """The response's events as SSE frames, each provider step's sent as soon as it is made."""
 
         def deliver(frames: list[bytes]) -> Awaitable[None]:  # the send itself is awaited: no coroutine between
