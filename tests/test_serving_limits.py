@@ -5,6 +5,7 @@ lets streams run until `--graceful-timeout`, then ends each the spec's way and e
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -157,3 +158,44 @@ def test_a_second_signal_ends_the_streams_at_once():
     checker = StreamChecker()
     assert checker.check_sse(captured[0]) == [], checker.violations
     assert checker.terminal == "response.failed" and captured[0].endswith("data: [DONE]\n\n")
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_workers_share_one_store_and_stop_together(store, tmp_path):
+    url = str(tmp_path / "workers.sqlite3")
+    if store == "postgres":
+        url = os.environ.get("ORSPEC_TEST_POSTGRES") or pytest.skip("set ORSPEC_TEST_POSTGRES to a PostgreSQL URL")
+    proc, base, _ = start("--workers", "2", "--store", url, "--delay", "0.1", "--graceful-timeout", "1")
+    captured: list[str] = []
+    try:
+        workers = subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True, text=True)
+        assert len(workers.stdout.split()) >= 2  # two workers (and multiprocessing's resource tracker, maybe)
+        previous = None
+        for n in range(20):  # a connection each: the kernel hands them to either worker
+            body = {"input": f"turn {n}", **({"previous_response_id": previous} if previous else {})}
+            answer = httpx.post(base + "/responses", json=body, headers=HEADERS, timeout=10)
+            assert answer.status_code == 200, answer.text
+            previous = answer.json()["id"]
+        with httpx.stream(
+            "POST", base + "/responses", json={"input": "word " * 100, "stream": True}, headers=HEADERS, timeout=30
+        ) as response:
+            lines = response.iter_lines()
+            head = [next(lines)]
+            proc.send_signal(signal.SIGTERM)  # a worker's stream under way: ended at the deadline
+            captured.append("\n".join(head + list(lines)) + "\n")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(20)
+    assert code == 0
+    checker = StreamChecker()
+    assert checker.check_sse(captured[0]) == [], checker.violations
+    assert checker.terminal == "response.failed" and "server_shutting_down" in captured[0]
+
+
+def test_workers_refuse_the_memory_store():
+    command = [sys.executable, "-m", "orspec", "serve", "--workers", "2", "--store", "memory:", "--api-key", "k"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "orspec: --store memory: lives in one process; with --workers use a SQLite file or a postgresql:// URL"
+    )

@@ -8,10 +8,12 @@ else with a random key that dies with the process.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import secrets
 import sys
+from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,6 +37,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=_count,
         default=10,
         help="PostgreSQL connections per process; keep it times the processes under max_connections (default: 10)",
+    )
+    p.add_argument(
+        "--workers",
+        type=_count,
+        default=1,
+        help="worker processes sharing the port (uvicorn's workers); each has its own store pool, so a SQLite"
+        " file or a postgresql:// store, not memory: (default: 1)",
     )
     p.add_argument("--delay", type=float, default=0.02, help="seconds between streamed chunks (default: 0.02)")
     p.add_argument(
@@ -98,37 +107,70 @@ def _secret(value: str) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from openresponses_runtime.server import DemoProvider, StoreError, create_app, open_store
+    from openresponses_runtime.server import StoreError
     from openresponses_runtime.server.serving import Limits, serve
 
     from .cli import UsageError
     from .listening import listen
 
     given = args.api_key or os.environ.get("ORSPEC_API_KEY")
-    key = given or "sk-orspec-" + secrets.token_urlsafe(24)
-    if args.debug:
+    settings = {
+        "key": given or "sk-orspec-" + secrets.token_urlsafe(24),
+        "store": args.store or os.environ.get("ORSPEC_STORE"),
+        **{name: getattr(args, name) for name in ("store_timeout", "pool_size", "delay", "debug", "strict")},
+        "reasoning_key": args.reasoning_key,
+    }
+    if args.workers > 1:
+        if settings["store"] in ("memory", "memory:", ":memory:"):
+            raise UsageError(
+                "--store memory: lives in one process; with --workers use a SQLite file or a postgresql:// URL"
+            )
+        # Every worker seals reasoning items with the same key, so that any of them opens what another sealed.
+        settings["reasoning_key"] = args.reasoning_key or os.environ.get(_REASONING_ENV) or secrets.token_urlsafe(32)
+    try:
+        app = _app(settings)  # in the workers' parent too: a store that cannot be opened is said once, here
+    except StoreError as exc:
+        raise UsageError(f"{exc}, or pass another with --store") from None
+    limits = Limits(**{name: value for name, value in vars(args).items() if name in Limits.__dataclass_fields__})
+    with listen(args.host, args.port) as sock:  # said only once it is true, and nothing said if it cannot be
+        if not given:
+            print(
+                f"orspec: no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {settings['key']}"
+            )
+        port = sock.getsockname()[1]
+        print(f"orspec: serving Open Responses on http://{args.host}:{port}/v1/responses", file=sys.stderr)
+        sys.stdout.flush()
+        if args.workers > 1:
+            os.environ[_WORKER_ENV] = json.dumps(settings)  # what each worker process builds its app from
+            serve(f"{__name__}:worker_app", sock=sock, limits=limits, workers=args.workers, factory=True)
+        else:
+            serve(app, sock=sock, limits=limits)
+    return 0
+
+
+_WORKER_ENV = "ORSPEC_SERVE_WORKER"
+_REASONING_ENV = "ORSPEC_REASONING_KEY"
+
+
+def worker_app() -> Any:
+    """The app of one `--workers` process, as its parent configured it."""
+    return _app(json.loads(os.environ[_WORKER_ENV]))
+
+
+def _app(settings: dict[str, Any]) -> Any:
+    from openresponses_runtime.server import DemoProvider, create_app, open_store
+
+    if settings["debug"]:
         runtime = logging.getLogger("openresponses_runtime")
         runtime.setLevel(logging.DEBUG)
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         runtime.addHandler(handler)
-    try:
-        app = create_app(
-            DemoProvider(delay=args.delay),
-            store=open_store(args.store, timeout=args.store_timeout, pool_size=args.pool_size),
-            api_keys=key,
-            debug=args.debug,
-            strict=args.strict,
-            reasoning_key=args.reasoning_key,
-        )
-    except StoreError as exc:
-        raise UsageError(f"{exc}, or pass another with --store") from None
-    with listen(args.host, args.port) as sock:  # said only once it is true, and nothing said if it cannot be
-        if not given:
-            print(f"orspec: no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {key}")
-        port = sock.getsockname()[1]
-        print(f"orspec: serving Open Responses on http://{args.host}:{port}/v1/responses", file=sys.stderr)
-        sys.stdout.flush()
-        given = {name: value for name, value in vars(args).items() if name in Limits.__dataclass_fields__}
-        serve(app, sock=sock, limits=Limits(**given))
-    return 0
+    return create_app(
+        DemoProvider(delay=settings["delay"]),
+        store=open_store(settings["store"], timeout=settings["store_timeout"], pool_size=settings["pool_size"]),
+        api_keys=settings["key"],
+        debug=settings["debug"],
+        strict=settings["strict"],
+        reasoning_key=settings["reasoning_key"],
+    )

@@ -27,6 +27,7 @@ from typing import Any
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
 from .shutdown import end_responses
 
@@ -91,10 +92,9 @@ def count(value: str) -> int:
 class _TimedH11(H11Protocol):
     """uvicorn's HTTP/1.1 protocol with a deadline on each part of a request on its way in."""
 
-    limits = Limits()  # replaced by a subclass per server
-
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.limits: Limits = getattr(self.config, "limits", Limits())
         self._reading: str | None = None
         self._deadline: asyncio.TimerHandle | None = None
         self._arm("idle", self.limits.idle_timeout)
@@ -136,9 +136,9 @@ class _TimedH11(H11Protocol):
 class _Server(uvicorn.Server):
     """uvicorn's server, with a deadline on shutdown and a quiet log when file descriptors run out."""
 
-    def __init__(self, config: uvicorn.Config, graceful_timeout: float):
+    def __init__(self, config: uvicorn.Config):
         super().__init__(config)
-        self.graceful_timeout = graceful_timeout
+        self.graceful_timeout = getattr(config, "limits", Limits()).graceful_timeout
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
@@ -188,20 +188,44 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     limits: Limits = Limits(),
+    workers: int = 1,
     **options: Any,
 ) -> None:
     """Run `app` on uvicorn (on `sock`, else on `host`:`port`) with `limits`, until SIGTERM or Ctrl-C
-    and the shutdown after it. `options` are uvicorn's."""
-    protocol = type("TimedH11", (_TimedH11,), {"limits": limits})
+    and the shutdown after it. With `workers` above 1, `app` is an import string (`module:name`), and
+    each worker process runs its own server on the shared socket. `options` are uvicorn's."""
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
-        http=protocol,
+        http=_TimedH11,
         timeout_keep_alive=limits.keep_alive_timeout,
         limit_concurrency=limits.max_connections,
         # uvicorn cancels what still runs this long after the responses were ended: a provider stuck before its first step.
         timeout_graceful_shutdown=limits.graceful_timeout + 5,
+        workers=workers,
         **{"log_level": "warning", **options},
     )
-    _Server(config, limits.graceful_timeout).run(sockets=None if sock is None else [sock])
+    config.limits = limits  # type: ignore[attr-defined]  # read by each connection, in every worker
+    if workers == 1:
+        _Server(config).run(sockets=None if sock is None else [sock])
+    else:  # the parent passes SIGTERM on to each worker, which shuts down with its deadline, and waits for them
+        _Workers(config, sockets=[sock or config.bind_socket()]).run()
+
+
+class _Worker(Process):
+    """uvicorn's worker process, running this module's server."""
+
+    @property
+    def server(self) -> uvicorn.Server:
+        if self._server is None:
+            self._server = _Server(self.config)
+        return self._server
+
+
+class _Workers(Multiprocess):
+    def init_processes(self) -> None:
+        for _ in range(self.processes_num):
+            process = _Worker(self.config, self.sockets)
+            process.start()
+            self.processes.append(process)
