@@ -40,6 +40,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .emitter import dumps
+
+try:  # orjson is optional; it only makes reading faster
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover - depends on the environment
+    _orjson_loads = None
 from .errors import NotFound, StoreUnavailable
 
 __all__ = [
@@ -119,8 +124,18 @@ class StoredResponse:
 
     @classmethod
     def from_json(cls, response_id: str, text: str) -> StoredResponse:
-        data = json.loads(text)
+        data = _loads(text)
         return cls(response_id, data["previous_response_id"], data["input"], data["output"], data["response"])
+
+
+def _loads(text: str) -> Any:
+    """`json.loads`, by orjson when installed: a long chain is mostly parsing."""
+    if _orjson_loads is not None:
+        try:
+            return _orjson_loads(text)
+        except ValueError:  # a lone surrogate, which json wrote and orjson does not read
+            pass
+    return json.loads(text)
 
 
 class ResponseStore(Protocol):
