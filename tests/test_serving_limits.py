@@ -199,3 +199,38 @@ def test_workers_refuse_the_memory_store():
     assert done.stderr.strip().splitlines()[-1] == (
         "orspec: --store memory: lives in one process; with --workers use a SQLite file or a postgresql:// URL"
     )
+
+
+def test_running_out_of_file_descriptors_is_logged_once(tmp_path):
+    import resource
+
+    port = free_port()
+    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]
+
+    def few_descriptors() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (80, 80))
+
+    log_file = (tmp_path / "server.log").open("wb")
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log_file, preexec_fn=few_descriptors)
+    held = []
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/v1/responses", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.1)
+        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(120)]  # past the limit
+        time.sleep(3)  # asyncio retries accept() every second, and would log each time
+    finally:
+        for sock in held:
+            sock.close()
+        proc.terminate()
+        code = proc.wait(15)
+        log_file.close()
+    log = (tmp_path / "server.log").read_text()
+    assert code == 0
+    assert log.count("out of file descriptors") == 1, log[-2000:]
+    assert "socket.accept() out of system resource" not in log
