@@ -1,7 +1,7 @@
 """Every performance goal in one run: each benchmark runs in turn (its full output is shown as it
 goes), then the goal lines they printed are gathered into one table, MET or NOT MET.
 
-    python bench/goals.py            # server, events, build, scale, gateway, observability and background benchmarks
+    python bench/goals.py            # every benchmark below, its defaults
     python bench/goals.py --only events build
 
 A benchmark that fails, or prints no goal, is a NOT MET row of its own: nothing is dropped.
@@ -26,6 +26,7 @@ BENCHMARKS = {
     "gateway": ["gateway_bench.py", "--rounds", "7"],
     "observability": ["observability_bench.py", "--repeat", "3", "--seconds", "4"],
     "background": ["background_bench.py", "--repeat", "3"],
+    "chain": ["chain_bench.py", "--repeat", "3"],
 }
 
 # "  <figure>[:] 0.94x  (goal >= 0.9x)  MET", with or without a leading "goal:".

@@ -211,14 +211,16 @@ def test_main_serves_strictly_when_asked(tmp_path):
     assert done.returncode == 0, done.stderr
     code = """
 import json, sys
-import uvicorn
+from openresponses_runtime.server import serving
 from starlette.testclient import TestClient
 import strict_demo.__main__ as entry
 
 served = []
-uvicorn.run = lambda app, **options: served.append(app)
-for argv in (["--api-key", "k"], ["--api-key", "k", "--strict"]):
+serving.serve = lambda app, **options: served.append((app, options["limits"]))
+for argv in (["--api-key", "k"], ["--api-key", "k", "--strict", "--graceful-timeout", "7"]):
     assert entry.main([*argv, "--store", "memory:"]) == 0
+    print(served[-1][1].graceful_timeout)
+    served[-1] = served[-1][0]
     answer = TestClient(served[-1]).post(
         "/v1/responses", json={"input": "hi", "client_metadata": {}}, headers={"Authorization": "Bearer k"}
     )
@@ -227,4 +229,9 @@ for argv in (["--api-key", "k"], ["--api-key", "k", "--strict"]):
     env = os.environ | {"PYTHONPATH": str(out / "src")}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["200 parameter:client_metadata None", "400 None unknown_parameter"]
+    assert result.stdout.splitlines() == [
+        "30.0",  # the shutdown deadline and the other limits reach the server: the defaults, or as given
+        "200 parameter:client_metadata None",
+        "7.0",
+        "400 None unknown_parameter",
+    ]

@@ -289,12 +289,12 @@ def test_a_scaffolded_provider_observes_and_logs_json(tmp_path):
     assert done.returncode == 0, done.stderr
     assert '"openresponses-runtime[observability]' in (out / "pyproject.toml").read_text()
     code = """
-import uvicorn
+from openresponses_runtime.server import serving
 from starlette.testclient import TestClient
 import watched_demo.__main__ as entry
 
 served = []
-uvicorn.run = lambda app, **options: served.append(app)
+serving.serve = lambda app, **options: served.append(app)
 assert entry.main(["--api-key", "k", "--store", "memory:", "--log-format", "json"]) == 0
 client = TestClient(served[-1])
 answer = client.post("/v1/responses", json={"input": "PROMPT"}, headers={"Authorization": "Bearer k"})

@@ -11,9 +11,11 @@ span; `--log-format json` writes the server's records, one per request among the
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import sys
+from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +26,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--store",
         help="memory:, a SQLite file path or a postgresql:// URL (default: $ORSPEC_STORE, else orspec-responses.sqlite3)",
+    )
+    p.add_argument(
+        "--store-timeout",
+        type=_seconds,
+        default=5.0,
+        help="seconds before a store that does not answer is unavailable (a 503): SQLite's busy timeout,"
+        " PostgreSQL's connect, statement and pool-wait timeouts (default: 5)",
+    )
+    p.add_argument(
+        "--pool-size",
+        type=_count,
+        default=10,
+        help="PostgreSQL connections per process; keep it times the processes under max_connections (default: 10)",
+    )
+    p.add_argument(
+        "--workers",
+        type=_count,
+        default=1,
+        help="worker processes sharing the port (uvicorn's workers); each has its own store pool, so a SQLite"
+        " file or a postgresql:// store, not memory: (default: 1)",
     )
     p.add_argument("--delay", type=float, default=0.02, help="seconds between streamed chunks (default: 0.02)")
     p.add_argument(
@@ -49,7 +71,41 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="text",
         help="text: warnings and errors only (default); json: one JSON object a line, one per request among them",
     )
+    # The runtime's `serving.Limits`, declared here so that `orspec` starts without importing the runtime.
+    for flag, kind, help in _LIMITS:
+        p.add_argument(flag, type=kind, default=argparse.SUPPRESS, help=help)
     p.set_defaults(run=cmd_serve)
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number of seconds")
+    return seconds
+
+
+def _count(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 1 up")
+    return int(value)
+
+
+_LIMITS = [
+    ("--idle-timeout", _seconds, "seconds a new connection may stay silent before it is closed (default: 10)"),
+    ("--header-timeout", _seconds, "seconds from a request's first byte to the end of its headers (default: 10)"),
+    ("--body-timeout", _seconds, "seconds from the end of a request's headers to the end of its body (default: 30)"),
+    ("--keep-alive-timeout", _seconds, "seconds an idle connection is kept open between requests (default: 5)"),
+    ("--max-connections", _count, "connections open at once; a request beyond them is answered 503 (default: 1000)"),
+    (
+        "--graceful-timeout",
+        _seconds,
+        "on SIGTERM or Ctrl-C, seconds responses under way may go on before they end failed"
+        " (server_shutting_down); a second signal ends them at once (default: 30)",
+    ),
+]
 
 
 def _secret(value: str) -> str:
@@ -59,32 +115,70 @@ def _secret(value: str) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from openresponses_runtime.server import DemoProvider, StoreError, create_app
-    from openresponses_runtime.server.observability import configure_logging, installed
+    from openresponses_runtime.server import StoreError
+    from openresponses_runtime.server.serving import Limits, serve
 
     from .cli import UsageError
-    from .listening import listen, serve
+    from .listening import listen
 
     given = args.api_key or os.environ.get("ORSPEC_API_KEY")
-    key = given or "sk-orspec-" + secrets.token_urlsafe(24)
-    configure_logging(args.log_format, debug=args.debug)
+    settings = {
+        "key": given or "sk-orspec-" + secrets.token_urlsafe(24),
+        "store": args.store or os.environ.get("ORSPEC_STORE"),
+        **{
+            name: getattr(args, name)
+            for name in ("store_timeout", "pool_size", "delay", "debug", "strict", "log_format")
+        },
+        "reasoning_key": args.reasoning_key,
+    }
+    if args.workers > 1:
+        if settings["store"] in ("memory", "memory:", ":memory:"):
+            raise UsageError(
+                "--store memory: lives in one process; with --workers use a SQLite file or a postgresql:// URL"
+            )
+        # Every worker seals reasoning items with the same key, so that any of them opens what another sealed.
+        settings["reasoning_key"] = args.reasoning_key or os.environ.get(_REASONING_ENV) or secrets.token_urlsafe(32)
     try:
-        app = create_app(
-            DemoProvider(delay=args.delay),
-            store=args.store,
-            api_keys=key,
-            debug=args.debug,
-            strict=args.strict,
-            reasoning_key=args.reasoning_key,
-            observability=installed(),
-        )
+        app = _app(settings)  # in the workers' parent too: a store that cannot be opened is said once, here
     except StoreError as exc:
         raise UsageError(f"{exc}, or pass another with --store") from None
+    limits = Limits(**{name: value for name, value in vars(args).items() if name in Limits.__dataclass_fields__})
     with listen(args.host, args.port) as sock:  # said only once it is true, and nothing said if it cannot be
         if not given:
-            print(f"orspec: no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {key}")
+            print(
+                f"orspec: no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {settings['key']}"
+            )
         port = sock.getsockname()[1]
         print(f"orspec: serving Open Responses on http://{args.host}:{port}/v1/responses", file=sys.stderr)
         sys.stdout.flush()
-        serve(app, sock)
+        if args.workers > 1:
+            os.environ[_WORKER_ENV] = json.dumps(settings)  # what each worker process builds its app from
+            serve(f"{__name__}:worker_app", sock=sock, limits=limits, workers=args.workers, factory=True)
+        else:
+            serve(app, sock=sock, limits=limits)
     return 0
+
+
+_WORKER_ENV = "ORSPEC_SERVE_WORKER"
+_REASONING_ENV = "ORSPEC_REASONING_KEY"
+
+
+def worker_app() -> Any:
+    """The app of one `--workers` process, as its parent configured it."""
+    return _app(json.loads(os.environ[_WORKER_ENV]))
+
+
+def _app(settings: dict[str, Any]) -> Any:
+    from openresponses_runtime.server import DemoProvider, create_app, open_store
+    from openresponses_runtime.server.observability import configure_logging, installed
+
+    configure_logging(settings["log_format"], debug=settings["debug"])
+    return create_app(
+        DemoProvider(delay=settings["delay"]),
+        store=open_store(settings["store"], timeout=settings["store_timeout"], pool_size=settings["pool_size"]),
+        api_keys=settings["key"],
+        debug=settings["debug"],
+        strict=settings["strict"],
+        reasoning_key=settings["reasoning_key"],
+        observability=installed(),
+    )

@@ -23,6 +23,7 @@ with the spec's error object and a fitting status:
 | provider raises `TooManyRequests` | 429 | `too_many_requests` |
 | provider times out (`TimeoutError`) | 500 | `server_error` / `provider_timeout` |
 | the response store cannot serve (unreachable, disk full, locked: `StoreUnavailable`) | 503 + `Retry-After` | `server_error` / `store_unavailable` |
+| the server's shutdown deadline passed before the response finished (see `shutdown`) | 503 + `Retry-After` | `server_error` / `server_shutting_down` |
 | `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
 | anything else | 500 | `server_error` |
 
@@ -64,13 +65,14 @@ from .. import models
 from .acceptance import HEADER as IGNORED_HEADER
 from .acceptance import Accept, Acceptance, check_function_outputs
 from .emitter import DONE_FRAME, Emitter, StreamViolation, ToolPolicy, dumps, new_id
-from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, Unauthorized
+from .errors import InvalidRequest, NotFound, OpenResponsesError, ServerError, ServerShuttingDown, Unauthorized
 from .lifecycle import Lifecycle
 from .nulls import disallowed_null
 from .observability import Observability, Observer, note_response
 from .routes import ROUTES
 from .sealing import INCLUDE as SEALED_REASONING
 from .sealing import Sealer, unseal_reasoning
+from .shutdown import ending
 from .steps import Incomplete, Provider, ProviderError, ProviderRequest
 from .store import ResponseStore, StoredResponse, context, open_store
 from .websocket import websocket_endpoint
@@ -600,19 +602,23 @@ class _Server(Lifecycle):
         delivering = False
         try:
             try:
-                step = first
-                while step is not None:
-                    batch = emitter.step(step)
-                    if batch and deliver is not None:
-                        delivering = True
-                        await deliver(batch)
-                        delivering = False
-                    if isinstance(step, Incomplete):
-                        break
-                    try:
-                        step = await steps.__anext__()
-                    except StopAsyncIteration:
-                        break
+                with ending() as shutdown:  # the server's shutdown deadline cancels this
+                    step = first
+                    while step is not None:
+                        batch = emitter.step(step)
+                        if batch and deliver is not None:
+                            delivering = True
+                            await deliver(batch)
+                            delivering = False
+                        if isinstance(step, Incomplete):
+                            break
+                        try:
+                            step = await steps.__anext__()
+                        except StopAsyncIteration:
+                            break
+                if shutdown.cancelled_caught:
+                    delivering = False  # a frame cut short is whole: uvicorn writes it before it waits
+                    raise ServerShuttingDown()
                 final: list[Any] = []
             except Exception as exc:
                 if delivering or isinstance(exc, StreamViolation):

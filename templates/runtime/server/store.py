@@ -7,7 +7,13 @@ from and the final response object. `context()` walks the chain back to rebuild
 - `MemoryStore`: a dict; for tests and single-process demos.
 - `SQLiteStore(path)`: a real file that survives restarts; one connection per call, WAL mode and
   a write lock, so concurrent requests are safe.
-- `PostgresStore(url)`: with `psycopg` installed; chosen by `open_store("postgresql://...")`.
+- `PostgresStore(url)`: with `psycopg` and `psycopg_pool` installed; chosen by
+  `open_store("postgresql://...")`. A bounded pool of connections (`pool_size`, default 10 per
+  process), each with a connect and a statement timeout; a request that waits longer than
+  `pool_timeout` for a connection gets a 503 rather than the server's `too many clients`.
+
+A store may also load a whole chain at once (`chain(response_id)`, one query whatever the
+chain's length); `context()` uses it when the store has it, and walks `get` otherwise.
 
 A store that cannot be opened (no server at the URL, a path that cannot be written) raises
 `StoreError`, a `ValueError` whose message is one line naming the store, never its password: a
@@ -34,6 +40,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .emitter import dumps
+
+try:  # orjson is optional; it only makes reading faster
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover - depends on the environment
+    _orjson_loads = None
 from .errors import NotFound, StoreUnavailable
 
 __all__ = [
@@ -113,8 +124,18 @@ class StoredResponse:
 
     @classmethod
     def from_json(cls, response_id: str, text: str) -> StoredResponse:
-        data = json.loads(text)
+        data = _loads(text)
         return cls(response_id, data["previous_response_id"], data["input"], data["output"], data["response"])
+
+
+def _loads(text: str) -> Any:
+    """`json.loads`, by orjson when installed: a long chain is mostly parsing."""
+    if _orjson_loads is not None:
+        try:
+            return _orjson_loads(text)
+        except ValueError:  # a lone surrogate, which json wrote and orjson does not read
+            pass
+    return json.loads(text)
 
 
 class ResponseStore(Protocol):
@@ -129,26 +150,49 @@ class ResponseStore(Protocol):
 
 async def context(store: ResponseStore, response_id: str, *, param: str = "previous_response_id") -> list[dict]:
     """`input + output` of every turn from the start of the chain up to `response_id`, in order."""
-    turns: list[StoredResponse] = []
-    current: str | None = response_id
-    while current is not None:
-        record = await store.get(current)
-        if record is None:
-            where = "" if current == response_id else f" (it comes before '{response_id}' in the conversation)"
-            raise NotFound(
-                f"Previous response with id '{current}' not found{where}.",
-                code="previous_response_not_found",
-                param=param,
-            )
-        turns.append(record)
-        if len(turns) > MAX_CHAIN:
-            raise NotFound(f"The chain of responses before '{response_id}' is too long.", param=param)
-        current = record.previous_response_id
+    chain = getattr(store, "chain", None)
+    turns = await chain(response_id) if chain is not None else await _walk(store, response_id)
+    if len(turns) > MAX_CHAIN:
+        raise NotFound(f"The chain of responses before '{response_id}' is too long.", param=param)
+    missing = turns[-1].previous_response_id if turns else response_id
+    if missing is not None:  # the chain stops short of its first turn
+        where = "" if missing == response_id else f" (it comes before '{response_id}' in the conversation)"
+        raise NotFound(
+            f"Previous response with id '{missing}' not found{where}.", code="previous_response_not_found", param=param
+        )
     items: list[dict] = []
     for record in reversed(turns):
         items.extend(record.input)
         items.extend(record.output)
     return items
+
+
+async def _walk(store: ResponseStore, response_id: str) -> list[StoredResponse]:
+    """The chain from `response_id` back, one `get` a turn, up to the first turn missing."""
+    turns: list[StoredResponse] = []
+    current: str | None = response_id
+    while current is not None and len(turns) <= MAX_CHAIN:
+        record = await store.get(current)
+        if record is None:
+            break
+        turns.append(record)
+        current = record.previous_response_id
+    return turns
+
+
+# The chain from one response back to its first, newest first, in one query (SQLite and PostgreSQL
+# alike); `depth` bounds a cycle no honest client can make, and a chain longer than MAX_CHAIN.
+_CHAIN_SQL = (
+    "WITH RECURSIVE chain(id, previous_response_id, data, depth) AS ("
+    " SELECT id, previous_response_id, data, 0 FROM {table} WHERE id = {mark}"
+    " UNION ALL SELECT r.id, r.previous_response_id, r.data, chain.depth + 1"
+    " FROM {table} r JOIN chain ON r.id = chain.previous_response_id WHERE chain.depth <= {limit})"
+    " SELECT id, data FROM chain ORDER BY depth"
+)
+
+
+def _turns(rows: list[tuple[str, str]]) -> list[StoredResponse]:
+    return [StoredResponse.from_json(response_id, data) for response_id, data in rows]
 
 
 class MemoryStore:
@@ -237,6 +281,14 @@ class SQLiteStore:
             db.close()
         return None if row is None else StoredResponse.from_json(response_id, row[0])
 
+    def _chain(self, response_id: str) -> list[StoredResponse]:
+        db = self._connect()
+        try:
+            sql = _CHAIN_SQL.format(table="responses", mark="?", limit=MAX_CHAIN)
+            return _turns(db.execute(sql, (response_id,)).fetchall())
+        finally:
+            db.close()
+
     def _put(self, record: StoredResponse) -> None:
         data = record.to_json()
         # Writers queue here rather than on SQLite's lock; behind a locked file, not forever.
@@ -266,6 +318,11 @@ class SQLiteStore:
         with _unavailable_on(f"reading {response_id}", _sqlite_unavailable):
             return await asyncio.to_thread(self._get, response_id)
 
+    async def chain(self, response_id: str) -> list[StoredResponse]:
+        """The chain from `response_id` back to its first turn (or the first one missing), in one query."""
+        with _unavailable_on(f"reading {response_id}", _sqlite_unavailable):
+            return await asyncio.to_thread(self._chain, response_id)
+
     async def delete(self, response_id: str) -> bool:
         return await asyncio.to_thread(self._delete, response_id)
 
@@ -274,60 +331,157 @@ class SQLiteStore:
             await asyncio.to_thread(self._put, record)
 
 
-class PostgresStore:
-    """Responses in PostgreSQL (needs `psycopg`); one connection per call."""
+DEFAULT_POOL_SIZE = 10  # connections per process: keep size x processes under the server's max_connections
+DEFAULT_POOL_TIMEOUT = 5.0  # seconds a request waits for a free connection before the store is unavailable
+DEFAULT_CONNECT_TIMEOUT = 5.0  # seconds to open a connection
+DEFAULT_STATEMENT_TIMEOUT = 5.0  # seconds one statement may run, enforced by PostgreSQL and here alike
 
-    def __init__(self, url: str):
+
+class PostgresStore:
+    """Responses in PostgreSQL (needs `psycopg` and `psycopg_pool`), over a bounded pool of connections.
+
+    `pool_size` connections at most per process; a call that finds none free within
+    `pool_timeout` seconds, or whose connection or statement outlasts its timeout (a frozen
+    server never says so itself), makes the store unavailable: a 503, never a hang."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        pool_timeout: float = DEFAULT_POOL_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT,
+    ):
         try:
             import psycopg
+            import psycopg_pool
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise RuntimeError("PostgresStore needs the `psycopg` package (pip install 'psycopg[binary]')") from exc
-        self._psycopg = psycopg
+            raise RuntimeError(
+                "PostgresStore needs the `psycopg` and `psycopg_pool` packages"
+                " (pip install 'openresponses-runtime[postgres]')"
+            ) from exc
+        self._psycopg, self._psycopg_pool = psycopg, psycopg_pool
         self.url = url
+        self.pool_size, self.pool_timeout = pool_size, pool_timeout
+        self.statement_timeout = statement_timeout
+        self._connection = {
+            "autocommit": True,
+            "connect_timeout": max(1, round(connect_timeout)),  # libpq counts whole seconds
+            "options": f"-c statement_timeout={int(statement_timeout * 1000)}",
+        }
+        self._pools: dict[asyncio.AbstractEventLoop, Any] = {}  # a pool serves the event loop it was opened in
+        self._abandoned: set[asyncio.Task] = set()  # statements past their deadline, being cancelled
         # Servers starting together (workers, replicas) race on CREATE TABLE IF NOT EXISTS, which
         # PostgreSQL does not make atomic: a lock held to the end of the transaction (the block) orders them.
         try:
-            with psycopg.connect(url) as db:  # one transaction, committed when the block ends
+            with psycopg.connect(url, connect_timeout=self._connection["connect_timeout"]) as db:
                 db.execute("SELECT pg_advisory_xact_lock(hashtext('orspec_responses'))")
                 db.execute(
                     "CREATE TABLE IF NOT EXISTS orspec_responses ("
                     " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
                 )
         except psycopg.Error as exc:
-            check = "check that PostgreSQL runs there and that the URL's host, port, database, user and password are right"
+            check = (
+                "check that PostgreSQL runs there and that the URL's host, port, database, user and password are right"
+            )
             raise StoreError(url, exc, check) from None
 
     def _unavailable(self, exc: Exception) -> bool:
         # Connection lost or refused, server shutting down, disk full, lock or statement timeouts:
-        # psycopg files them all under OperationalError (SQLSTATE classes 08, 53, 55P03, 57, 58).
-        return isinstance(exc, self._psycopg.OperationalError)
+        # psycopg files them all under OperationalError (SQLSTATE classes 08, 53, 55P03, 57, 58);
+        # the pool's PoolTimeout (no free connection in time) is one too. TimeoutError: our own deadline.
+        return isinstance(exc, self._psycopg.OperationalError | TimeoutError)
+
+    async def _pool(self) -> Any:
+        loop = asyncio.get_running_loop()
+        pool = self._pools.get(loop)
+        if pool is None:
+            for other in [other for other in self._pools if other.is_closed()]:
+                del self._pools[other]
+            pool = self._psycopg_pool.AsyncConnectionPool(
+                self.url,
+                min_size=1,
+                max_size=self.pool_size,
+                timeout=self.pool_timeout,
+                # Retries of a lost server back off, but never past this: a restart is noticed in seconds.
+                reconnect_timeout=self.pool_timeout,
+                kwargs=self._connection,
+                # A connection the server dropped (a restart) is replaced before use, not failed on.
+                check=self._psycopg_pool.AsyncConnectionPool.check_connection,
+                open=False,
+                name="orspec-responses",
+            )
+            self._pools[loop] = pool
+            await pool.open()
+        return pool
+
+    async def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
+        """Runs one statement on a pooled connection; its rows, or the cursor when it returns none."""
+        pool = await self._pool()
+
+        async def run() -> Any:
+            async with pool.connection() as db:
+                cur = await db.execute(sql, params)
+                return await cur.fetchall() if cur.description else cur
+
+        # PostgreSQL ends a slow statement itself, and the pool a long wait; a server that is
+        # frozen or cut off answers neither the statement nor the pool's check of a connection.
+        # Then the request is answered now, and the statement is left to psycopg to cancel in the
+        # background (seconds), its connection counted against the pool until then.
+        task = asyncio.ensure_future(run())
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), self.pool_timeout + self.statement_timeout)
+        except TimeoutError:
+            self._abandoned.add(task)
+            task.add_done_callback(self._forget)
+            task.cancel()
+            raise
+
+    def _forget(self, task: asyncio.Task) -> None:
+        self._abandoned.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: the request that ran it has had its answer
 
     async def get(self, response_id: str) -> StoredResponse | None:
         with _unavailable_on(f"reading {response_id}", self._unavailable):
-            async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
-                cur = await db.execute("SELECT data FROM orspec_responses WHERE id = %s", (response_id,))
-                row = await cur.fetchone()
-        return None if row is None else StoredResponse.from_json(response_id, row[0])
+            rows = await self._execute("SELECT data FROM orspec_responses WHERE id = %s", (response_id,))
+        return StoredResponse.from_json(response_id, rows[0][0]) if rows else None
+
+    async def chain(self, response_id: str) -> list[StoredResponse]:
+        """The chain from `response_id` back to its first turn (or the first one missing), in one query."""
+        sql = _CHAIN_SQL.format(table="orspec_responses", mark="%s", limit=MAX_CHAIN)
+        with _unavailable_on(f"reading {response_id}", self._unavailable):
+            return _turns(await self._execute(sql, (response_id,)))
 
     async def put(self, record: StoredResponse) -> None:
         with _unavailable_on(f"saving {record.id}", self._unavailable):
-            async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
-                await db.execute(  # one statement in autocommit: the record is stored whole or not at all
-                    "INSERT INTO orspec_responses (id, previous_response_id, data) VALUES (%s, %s, %s)"
-                    " ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data",
-                    (record.id, record.previous_response_id, record.to_json()),
-                )
+            await self._execute(  # one statement in autocommit: the record is stored whole or not at all
+                "INSERT INTO orspec_responses (id, previous_response_id, data) VALUES (%s, %s, %s)"
+                " ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data",
+                (record.id, record.previous_response_id, record.to_json()),
+            )
 
     async def delete(self, response_id: str) -> bool:
-        async with await self._psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
-            cur = await db.execute("DELETE FROM orspec_responses WHERE id = %s", (response_id,))
-            return cur.rowcount > 0
+        cur = await self._execute("DELETE FROM orspec_responses WHERE id = %s", (response_id,))
+        return cur.rowcount > 0
+
+    async def aclose(self) -> None:
+        """Closes the connections of the pool this event loop uses (the server's, when it stops)."""
+        pool = self._pools.pop(asyncio.get_running_loop(), None)
+        if pool is not None:
+            await pool.close()
 
 
-def open_store(url: str | os.PathLike[str] | None = None) -> ResponseStore:
+def open_store(
+    url: str | os.PathLike[str] | None = None, *, timeout: float | None = None, pool_size: int | None = None
+) -> ResponseStore:
     """A store from a URL: `memory:`, `postgresql://...`, `sqlite:///path` or a plain file path.
 
     With no URL: `$ORSPEC_STORE`, else a SQLite file `orspec-responses.sqlite3` in the working directory.
+    `timeout`: seconds before a store that does not answer is unavailable (SQLite's busy timeout;
+    PostgreSQL's connect, statement and pool-wait timeouts), 5 by default. `pool_size`: PostgreSQL
+    connections per process, 10 by default.
     """
     if url is None:
         url = os.environ.get("ORSPEC_STORE") or DEFAULT_SQLITE_PATH
@@ -335,7 +489,10 @@ def open_store(url: str | os.PathLike[str] | None = None) -> ResponseStore:
     if text in ("memory", "memory:", ":memory:"):
         return MemoryStore()
     if text.startswith(("postgresql://", "postgres://")):
-        return PostgresStore(text)
+        options: dict[str, Any] = {} if pool_size is None else {"pool_size": pool_size}
+        if timeout is not None:
+            options.update(pool_timeout=timeout, connect_timeout=timeout, statement_timeout=timeout)
+        return PostgresStore(text, **options)
     if text.startswith("sqlite:///"):
         text = text[len("sqlite:///") :]
-    return SQLiteStore(text)
+    return SQLiteStore(text) if timeout is None else SQLiteStore(text, busy_timeout=timeout)

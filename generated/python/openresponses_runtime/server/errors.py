@@ -15,6 +15,7 @@ __all__ = [
     "NotFound",
     "OpenResponsesError",
     "ServerError",
+    "ServerShuttingDown",
     "StoreUnavailable",
     "TooManyRequests",
     "Unauthorized",
@@ -107,6 +108,18 @@ class StoreUnavailable(ServerError):
     def __init__(self, message: str = "The response store is unavailable right now; retry shortly.", **options: Any):
         super().__init__(message, **options)
         self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
+
+
+class ServerShuttingDown(ServerError):
+    """503: the server stopped before the response could finish (its shutdown deadline passed);
+    another instance, or this one restarted, will answer a retry."""
+
+    status = 503
+    default_code = "server_shutting_down"
+
+    def __init__(self, message: str = "The server is shutting down; retry the request.", **options: Any):
+        super().__init__(message, **options)
+        self.headers.setdefault("Retry-After", "1")
 
 
 class ModelError(OpenResponsesError):

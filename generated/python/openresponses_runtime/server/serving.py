@@ -1,0 +1,231 @@
+"""Running an app on uvicorn with the limits a server facing real clients needs, shared by
+`orspec serve` and scaffolded providers (`add_arguments` gives both the same options).
+
+What uvicorn has is used as it is: the keep-alive idle timeout (`timeout_keep_alive`) and the
+maximum of concurrent connections (`limit_concurrency`, a 503 beyond it). What it lacks is added
+here:
+
+- a silent connection (no byte at all) is closed after `idle_timeout`;
+- a request's headers must arrive within `header_timeout` of its first byte (header trickle);
+- its body within `body_timeout` of its headers (slowloris);
+- running out of file descriptors is logged once a minute, not once per failed `accept()`;
+- on SIGTERM or Ctrl-C it stops accepting and lets responses finish until `graceful_timeout`,
+  then ends each the spec's way (`shutdown.end_responses`) and exits 0; a second signal ends
+  them at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import socket
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.supervisors.multiprocess import Multiprocess, Process
+
+from .shutdown import end_responses
+
+__all__ = ["Limits", "add_arguments", "count", "limits_from", "seconds", "serve"]
+
+log = logging.getLogger("openresponses_runtime.server.serving")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Timeouts (seconds) and limits on the way in; each has an option of the same name."""
+
+    idle_timeout: float = 10.0  # a new connection that sends nothing
+    header_timeout: float = 10.0  # from a request's first byte to the end of its headers
+    body_timeout: float = 30.0  # from the end of the headers to the end of the body
+    keep_alive_timeout: float = 5.0  # an idle connection between requests (uvicorn's timeout_keep_alive)
+    max_connections: int = 1000  # open at once; a request beyond them gets a 503 (uvicorn's limit_concurrency)
+    graceful_timeout: float = 30.0  # on SIGTERM, how long responses under way may go on
+
+
+_HELP = {
+    "idle_timeout": "seconds a new connection may stay silent before it is closed",
+    "header_timeout": "seconds from a request's first byte to the end of its headers",
+    "body_timeout": "seconds from the end of a request's headers to the end of its body",
+    "keep_alive_timeout": "seconds an idle connection is kept open between requests",
+    "max_connections": "connections open at once; a request beyond them is answered 503",
+    "graceful_timeout": "on SIGTERM or Ctrl-C, seconds responses under way may go on before they end failed"
+    " (server_shutting_down); a second signal ends them at once",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--idle-timeout`, `--header-timeout`, ..., each with its default from `Limits`."""
+    for name, default in vars(Limits()).items():
+        kind = count if isinstance(default, int) else seconds
+        flag = "--" + name.replace("_", "-")
+        parser.add_argument(flag, type=kind, default=default, help=f"{_HELP[name]} (default: {default:g})")
+
+
+def limits_from(args: argparse.Namespace) -> Limits:
+    return Limits(**{name: getattr(args, name) for name in vars(Limits())})
+
+
+def seconds(value: str) -> float:
+    """An argparse type: a positive number of seconds."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number of seconds")
+    return seconds
+
+
+def count(value: str) -> int:
+    """An argparse type: a whole number from 1 up."""
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 1 up")
+    return int(value)
+
+
+class _TimedH11(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a deadline on each part of a request on its way in."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.limits: Limits = getattr(self.config, "limits", Limits())
+        self._reading: str | None = None
+        self._deadline: asyncio.TimerHandle | None = None
+        self._arm("idle", self.limits.idle_timeout)
+
+    def data_received(self, data: bytes) -> None:
+        if self._reading in (None, "idle"):  # the first byte of a request
+            self._arm("headers", self.limits.header_timeout)
+        super().data_received(data)
+        state = self.conn.their_state
+        if state is h11.SEND_BODY and self._reading != "body":
+            self._arm("body", self.limits.body_timeout)
+        elif state is not h11.SEND_BODY and state is not h11.IDLE:  # the request is in: the app has it
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        self._disarm()  # between requests, uvicorn's keep-alive timeout applies
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self, reading: str, seconds: float) -> None:
+        self._disarm()
+        self._reading = reading
+        self._deadline = self.loop.call_later(seconds, self._expire)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline, self._reading = None, None
+
+    def _expire(self) -> None:
+        log.info("closed a connection: its request's %s did not arrive in time", self._reading)
+        self._deadline = None
+        self.transport.close()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, with a deadline on shutdown and a quiet log when file descriptors run out."""
+
+    def __init__(self, config: uvicorn.Config):
+        super().__init__(config)
+        self.graceful_timeout = getattr(config, "limits", Limits()).graceful_timeout
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._loop.set_exception_handler(_quiet_accept_failures())
+        with self.capture_signals():
+            await self._serve(sockets)
+            self._captured_signals.clear()  # the shutdown asked for is done: exit 0, not killed by the signal again
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        if self._loop is None:
+            return super().handle_exit(sig, frame)
+        if self.should_exit:  # a second signal: end the responses now, still the spec's way
+            self._loop.call_soon_threadsafe(end_responses)
+            return None
+        super().handle_exit(sig, frame)
+        self._loop.call_soon_threadsafe(self._loop.call_later, self.graceful_timeout, end_responses)
+        return None
+
+
+def _quiet_accept_failures() -> Any:
+    """An event loop exception handler that logs `accept()` failing for lack of file descriptors
+    once a minute (asyncio retries every second, and logs each), and everything else as asyncio would."""
+    last = -60.0
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        nonlocal last
+        if not context.get("message", "").startswith("socket.accept() out of system resource"):
+            loop.default_exception_handler(context)
+            return
+        now = time.monotonic()
+        if now - last >= 60:
+            last = now
+            log.error(
+                "cannot accept connections: out of file descriptors (%s); raise the limit (ulimit -n)"
+                " or lower --max-connections; said once a minute",
+                context.get("exception"),
+            )
+
+    return handle
+
+
+def serve(
+    app: Any,
+    *,
+    sock: socket.socket | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    limits: Limits = Limits(),
+    workers: int = 1,
+    **options: Any,
+) -> None:
+    """Run `app` on uvicorn (on `sock`, else on `host`:`port`) with `limits`, until SIGTERM or Ctrl-C
+    and the shutdown after it. With `workers` above 1, `app` is an import string (`module:name`), and
+    each worker process runs its own server on the shared socket. `options` are uvicorn's."""
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=_TimedH11,
+        timeout_keep_alive=limits.keep_alive_timeout,
+        limit_concurrency=limits.max_connections,
+        # uvicorn cancels what still runs this long after the responses were ended: a provider stuck before its first step.
+        timeout_graceful_shutdown=limits.graceful_timeout + 5,
+        workers=workers,
+        **{"log_level": "warning", **options},
+    )
+    config.limits = limits  # type: ignore[attr-defined]  # read by each connection, in every worker
+    if workers == 1:
+        _Server(config).run(sockets=None if sock is None else [sock])
+    else:  # the parent passes SIGTERM on to each worker, which shuts down with its deadline, and waits for them
+        _Workers(config, sockets=[sock or config.bind_socket()]).run()
+
+
+class _Worker(Process):
+    """uvicorn's worker process, running this module's server."""
+
+    @property
+    def server(self) -> uvicorn.Server:
+        if self._server is None:
+            self._server = _Server(self.config)
+        return self._server
+
+
+class _Workers(Multiprocess):
+    def init_processes(self) -> None:
+        for _ in range(self.processes_num):
+            process = _Worker(self.config, self.sockets)
+            process.start()
+            self.processes.append(process)

@@ -1,0 +1,42 @@
+"""Ending the responses under way when the server stops: `orspec serve` and scaffolded providers
+call `end_responses()` once their shutdown deadline has passed (or on a second signal).
+
+Each response the app runs, streamed or not, runs inside `ending()`; `end_responses()` cancels
+them all where they wait on the provider, and the app ends each the spec's way (`error`,
+`response.failed` with code `server_shutting_down`, `[DONE]`), storing it as it would any failed
+response. One process, one server: the state is the process's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import anyio
+
+__all__ = ["end_responses", "ending"]
+
+_running: set[anyio.CancelScope] = set()
+_ended = False
+
+
+@contextmanager
+def ending() -> Iterator[anyio.CancelScope]:
+    """A scope `end_responses()` cancels; check its `cancelled_caught` after the block."""
+    scope = anyio.CancelScope()
+    if _ended:  # a response that begins after the deadline ends at once
+        scope.cancel()
+    _running.add(scope)
+    try:
+        with scope:
+            yield scope
+    finally:
+        _running.discard(scope)
+
+
+def end_responses() -> None:
+    """Cancels every response under way, and each begun from now on; call it on the event loop."""
+    global _ended
+    _ended = True
+    for scope in list(_running):
+        scope.cancel()
