@@ -93,17 +93,37 @@ def test_postgres_chain_is_one_query_and_the_pool_stays_bounded(pg_url):  # noqa
     records = turns(f"resp_pgchain_{time.time_ns()}", 100)
 
     async def main():
+        await store.open()  # as the server's lifespan does
         for record in records:
             await store.put(record)
         store.get = one_get_forbidden
         chains = await asyncio.gather(*(context(store, records[-1].id) for _ in range(40)))
         stats = store._pools[asyncio.get_running_loop()].get_stats()
+        gauges = store.pool_stats()  # what /metrics shows
         await store.aclose()
-        return chains, stats
+        return chains, stats, gauges, store._pools
 
-    chains, stats = asyncio.run(main())
+    chains, stats, gauges, left = asyncio.run(main())
+    assert gauges["waiting"] == 0 and 1 <= gauges["idle"] + gauges["busy"] <= 2
     assert all(chain == [item for r in records for item in (*r.input, *r.output)] for chain in chains)
     assert stats["pool_max"] == 2 and stats["connections_num"] <= 2  # 40 readers, never more than 2 connections
+    assert left == {}  # closed with its loop's server
+
+
+def test_postgres_store_without_an_open_pool_leaves_nothing_in_the_loop(pg_url):  # noqa: F811 - the fixture
+    # A script's asyncio.run(store.get(...)): a connection for the call, no pool task left to cancel.
+    store = PostgresStore(pg_url)
+    record = StoredResponse(f"resp_pgplain_{time.time_ns()}", None, [], [], {"id": 1})
+
+    async def main():
+        await store.put(record)
+        found = await store.get(record.id)
+        return found, {task for task in asyncio.all_tasks() if task is not asyncio.current_task()}
+
+    for _ in range(3):  # loop after loop, as tests and scripts do
+        found, others = asyncio.run(main())
+        assert found is not None and found.response == {"id": 1}
+        assert others == set() and store._pools == {}
 
 
 def test_postgres_busy_pool_and_slow_statement_are_unavailable_in_time(pg_url):  # noqa: F811 - the fixture
@@ -113,6 +133,7 @@ def test_postgres_busy_pool_and_slow_statement_are_unavailable_in_time(pg_url): 
     record = StoredResponse(f"resp_pglock_{time.time_ns()}", None, [], [], {"id": 1})
 
     async def main():
+        await store.open()
         await store.get("resp_warm_up")  # the pool's one connection is open
         started = time.monotonic()
         saving = asyncio.ensure_future(store.put(record))  # holds the only connection, waiting on the lock

@@ -33,19 +33,19 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from .emitter import dumps
+from .errors import NotFound, StoreUnavailable
 
 try:  # orjson is optional; it only makes reading faster
     from orjson import loads as _orjson_loads
 except ImportError:  # pragma: no cover - depends on the environment
     _orjson_loads = None
-from .errors import NotFound, StoreUnavailable
 
 __all__ = [
     "MemoryStore",
@@ -365,10 +365,12 @@ class PostgresStore:
         self.url = url
         self.pool_size, self.pool_timeout = pool_size, pool_timeout
         self.statement_timeout = statement_timeout
+        # The URL's own `options` (a search_path, say) are kept: keyword arguments replace them.
+        options = psycopg.conninfo.conninfo_to_dict(url).get("options") or ""
         self._connection = {
             "autocommit": True,
             "connect_timeout": max(1, round(connect_timeout)),  # libpq counts whole seconds
-            "options": f"-c statement_timeout={int(statement_timeout * 1000)}",
+            "options": f"{options} -c statement_timeout={int(statement_timeout * 1000)}".strip(),
         }
         self._pools: dict[asyncio.AbstractEventLoop, Any] = {}  # a pool serves the event loop it was opened in
         self._abandoned: set[asyncio.Task] = set()  # statements past their deadline, being cancelled
@@ -393,43 +395,72 @@ class PostgresStore:
         # the pool's PoolTimeout (no free connection in time) is one too. TimeoutError: our own deadline.
         return isinstance(exc, self._psycopg.OperationalError | TimeoutError)
 
-    async def _pool(self) -> Any:
+    async def open(self) -> None:
+        """Opens this event loop's pool; the server does as it starts, and `aclose()` as it stops.
+
+        Until then, each call has a connection of its own, with the same timeouts: a script's
+        `asyncio.run(store.get(...))` leaves no pool behind in a loop that is gone."""
         loop = asyncio.get_running_loop()
-        pool = self._pools.get(loop)
-        if pool is None:
-            for other in [other for other in self._pools if other.is_closed()]:
-                del self._pools[other]
-            pool = self._psycopg_pool.AsyncConnectionPool(
-                self.url,
-                min_size=1,
-                max_size=self.pool_size,
-                timeout=self.pool_timeout,
-                # Retries of a lost server back off, but never past this: a restart is noticed in seconds.
-                reconnect_timeout=self.pool_timeout,
-                kwargs=self._connection,
-                # A connection the server dropped (a restart) is replaced before use, not failed on.
-                check=self._psycopg_pool.AsyncConnectionPool.check_connection,
-                open=False,
-                name="orspec-responses",
-            )
-            self._pools[loop] = pool
-            await pool.open()
-        return pool
+        if loop in self._pools:
+            return
+        for other in [other for other in self._pools if other.is_closed()]:
+            del self._pools[other]
+        pool = self._psycopg_pool.AsyncConnectionPool(
+            self.url,
+            min_size=1,
+            max_size=self.pool_size,
+            timeout=self.pool_timeout,
+            # Retries of a lost server back off, but never past this: a restart is noticed in seconds.
+            reconnect_timeout=self.pool_timeout,
+            kwargs=self._connection,
+            # A connection the server dropped (a restart) is replaced before use, not failed on.
+            check=self._psycopg_pool.AsyncConnectionPool.check_connection,
+            open=False,
+            name="orspec-responses",
+        )
+        self._pools[loop] = pool
+        await pool.open(wait=False)  # a store down at start is a 503 per request, not a server that will not start
 
-    async def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
-        """Runs one statement on a pooled connection; its rows, or the cursor when it returns none."""
-        pool = await self._pool()
+    async def aclose(self) -> None:
+        """Closes the connections of the pool this event loop uses (the server's, when it stops)."""
+        pool = self._pools.pop(asyncio.get_running_loop(), None)
+        if pool is not None:
+            await pool.close(timeout=self.pool_timeout)
 
-        async def run() -> Any:
+    def pool_stats(self) -> dict[str, int]:
+        """Connections of the pools open in this process, by state (`idle`, `busy`), and requests waiting."""
+        stats = {"idle": 0, "busy": 0, "waiting": 0}
+        for pool in list(self._pools.values()):
+            counts = pool.get_stats()
+            size, idle = counts.get("pool_size", 0), counts.get("pool_available", 0)
+            stats["idle"] += idle
+            stats["busy"] += size - idle
+            stats["waiting"] += counts.get("requests_waiting", 0)
+        return stats
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Any]:
+        """A connection in autocommit: the loop's pooled one once `open()`, else one for this call."""
+        pool = self._pools.get(asyncio.get_running_loop())
+        if pool is not None:
             async with pool.connection() as db:
-                cur = await db.execute(sql, params)
-                return await cur.fetchall() if cur.description else cur
+                yield db
+        else:
+            async with await self._psycopg.AsyncConnection.connect(self.url, **self._connection) as db:
+                yield db
+
+    async def run(self, work: Callable[[Any], Awaitable[Any]]) -> Any:
+        """`work(connection)`, answered within the store's deadline whatever PostgreSQL does."""
+
+        async def on_a_connection() -> Any:
+            async with self.connection() as db:
+                return await work(db)
 
         # PostgreSQL ends a slow statement itself, and the pool a long wait; a server that is
         # frozen or cut off answers neither the statement nor the pool's check of a connection.
         # Then the request is answered now, and the statement is left to psycopg to cancel in the
         # background (seconds), its connection counted against the pool until then.
-        task = asyncio.ensure_future(run())
+        task = asyncio.ensure_future(on_a_connection())
         try:
             return await asyncio.wait_for(asyncio.shield(task), self.pool_timeout + self.statement_timeout)
         except TimeoutError:
@@ -437,6 +468,15 @@ class PostgresStore:
             task.add_done_callback(self._forget)
             task.cancel()
             raise
+
+    async def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
+        """Runs one statement; its rows, or the cursor when it returns none."""
+
+        async def statement(db: Any) -> Any:
+            cur = await db.execute(sql, params)
+            return await cur.fetchall() if cur.description else cur
+
+        return await self.run(statement)
 
     def _forget(self, task: asyncio.Task) -> None:
         self._abandoned.discard(task)
@@ -466,11 +506,6 @@ class PostgresStore:
         cur = await self._execute("DELETE FROM orspec_responses WHERE id = %s", (response_id,))
         return cur.rowcount > 0
 
-    async def aclose(self) -> None:
-        """Closes the connections of the pool this event loop uses (the server's, when it stops)."""
-        pool = self._pools.pop(asyncio.get_running_loop(), None)
-        if pool is not None:
-            await pool.close()
 
 
 def open_store(

@@ -102,7 +102,11 @@ class Background:
     @asynccontextmanager
     async def background_lifespan(self, app: Any) -> AsyncIterator[None]:
         """The app's lifespan: runs whose process died are failed as it starts, and its own runs as it stops
-        (they cannot finish without it, and an instance that shuts down never renews their lease again)."""
+        (they cannot finish without it, and an instance that shuts down never renews their lease again).
+        A store with connections to keep (PostgreSQL's pool) opens them here and closes them as it stops."""
+        opening = getattr(self.store, "open", None)
+        if callable(opening):
+            await opening()
         try:
             await self.runs_settled()
         except Exception:  # the store is down: the server starts all the same, and answers 503 until it is back
@@ -115,6 +119,9 @@ class Background:
                 task.cancel()  # not `live.cancel()`: no client asked, so the response ends `failed`
             if tasks:
                 await asyncio.wait(tasks, timeout=10)
+            closing = getattr(self.store, "aclose", None)
+            if callable(closing):
+                await closing()
 
     async def runs_settled(self) -> Any:
         """The ledger, once this process has failed the runs whose lease lapsed (the first call only)."""

@@ -172,29 +172,28 @@ class SQLiteRuns:
 
 
 class PostgresRuns:
-    """Runs in the database of a `PostgresStore`, in tables of their own; one connection per call."""
+    """Runs in the database of a `PostgresStore`, in tables of their own, over the store's connections."""
 
     def __init__(self, store: PostgresStore):
-        self._psycopg = store._psycopg
+        self._store = store
         self._unavailable = store._unavailable
-        self.url = store.url
-        with self._psycopg.connect(self.url) as db:
+        with store._psycopg.connect(store.url) as db:
             db.execute("SELECT pg_advisory_xact_lock(hashtext('orspec_runs'))")  # servers starting together
             db.execute(_RUNS_TABLE.format(prefix="orspec_"))
             db.execute(_FRAMES_TABLE.format(prefix="orspec_", blob="BYTEA"))
 
     async def _do(self, sql: str, params: tuple = (), *, many: list[tuple] | None = None) -> list[tuple]:
-        with _unavailable_on("keeping background runs", self._unavailable):  # a 503, as the store's own calls
-            async with (
-                await self._psycopg.AsyncConnection.connect(self.url, autocommit=many is None) as db,
-                db.cursor() as cur,
-            ):
+        async def work(db: Any) -> list[tuple]:
+            async with db.cursor() as cur:
                 if many is not None:
-                    await cur.executemany(sql, many)
-                    await db.commit()
+                    async with db.transaction():  # a batch of frames is appended whole or not at all
+                        await cur.executemany(sql, many)
                     return []
                 await cur.execute(sql, params)
                 return await cur.fetchall() if cur.description else []
+
+        with _unavailable_on("keeping background runs", self._unavailable):  # a 503, as the store's own calls
+            return await self._store.run(work)
 
     async def begin(self, response_id: str, owner: str, stream: bool, lease: float) -> None:
         await self._do(
