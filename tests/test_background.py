@@ -384,3 +384,41 @@ def test_a_run_another_instance_failed_stops_and_keeps_that_end():
         time.sleep(0.3)
         failed = httpx.get(base + f"/responses/{created['id']}", headers=HEADERS).json()
         assert (failed["status"], failed["error"]["code"]) == ("failed", "background_run_lost")
+
+
+def test_a_cancel_that_arrives_as_the_run_settles_is_refused_and_the_run_still_settles():
+    # The response has completed and its run is writing its end to the ledger when the cancel comes:
+    # too late to cancel, so a 400 that says how it ended, and the run's end is not cut short.
+    import asyncio
+    import threading
+
+    from openresponses_runtime.server.steps import MessageStart, TextDelta
+
+    class Quick:
+        async def respond(self, request):
+            yield MessageStart()
+            yield TextDelta("done")
+
+    app = create_app(Quick(), store=MemoryStore(), api_keys=API_KEY)
+    server = app.state.openresponses
+    settling, ended = threading.Event(), threading.Event()
+    end = server.runs.end
+
+    async def slow_end(response_id):
+        settling.set()
+        await asyncio.sleep(0.5)  # the cancel arrives meanwhile
+        await end(response_id)
+        ended.set()
+
+    server.runs.end = slow_end
+    with live_server(app) as base:
+        sdk = openai.OpenAI(base_url=base, api_key=API_KEY, max_retries=0)
+        created = sdk.responses.create(model="demo", input="hi", background=True)
+        assert settling.wait(10)
+        with pytest.raises(openai.BadRequestError) as info:
+            sdk.responses.cancel(created.id)
+        assert info.value.body["code"] == "response_not_cancellable"
+        assert "already ended (completed)" in info.value.body["message"]
+        assert ended.wait(10)
+        assert sdk.responses.retrieve(created.id).status == "completed"
+        assert server.live == {}

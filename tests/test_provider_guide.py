@@ -8,8 +8,10 @@ port 8000 is a free port. The guide's install and test command is the one the pr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -47,12 +49,27 @@ def test_guide_commands_run(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ORSPEC_API_KEY")}
     # The suite's own pytest plugins (hypothesis, schemathesis) are not in a provider's venv.
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert done.stdout.count(" passed") == 2 and "FAIL" not in done.stdout
-    assert "PASS ws-evict-after-failure" in done.stdout
+    # Output to files and a session of its own: when a command fails, the server the guide started in
+    # the background (and stops with `kill $!` only on success) neither holds a pipe open nor outlives the test.
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        shell = subprocess.Popen(
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=tmp_path,
+            env=env,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+        )
+        try:
+            returncode = shell.wait(timeout=180)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(shell.pid, signal.SIGKILL)
+    stdout, stderr = out.read_text(), err.read_text()
+    assert returncode == 0, stdout[-3000:] + stderr[-3000:]
+    assert stdout.count(" passed") == 2 and "FAIL" not in stdout
+    assert "PASS ws-evict-after-failure" in stdout
     assert (tmp_path / "zeta-llm/src/zeta_llm/provider.py").is_file()
     assert (tmp_path / "zeta-gateway/tests/fake_upstream.py").is_file()
     for project in ("zeta-llm", "zeta-gateway"):

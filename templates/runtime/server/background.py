@@ -62,15 +62,18 @@ class _Live:
         self.task: asyncio.Task[None] | None = None
         self.cancelled = False  # by a client, as opposed to the server shutting down
         self.abandoned = False  # deleted, or ended by another instance: nothing more of it is kept
+        self.settling = False  # the response has ended; what is left (its last frames, the ledger) must finish
 
     def cancel(self) -> None:
         self.cancelled = True
-        if self.task is not None:
-            self.task.cancel()
+        self._stop()
 
     def abandon(self) -> None:
         self.abandoned = True
-        if self.task is not None:
+        self._stop()
+
+    def _stop(self) -> None:
+        if self.task is not None and not self.settling:  # too late: it ended as it was, and says so
             self.task.cancel()
 
     def add(self, frames: list[bytes]) -> None:
@@ -204,6 +207,7 @@ class Background:
             await deliver(emitter.fail(ServerError("The server failed running this background response.")))
             await self.save(emitter.response, own_input)
         finally:
+            live.settling = True
             watch.cancel()
             kept = not live.abandoned and await runs.get(response_id) is not None  # not deleted meanwhile
             if keeper is not None and kept:
@@ -292,12 +296,7 @@ class Background:
                 param="response_id",
             )
         if run.done:
-            raise InvalidRequest(
-                f"Response '{record.id}' has already ended ({record.response.get('status')}); only a response still "
-                "running can be cancelled.",
-                code="response_not_cancellable",
-                param="response_id",
-            )
+            raise _not_running(record)
         live = self.live.get(record.id)
         if live is not None and live.task is not None:  # this process runs it: at once
             live.cancel()
@@ -310,7 +309,10 @@ class Background:
                 if run is None or run.done:
                     break
                 await asyncio.sleep(FOLLOW_SECONDS)
-        return await self.store.get(record.id) or record
+        ended = await self.store.get(record.id) or record
+        if ended.response.get("status") in ("completed", "incomplete", "failed"):
+            raise _not_running(ended)  # it ended on its own while the cancel was on its way: not cancelled
+        return ended
 
     async def forget_run(self, response_id: str) -> None:
         """Stop the response's run, if any, and drop its kept events (when the response is deleted)."""
@@ -357,3 +359,12 @@ def _failure(error: OpenResponsesError) -> dict[str, Any]:
 def event_stream(frames: AsyncIterator[bytes], headers: list[tuple[str, str]]) -> StreamingResponse:
     """A `text/event-stream` answer of `frames`; the client leaving stops reading them, never the run."""
     return StreamingResponse(frames, media_type="text/event-stream", headers={**_SSE_HEADERS, **dict(headers)})
+
+
+def _not_running(record: StoredResponse) -> InvalidRequest:
+    return InvalidRequest(
+        f"Response '{record.id}' has already ended ({record.response.get('status')}); only a response still "
+        "running can be cancelled.",
+        code="response_not_cancellable",
+        param="response_id",
+    )
