@@ -9,6 +9,7 @@ of these once cut the stream short after its last good event, with no terminal e
 from __future__ import annotations
 
 import json
+import logging
 
 import httpx
 import pytest
@@ -71,18 +72,22 @@ def test_an_unusual_exception_before_the_stream_is_a_500_with_the_error_object()
     with live_server(app) as base:
         answer = httpx.post(base + "/responses", json={"input": "x", "stream": True}, headers=HEADERS, timeout=30)
     assert answer.status_code == 500, answer.text
-    assert answer.json()["error"]["message"] == "The provider failed: Unusual"
+    error = answer.json()["error"]
+    assert (error["type"], error["message"]) == ("server_error", "The provider failed: Unusual")
 
 
-@pytest.mark.parametrize("stop_early", [False, True], ids=["to-its-end", "mid-message"])
-def test_a_value_no_json_holds_ends_the_stream_failed(stop_early):
+@pytest.mark.parametrize("more", [False, True], ids=["last-step", "steps-after-it"])
+def test_a_value_no_json_holds_ends_the_stream_failed(more, caplog):
     """The vendor item cannot be written, nor can any response that holds it: the failed response
-    leaves its output out, and the stream still ends."""
+    leaves its output out, and the stream still ends; the server logs it once, uvicorn not at all."""
     steps = [MessageStart(), TextDelta("said"), VendorItem({"type": "acme:thing", "tags": {"a", "b"}})]
-    text, stored = stream(StepsProvider(steps if stop_early else [*steps, TextDelta("more"), MessageEnd()]))
+    text, stored = stream(StepsProvider([*steps, TextDelta("more"), MessageEnd()] if more else steps))
     error, failed = failed_stream(text)
     assert (error["type"], error["message"]) == ("server_error", "The server had an error while making the response.")
     assert failed["output"] == [] and stored["status"] == "failed" and stored["output"] == []
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [r.getMessage() for r in errors] == [f"response {failed['id']} broke off"]
+    assert errors[0].exc_info is not None and errors[0].exc_info[0] is TypeError
 
 
 def test_a_usage_the_response_cannot_state_ends_the_stream_failed():
