@@ -31,8 +31,9 @@ Upstream also lists `application/x-www-form-urlencoded` for the request body, bu
 clients MUST send JSON, and a nested body has no faithful form encoding; this spec drops it, and
 such requests get 415.
 
-Once a stream has begun, a failure (of the provider, or of the store saving the response) ends
-it with an `error` event, `response.failed` and `[DONE]`. The response is saved before
+Once a stream has begun, any failure (of the provider, with an exception of any class; of the
+store saving the response; of the server itself) ends it with an `error` event, `response.failed`
+and `[DONE]`; only the client leaving and the process stopping end it otherwise. The response is saved before
 `response.completed` is sent, so a client is never told of a completed response the store lacks.
 """
 
@@ -592,51 +593,71 @@ class _Server(Lifecycle):
 
         `deliver` is awaited with each batch of events (one per provider step) as soon as it is
         made. Without it nobody sees them (a non-streamed response), and the response is returned
-        encoded, as it was saved. A provider that fails ends the response `failed`; so does a
-        save that fails, before the client is told the response completed, so that no client
-        holds a completed response the store lacks. A failure to deliver (the client left)
-        propagates, unsaved."""
-        batch = emitter.start()
-        if deliver is not None:
-            await deliver(batch)
+        encoded, as it was saved. A provider that fails, with an exception of any kind, ends the
+        response `failed`; so does a save that fails, before the client is told the response
+        completed, so that no client holds a completed response the store lacks. Whatever else
+        breaks once the response has begun (the emitter meeting a value it cannot write, a bug)
+        ends it failed too, through `Emitter.abort`. A failure to deliver (the client left),
+        cancellation and the process stopping propagate, unsaved."""
+        sent = 0  # events made and delivered: where the ending's numbering goes on
         delivering = False
+
+        async def send(batch: list[Any]) -> None:
+            nonlocal sent, delivering
+            if deliver is not None:
+                delivering = True
+                await deliver(batch)
+                delivering = False
+            sent += len(batch)
+
         try:
+            await send(emitter.start())
             try:
-                with ending() as shutdown:  # the server's shutdown deadline cancels this
-                    step = first
-                    while step is not None:
-                        batch = emitter.step(step)
-                        if batch and deliver is not None:
-                            delivering = True
-                            await deliver(batch)
-                            delivering = False
-                        if isinstance(step, Incomplete):
-                            break
-                        try:
-                            step = await steps.__anext__()
-                        except StopAsyncIteration:
-                            break
-                if shutdown.cancelled_caught:
-                    delivering = False  # a frame cut short is whole: uvicorn writes it before it waits
-                    raise ServerShuttingDown()
-                final: list[Any] = []
+                try:
+                    with ending() as shutdown:  # the server's shutdown deadline cancels this
+                        step = first
+                        while step is not None:
+                            batch = emitter.step(step)
+                            if batch:
+                                await send(batch)
+                            if isinstance(step, Incomplete):
+                                break
+                            try:
+                                step = await steps.__anext__()
+                            except StopAsyncIteration:
+                                break
+                    if shutdown.cancelled_caught:
+                        # A frame cut short is whole: uvicorn writes it before it waits.
+                        delivering, sent = False, emitter.seq
+                        raise ServerShuttingDown()
+                    final: list[Any] = []
+                except BaseException as exc:
+                    # Events made and not delivered (the emitter broke mid-step) leave `abort` to end it.
+                    if delivering or _stopping(exc) or emitter.seq != sent:
+                        raise
+                    final = emitter.fail(_as_error(exc))
+            finally:
+                if getattr(steps, "ag_frame", True) is not None:  # a generator run to its end has nothing to close
+                    with anyio.CancelScope(shield=True):
+                        await steps.aclose()
+            # Saved before the client hears of the end, so that a save that fails can still end it failed.
+            response = emitter.preview()
+            encoded = dumps(response) if deliver is None else None
+            try:
+                await self.save(response, own_input, store, encoded)
             except Exception as exc:
-                if delivering or isinstance(exc, StreamViolation):
-                    raise
-                final = emitter.fail(_as_error(exc))
-        finally:
-            if getattr(steps, "ag_frame", True) is not None:  # a generator run to its end has nothing to close
-                with anyio.CancelScope(shield=True):
-                    await steps.aclose()
-        # Saved before the client hears of the end, so that a save that fails can still end it failed.
-        response = emitter.preview()
-        encoded = dumps(response) if deliver is None else None
-        try:
-            await self.save(response, own_input, store, encoded)
-        except Exception as exc:
-            final += emitter.fail(_save_error(exc))  # each adds nothing to a response that has failed already
-        else:
-            final += emitter.finish()
+                final += emitter.fail(_save_error(exc))  # each adds nothing to a response that has failed already
+            else:
+                final += emitter.finish()
+        except BaseException as exc:
+            if delivering or _stopping(exc):
+                raise
+            log.error("response %s broke off", emitter.response["id"], exc_info=exc)
+            final = emitter.abort(ServerError("The server had an error while making the response."), sent)
+            try:
+                await self.save(emitter.response, own_input, store)
+            except Exception as error:
+                _save_error(error)  # logged; the client still hears of the failure
         note_response(emitter.response)
         if deliver is None:
             return None if emitter.error is not None else encoded
@@ -674,7 +695,7 @@ class _Server(Lifecycle):
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 await steps.aclose()
-            if isinstance(exc, Exception):  # answered as it would end a stream: a timeout is a timeout
+            if not _stopping(exc):  # answered as it would end a stream: a timeout is a timeout
                 raise _as_error(exc) from exc
             raise
         return steps, first
@@ -965,7 +986,13 @@ def _save_error(exc: Exception) -> OpenResponsesError:
     return ServerError("The server had an error while saving the response.")
 
 
-def _as_error(exc: Exception) -> OpenResponsesError:
+def _stopping(exc: BaseException) -> bool:
+    """Cancellation (the client left, a deadline passed) or the process stopping: what ends a
+    response without being its failure, so it is never answered as one."""
+    return isinstance(exc, anyio.get_cancelled_exc_class() | KeyboardInterrupt | SystemExit)
+
+
+def _as_error(exc: BaseException) -> OpenResponsesError:
     """What a provider's failure ends the response with (logged, unless it is the spec's own error)."""
     if isinstance(exc, OpenResponsesError):
         return exc

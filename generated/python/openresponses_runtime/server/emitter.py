@@ -407,6 +407,33 @@ class Emitter:
         self._emit(out, {"type": _FAILED, "response": self._snapshot()})
         return out
 
+    def abort(self, error: OpenResponsesError, sent: int) -> list[dict[str, Any]]:
+        """`fail` for a response whose events broke off: an `error` event, then `response.failed`.
+
+        For when the emitter itself broke (a bug, a value no JSON holds, an event the checker
+        refused), maybe mid-step, so that its state cannot be trusted: the two events are numbered
+        after the `sent` events the client has, and go unchecked. The response keeps its output
+        unless that cannot be written; its usage is unknown."""
+        self.finished = True
+        self.error = error
+        self.checker = None
+        self.seq = sent
+        self.open = None
+        self.response.update(
+            status="failed",
+            completed_at=self._ended_at(),
+            error={"code": error.code or error.type, "message": error.message},
+            usage=None,
+        )
+        try:
+            dumps(self.response)
+        except (TypeError, ValueError):
+            self.output.clear()
+        out: list[dict[str, Any]] = []
+        self._emit(out, {"type": _ERROR, "error": error.payload(headers=True)})
+        self._emit(out, {"type": _FAILED, "response": self._snapshot()})
+        return out
+
     def _so_far(self) -> None:
         """The open item as far as it was streamed (its part's text, its arguments), left open:
         a failed response holds what its client was sent."""
