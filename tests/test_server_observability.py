@@ -185,7 +185,7 @@ def test_one_json_access_record_per_request_with_its_id_and_no_prompt_or_key():
         assert PROMPT not in line and "wrong-key" not in line and API_KEY not in line
     first, second, third = records
     assert first["request_id"] == "trace-42.a:b" and first["operation"] == "createResponse"
-    assert (first["status"], first["code"], first["stream"]) == (200, None, False)
+    assert (first["transport"], first["status"], first["code"], first["stream"]) == ("http", 200, None, False)
     assert first["response_id"] == given.json()["id"] and first["model"] == given.json()["model"]
     assert first["input_tokens"] == given.json()["usage"]["input_tokens"] > 0
     assert first["output_tokens"] == given.json()["usage"]["output_tokens"] > 0
