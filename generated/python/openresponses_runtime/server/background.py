@@ -88,7 +88,7 @@ class _Live:
 
 
 class Background:
-    """Background runs, for a server with a `store` and the `first_step`, `run` and `save` of `app._Server`."""
+    """Background runs, for a server with a `store`, `streams` and the `first_step`, `run` and `save` of `app._Server`."""
 
     store: ResponseStore
     streams: Streams

@@ -155,7 +155,8 @@ async def observe_turn(scope: Scope, turn: Awaitable[None]) -> None:
     if observer is None:
         await turn
     else:
-        request = _Request(_new_request_id(), "createResponse", time.perf_counter(), transport="websocket")
+        operation = _WEBSOCKET_OPERATIONS.get(scope["path"], "other")
+        request = _Request(_new_request_id(), operation, time.perf_counter(), transport="websocket")
         await observer.served(scope, request, turn)
 
 
@@ -176,6 +177,7 @@ def _new_request_id() -> str:
 # Each path and method of the spec's operations, for the `operation` label (a bounded set).
 _EXACT = {(op.method, op.path): op.operation_id for op in ROUTES if "{" not in op.path}
 _TEMPLATED = [(op.method, compile_path(op.path)[0], op.operation_id) for op in ROUTES if "{" in op.path]
+_WEBSOCKET_OPERATIONS = {op.path: op.operation_id for op in ROUTES if op.websocket}  # a turn is one of these
 
 
 def _operation(method: str, path: str) -> str:
@@ -331,7 +333,7 @@ class Observer:
             if request is not None and request.first_byte is None and message["type"] == "websocket.send":
                 request.first_byte = time.perf_counter()
                 text = message.get("text") or message.get("bytes") or ""
-                envelope = _envelope(text)
+                envelope = _envelope_status(text)
                 if envelope is None:
                     request.status, request.stream = 200, True
                     metrics.streams.inc()
@@ -410,7 +412,7 @@ class Observer:
         return None
 
 
-def _envelope(text: str | bytes) -> tuple[int, str] | None:
+def _envelope_status(text: str | bytes) -> tuple[int, str] | None:
     """The status and code of a WebSocket error envelope (`{"type": "error", "status": ...}`), or
     None for any other message (an event of a stream: only an envelope has a `status`)."""
     head = text[:40]

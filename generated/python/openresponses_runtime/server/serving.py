@@ -33,7 +33,7 @@ from uvicorn.supervisors.multiprocess import Multiprocess, Process
 from .shutdown import end_responses
 from .streams import DEFAULT_MAX_STREAMS
 
-__all__ = ["Limits", "add_arguments", "count", "limits_from", "seconds", "serve", "streams"]
+__all__ = ["Limits", "add_arguments", "count", "limits_from", "seconds", "serve", "stream_cap"]
 
 log = logging.getLogger("openresponses_runtime.server.serving")
 
@@ -70,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, type=kind, default=default, help=f"{_HELP[name]} (default: {default:g})")
     parser.add_argument(
         "--max-streams",
-        type=streams,
+        type=stream_cap,
         default=DEFAULT_MAX_STREAMS,
         help="streams generated at once (stream: true, WebSocket turns, background runs); one more is answered"
         f" 503 too_many_streams before it begins; 0: no cap (default: {DEFAULT_MAX_STREAMS})",
@@ -99,7 +99,7 @@ def count(value: str) -> int:
     return int(value)
 
 
-def streams(value: str) -> int:
+def stream_cap(value: str) -> int:
     """An argparse type: a whole number of streams, 0 for no cap."""
     if not value.isdigit():
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number (0: no cap)")
