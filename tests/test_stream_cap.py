@@ -37,7 +37,8 @@ def refusal(limit: int = 2) -> dict:
 
 class HeldProvider:
     """Streams a `hold <name>` request until `let(name)`, then ends it (or fails it, after
-    `fail(name)`); `fail now` fails before its first step; anything else is answered at once."""
+    `fail(name)`); `tick <name>` likewise, with a delta every 20 ms meanwhile, as a model would;
+    `fail now` fails before its first step; anything else is answered at once."""
 
     def __init__(self) -> None:
         self.gates: dict[str, threading.Event] = defaultdict(threading.Event)
@@ -59,11 +60,13 @@ class HeldProvider:
         try:
             yield MessageStart()
             yield TextDelta("started ")
-            if text.startswith("hold "):
-                name = text.removeprefix("hold ")
+            if text.startswith(("hold ", "tick ")):
+                name = text.split(" ", 1)[1]
                 deadline = time.monotonic() + 20  # never a hung test
                 while not self.gates[name].is_set() and time.monotonic() < deadline:
-                    await asyncio.sleep(0.01)
+                    await asyncio.sleep(0.02)
+                    if text.startswith("tick "):
+                        yield TextDelta(".")
                 if name in self.failing:
                     raise ProviderError("the upstream went away")
             yield TextDelta("done")
@@ -230,6 +233,21 @@ def test_a_websocket_turn_beyond_the_cap_gets_the_error_envelope_and_the_connect
     assert (
         'openresponses_requests_total{code="too_many_streams",operation="createResponse",status="503"} 2.0' in metrics
     )
+
+
+def test_a_websocket_client_that_leaves_mid_turn_gives_its_slot_back():
+    from websockets.sync.client import connect
+
+    provider = HeldProvider()
+    app = app_with(provider, max_streams=1)
+    with live_server(app) as base:
+        with connect(base.replace("http://", "ws://") + "/responses", additional_headers=HEADERS) as ws:
+            ws.send(json.dumps({"type": "response.create", "model": "demo", "input": "tick away"}))
+            assert json.loads(ws.recv(timeout=10))["type"] == "response.created"
+            assert app.state.openresponses.active == 1
+        wait_until_free(app)  # at the next delta, which finds the client gone
+        assert provider.running == 0
+        assert_completed(stream(base).text)
 
 
 def test_a_background_run_holds_a_slot_while_it_runs_and_a_refused_one_is_not_stored():

@@ -414,15 +414,15 @@ class Observer:
 
 def _envelope_status(text: str | bytes) -> tuple[int, str] | None:
     """The status and code of a WebSocket error envelope (`{"type": "error", "status": ...}`), or
-    None for any other message (an event of a stream: only an envelope has a `status`)."""
-    head = text[:40]
-    if ('"status"' if isinstance(head, str) else b'"status"') not in head:
-        return None
+    None for any other message (the first event of a stream). Read once per turn."""
     try:
         message = json.loads(text)
-        return int(message["status"]), str(message["error"].get("code") or message["error"].get("type") or "")
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except ValueError:
         return None
+    if not isinstance(message, dict) or message.get("type") != "error" or not isinstance(message.get("status"), int):
+        return None
+    error = message.get("error") if isinstance(message.get("error"), dict) else {}
+    return message["status"], str(error.get("code") or error.get("type") or "")
 
 
 def _error_code(body: bytes) -> str:
