@@ -151,9 +151,10 @@ def test_beyond_the_cap_a_stream_is_refused_before_it_begins_and_a_plain_request
     assert app.state.openresponses.active == 0
 
 
-def test_no_cap_with_none():
+@pytest.mark.parametrize("no_cap", [None, 0])
+def test_no_cap_with_none_or_0(no_cap):
     provider = HeldProvider()
-    app = app_with(provider, max_streams=None)
+    app = app_with(provider, max_streams=no_cap)
     with live_server(app) as base:
         held = [Held(base, str(n)) for n in range(5)]
         try:
