@@ -235,3 +235,62 @@ for argv in (["--api-key", "k"], ["--api-key", "k", "--strict", "--graceful-time
         "7.0",
         "400 None unknown_parameter",
     ]
+
+
+def test_main_caps_streams_with_max_streams(tmp_path):
+    """`python -m <package> --max-streams N` reaches the app: one stream more than N is a 503."""
+    out = tmp_path / "proj"
+    done = run_orspec("scaffold", "provider", "Capped Demo", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    code = """
+import asyncio
+import httpx
+from openresponses_runtime.server import serving
+from capped_demo.provider import CappedDemoProvider
+import capped_demo.__main__ as entry
+
+echo = CappedDemoProvider.respond
+
+async def slowly(self, request):  # a model that takes its time: the first stream is still running
+    async for step in echo(self, request):
+        await asyncio.sleep(0.05)
+        yield step
+
+CappedDemoProvider.respond = slowly
+served = []
+serving.serve = lambda app, **options: served.append(app)
+
+async def two_streams(app):
+    body = {"input": "one two three four five six", "stream": True}
+    headers = {"Authorization": "Bearer k"}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=20) as client:
+        first = asyncio.create_task(client.post("/v1/responses", json=body, headers=headers))
+        await asyncio.sleep(0.2)
+        second = await client.post("/v1/responses", json=body, headers=headers)
+        code = second.json()["error"]["code"] if second.status_code != 200 else None
+        print((await first).status_code, second.status_code, second.headers.get("retry-after"), code)
+
+for argv in ([], ["--max-streams", "1"]):
+    assert entry.main(["--api-key", "k", "--store", "memory:", *argv]) == 0
+    asyncio.run(two_streams(served[-1]))
+"""
+    env = os.environ | {"PYTHONPATH": str(out / "src")}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "200 200 None None",  # the default cap (100) holds both
+        "200 503 2 too_many_streams",
+    ]
+    refused = subprocess.run(
+        [sys.executable, "-m", "capped_demo", "--api-key", "k", "--max-streams", "-1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2
+    assert (
+        refused.stderr.strip()
+        .splitlines()[-1]
+        .endswith("argument --max-streams: '-1' is not a whole number (0: no cap)")
+    )

@@ -185,7 +185,7 @@ def test_one_json_access_record_per_request_with_its_id_and_no_prompt_or_key():
         assert PROMPT not in line and "wrong-key" not in line and API_KEY not in line
     first, second, third = records
     assert first["request_id"] == "trace-42.a:b" and first["operation"] == "createResponse"
-    assert (first["status"], first["code"], first["stream"]) == (200, None, False)
+    assert (first["transport"], first["status"], first["code"], first["stream"]) == ("http", 200, None, False)
     assert first["response_id"] == given.json()["id"] and first["model"] == given.json()["model"]
     assert first["input_tokens"] == given.json()["usage"]["input_tokens"] > 0
     assert first["output_tokens"] == given.json()["usage"]["output_tokens"] > 0
@@ -330,3 +330,68 @@ def test_a_websocket_is_an_active_connection_and_its_turns_are_stored_through_th
         assert metrics(root)[websockets] == 0
     assert during[websockets] == 1
     assert during["openresponses_store_operation_seconds_count", frozenset({("operation", "put")})] == 1
+
+
+def test_each_websocket_turn_is_one_access_record_a_count_and_a_span():
+    from websockets.sync.client import connect
+
+    from .server_helpers import ws_turn
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    app = observed_app(tracer_provider=tracer_provider)
+    with access_records() as lines, live_server(app) as base:
+        with connect(base.replace("http://", "ws://") + "/responses", additional_headers=HEADERS) as ws:
+            first = ws_turn(ws, input=PROMPT, model="demo-model")[-1]["response"]
+            second = ws_turn(ws, input=PROMPT, model="demo-model", previous_response_id=first["id"])[-1]["response"]
+            (unknown,) = ws_turn(ws, input=PROMPT, previous_response_id="resp_nothing")
+        samples = metrics(base.removesuffix("/v1"))
+    assert unknown["status"] == 404
+    records = [json.loads(line) for line in lines]
+    assert len(records) == 3  # one per turn; the connection itself is no request
+    for line in lines:
+        assert PROMPT not in line and API_KEY not in line
+    for record, response in zip(records, (first, second), strict=False):
+        assert record["request_id"].startswith("req_") and record["operation"] == "createResponse"
+        assert (record["transport"], record["status"], record["code"], record["stream"]) == (
+            "websocket",
+            200,
+            None,
+            True,
+        )
+        assert record["response_id"] == response["id"] and record["model"] == "demo-model"
+        assert record["input_tokens"] == response["usage"]["input_tokens"] > 0
+        assert record["output_tokens"] == response["usage"]["output_tokens"] > 0
+        assert 0 < record["ttfb_ms"] <= record["duration_ms"]
+    assert records[0]["request_id"] != records[1]["request_id"]
+    refused = records[2]
+    assert (refused["transport"], refused["status"], refused["code"], refused["stream"]) == (
+        "websocket",
+        404,
+        unknown["error"]["code"],
+        False,
+    )
+    assert requests_of(samples, "200") == 2
+    assert requests_of(samples, "404", unknown["error"]["code"]) == 1
+    assert samples["openresponses_time_to_first_byte_seconds_count", frozenset({("operation", "createResponse")})] == 3
+    assert samples["openresponses_active_streams", frozenset()] == 0
+    tokens = {kind: samples["openresponses_tokens_total", frozenset({("type", kind)})] for kind in ("input", "output")}
+    assert tokens == {kind: first["usage"][f"{kind}_tokens"] + second["usage"][f"{kind}_tokens"] for kind in tokens}
+    turns = [span for span in exporter.get_finished_spans() if span.attributes.get("openresponses.operation")]
+    assert [span.name for span in turns] == ["chat demo-model", "chat demo-model", "createResponse"]
+    for span, record, response in zip(turns, records, (first, second), strict=False):
+        assert {k: span.attributes[k] for k in span.attributes if k.startswith("gen_ai.")} == {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "demo-model",
+            "gen_ai.response.model": "demo-model",
+            "gen_ai.response.id": response["id"],
+            "gen_ai.usage.input_tokens": response["usage"]["input_tokens"],
+            "gen_ai.usage.output_tokens": response["usage"]["output_tokens"],
+        }
+        assert span.attributes["openresponses.request_id"] == record["request_id"]
+        assert span.attributes["network.protocol.name"] == "websocket"
+    assert turns[2].attributes["error.type"] == unknown["error"]["code"]
+    store_spans = [span for span in exporter.get_finished_spans() if span.name == "store put"]
+    assert {span.parent.span_id for span in store_spans} == {span.context.span_id for span in turns[:2]}
+    assert PROMPT not in json.dumps([dict(span.attributes) for span in exporter.get_finished_spans()])

@@ -234,3 +234,46 @@ def test_running_out_of_file_descriptors_is_logged_once(tmp_path):
     assert code == 0
     assert log.count("out of file descriptors") == 1, log[-2000:]
     assert "socket.accept() out of system resource" not in log
+
+
+def test_max_streams_refuses_a_stream_beyond_it_until_one_ends():
+    proc, base, _ = start("--max-streams", "1", "--delay", "0.1")
+    body = {"input": "word " * 100, "stream": True}  # 10 s of words
+    try:
+        with httpx.stream("POST", base + "/responses", json=body, headers=HEADERS, timeout=30) as held:
+            assert held.status_code == 200
+            lines = held.iter_lines()  # kept: a dropped iterator closes the connection
+            next(lines)
+            refused = httpx.post(base + "/responses", json={"input": "hi", "stream": True}, headers=HEADERS, timeout=10)
+            plain = httpx.post(base + "/responses", json={"input": "hi"}, headers=HEADERS, timeout=10)
+        # The client left: the server notices at its next event, and gives the slot back.
+        deadline = time.monotonic() + 5
+        while True:
+            served = httpx.post(base + "/responses", json={"input": "hi", "stream": True}, headers=HEADERS, timeout=10)
+            if served.status_code == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "2"
+    assert refused.json() == {
+        "error": {
+            "type": "server_error",
+            "code": "too_many_streams",
+            "param": None,
+            "message": "The server is generating its maximum of 1 streams at once; retry shortly.",
+        }
+    }
+    assert plain.status_code == 200 and plain.json()["status"] == "completed"
+    assert served.status_code == 200 and served.text.endswith("data: [DONE]\n\n")
+
+
+@pytest.mark.parametrize("value", ["-1", "many"])
+def test_max_streams_must_be_a_whole_number(value):
+    command = [sys.executable, "-m", "orspec", "serve", "--max-streams", value, "--api-key", "k"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"orspec serve: error: argument --max-streams: '{value}' is not a whole number (0: no cap)"
+    )

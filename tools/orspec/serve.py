@@ -74,6 +74,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     # The runtime's `serving.Limits`, declared here so that `orspec` starts without importing the runtime.
     for flag, kind, help in _LIMITS:
         p.add_argument(flag, type=kind, default=argparse.SUPPRESS, help=help)
+    p.add_argument(
+        "--max-streams",
+        type=_streams,
+        default=100,  # the runtime's `streams.DEFAULT_MAX_STREAMS`
+        help="streams generated at once (stream: true, WebSocket turns, background runs); one more is answered"
+        " 503 too_many_streams before it begins; 0: no cap (default: 100)",
+    )
     p.set_defaults(run=cmd_serve)
 
 
@@ -90,6 +97,12 @@ def _seconds(value: str) -> float:
 def _count(value: str) -> int:
     if not value.isdigit() or int(value) < 1:
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 1 up")
+    return int(value)
+
+
+def _streams(value: str) -> int:
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number (0: no cap)")
     return int(value)
 
 
@@ -127,7 +140,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "store": args.store or os.environ.get("ORSPEC_STORE"),
         **{
             name: getattr(args, name)
-            for name in ("store_timeout", "pool_size", "delay", "debug", "strict", "log_format")
+            for name in ("store_timeout", "pool_size", "delay", "debug", "strict", "log_format", "max_streams")
         },
         "reasoning_key": args.reasoning_key,
     }
@@ -181,4 +194,5 @@ def _app(settings: dict[str, Any]) -> Any:
         strict=settings["strict"],
         reasoning_key=settings["reasoning_key"],
         observability=installed(),
+        max_streams=settings["max_streams"],
     )

@@ -15,6 +15,10 @@ The lease lasts `$ORSPEC_LEASE_SECONDS` (default 30).
 
 A cancelled response ends `cancelled` and its provider's generator is closed; its stream ends
 after the last event made, with `[DONE]` (the spec has no event for a cancel).
+
+A run holds one of the server's stream slots (`streams`) from before it is saved until its task
+ends, however it ends; beyond the cap the create call is refused (503 `too_many_streams`) and
+nothing is stored.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from .errors import InvalidRequest, OpenResponsesError, ServerError
 from .runs import Run, runs_for
 from .steps import ProviderRequest
 from .store import ResponseStore, StoredResponse
+from .streams import Streams
 
 __all__ = ["Background", "event_stream"]
 
@@ -86,9 +91,10 @@ class _Live:
 
 
 class Background:
-    """Background runs, for a server with a `store` and the `first_step`, `run` and `save` of `app._Server`."""
+    """Background runs, for a server with a `store`, `streams` and the `first_step`, `run` and `save` of `app._Server`."""
 
     store: ResponseStore
+    streams: Streams
 
     @cached_property
     def instance(self) -> str:
@@ -165,11 +171,17 @@ class Background:
             response, policy, check=getattr(self, "debug", False), events=stream, frames=stream, seal=seal
         )
         answer = dumps(response)  # as it is now: in_progress, before the task changes it
-        await self.save(response, own_input)
-        runs = await self.runs_settled()
-        await runs.begin(response["id"], self.instance, stream, lease_seconds())
+        release = self.streams.take()  # beyond the cap: a 503 before anything is stored
+        try:
+            await self.save(response, own_input)
+            runs = await self.runs_settled()
+            await runs.begin(response["id"], self.instance, stream, lease_seconds())
+        except BaseException:
+            release()
+            raise
         live = self.live[response["id"]] = _Live()
         live.task = asyncio.create_task(self._drive(emitter, request, own_input, live, stream))
+        live.task.add_done_callback(lambda _: release())  # a task cancelled before it began runs no `finally`
         if stream:
             return event_stream(self.follow(response["id"], -1), headers)
         return Response(answer, media_type="application/json", headers=dict(headers))

@@ -2,8 +2,9 @@
 `orspec serve` and scaffolded providers (`add_arguments` gives both the same options).
 
 What uvicorn has is used as it is: the keep-alive idle timeout (`timeout_keep_alive`) and the
-maximum of concurrent connections (`limit_concurrency`, a 503 beyond it). What it lacks is added
-here:
+maximum of concurrent connections (`limit_concurrency`, a 503 beyond it). The cap on streams
+(`--max-streams`) is the app's (`create_app(max_streams=...)`, see `streams`): its option is
+declared here, beside the others, for the caller to pass on. What uvicorn lacks is added here:
 
 - a silent connection (no byte at all) is closed after `idle_timeout`;
 - a request's headers must arrive within `header_timeout` of its first byte (header trickle);
@@ -30,8 +31,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
 from .shutdown import end_responses
+from .streams import DEFAULT_MAX_STREAMS
 
-__all__ = ["Limits", "add_arguments", "count", "limits_from", "seconds", "serve"]
+__all__ = ["Limits", "add_arguments", "count", "limits_from", "seconds", "serve", "stream_cap"]
 
 log = logging.getLogger("openresponses_runtime.server.serving")
 
@@ -60,11 +62,19 @@ _HELP = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--idle-timeout`, `--header-timeout`, ..., each with its default from `Limits`."""
+    """`--idle-timeout`, `--header-timeout`, ..., each with its default from `Limits`, and
+    `--max-streams` (`args.max_streams`, for `create_app`)."""
     for name, default in vars(Limits()).items():
         kind = count if isinstance(default, int) else seconds
         flag = "--" + name.replace("_", "-")
         parser.add_argument(flag, type=kind, default=default, help=f"{_HELP[name]} (default: {default:g})")
+    parser.add_argument(
+        "--max-streams",
+        type=stream_cap,
+        default=DEFAULT_MAX_STREAMS,
+        help="streams generated at once (stream: true, WebSocket turns, background runs); one more is answered"
+        f" 503 too_many_streams before it begins; 0: no cap (default: {DEFAULT_MAX_STREAMS})",
+    )
 
 
 def limits_from(args: argparse.Namespace) -> Limits:
@@ -86,6 +96,13 @@ def count(value: str) -> int:
     """An argparse type: a whole number from 1 up."""
     if not value.isdigit() or int(value) < 1:
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 1 up")
+    return int(value)
+
+
+def stream_cap(value: str) -> int:
+    """An argparse type: a whole number of streams, 0 for no cap."""
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number (0: no cap)")
     return int(value)
 
 

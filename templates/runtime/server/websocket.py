@@ -21,6 +21,11 @@
 - A turn that continues from a response and then fails evicts that response from the
   connection-local cache, so a stale context is never continued twice.
 - A connection lasts at most `max_connection_seconds` (the spec's 60 minutes).
+- A turn that generates is a stream under the server's cap (`streams`): beyond it, the turn gets
+  the 503 `too_many_streams` envelope (with `Retry-After`) before the provider is called, and the
+  connection stays open for the next.
+- With observability on, each turn is observed as an HTTP request is: an access record, a count
+  and a span of its own (`observability.observe_turn`).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .acceptance import WEBSOCKET_FIELD
 from .emitter import Emitter, ToolPolicy, dumps
 from .errors import InvalidRequest, OpenResponsesError
+from .observability import observe_turn
 from .store import MemoryStore, ResponseStore, StoredResponse
 
 __all__ = ["websocket_endpoint"]
@@ -144,49 +150,57 @@ def websocket_endpoint(server: Any, model: type, max_connection_seconds: float =
                 raw = message.get("text")
                 if raw is None:
                     raw = message.get("bytes") or b""
-                await _turn(websocket, raw.encode() if isinstance(raw, str) else raw, store)
+                await observe_turn(
+                    websocket.scope, _turn(websocket, raw.encode() if isinstance(raw, str) else raw, store)
+                )
         except WebSocketDisconnect:
             return
 
     async def _turn(websocket: WebSocket, raw: bytes, store: _ConnectionStore) -> None:
         previous = None
+        release = None  # the turn's stream slot, once it has one
         try:
-            kind = _peek_type(raw)
-            if kind is not None and kind != "response.create":
-                raise InvalidRequest(
-                    f"Unknown client message type {kind!r}; send `response.create`.",
-                    code="unknown_message_type",
-                    param="type",
-                )
-            generate = True
-            if not server.acceptance.strict:
-                raw, generate = _transport_fields(raw)
-            data, body = parse_body(raw, model)
-            previous = data.get("previous_response_id")
-            response, request, own_input, policy = await server.prepare(data, body, store)
-            if generate:
-                steps, first = await server.first_step(request)
-            else:  # a warm-up: no model runs, so no call can meet `tool_choice: required`
-                steps, first, policy = _no_steps(), None, ToolPolicy(policy.allowed, required=False)
-        except OpenResponsesError as exc:
-            if previous and exc.status != 404:
+            try:
+                kind = _peek_type(raw)
+                if kind is not None and kind != "response.create":
+                    raise InvalidRequest(
+                        f"Unknown client message type {kind!r}; send `response.create`.",
+                        code="unknown_message_type",
+                        param="type",
+                    )
+                generate = True
+                if not server.acceptance.strict:
+                    raw, generate = _transport_fields(raw)
+                data, body = parse_body(raw, model)
+                previous = data.get("previous_response_id")
+                response, request, own_input, policy = await server.prepare(data, body, store)
+                if generate:
+                    release = server.streams.take()  # beyond the cap: the 503 envelope, before the provider runs
+                    steps, first = await server.first_step(request)
+                else:  # a warm-up: no model runs, so no call can meet `tool_choice: required`
+                    steps, first, policy = _no_steps(), None, ToolPolicy(policy.allowed, required=False)
+            except OpenResponsesError as exc:
+                if previous and exc.status != 404:
+                    store.evict(previous)
+                await websocket.send_text(_envelope(exc))
+                return
+            emitter = Emitter(response, policy, check=server.debug, seal=server.seal(data))
+            report = {WEBSOCKET_FIELD: list(request.ignored)} if request.ignored else None
+
+            async def deliver(batch: list[dict[str, Any]]) -> None:
+                nonlocal report
+                for event in batch:
+                    if report is not None:  # the turn's first event says what was ignored
+                        event, report = {**event, **report}, None
+                    await websocket.send_text(dumps(event).decode())
+
+            await server.run(emitter, steps, first, own_input, deliver, store)
+            if server.debug:
+                emitter.verify()
+            if emitter.error is not None and previous:
                 store.evict(previous)
-            await websocket.send_text(_envelope(exc))
-            return
-        emitter = Emitter(response, policy, check=server.debug, seal=server.seal(data))
-        report = {WEBSOCKET_FIELD: list(request.ignored)} if request.ignored else None
-
-        async def deliver(batch: list[dict[str, Any]]) -> None:
-            nonlocal report
-            for event in batch:
-                if report is not None:  # the turn's first event says what was ignored
-                    event, report = {**event, **report}, None
-                await websocket.send_text(dumps(event).decode())
-
-        await server.run(emitter, steps, first, own_input, deliver, store)
-        if server.debug:
-            emitter.verify()
-        if emitter.error is not None and previous:
-            store.evict(previous)
+        finally:
+            if release is not None:
+                release()
 
     return endpoint

@@ -24,6 +24,7 @@ with the spec's error object and a fitting status:
 | provider times out (`TimeoutError`) | 500 | `server_error` / `provider_timeout` |
 | the response store cannot serve (unreachable, disk full, locked: `StoreUnavailable`) | 503 + `Retry-After` | `server_error` / `store_unavailable` |
 | the server's shutdown deadline passed before the response finished (see `shutdown`) | 503 + `Retry-After` | `server_error` / `server_shutting_down` |
+| a stream (or a background run) beyond `max_streams` under way, refused before it begins (see `streams`) | 503 + `Retry-After` | `server_error` / `too_many_streams` |
 | `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
 | anything else | 500 | `server_error` |
 
@@ -76,6 +77,7 @@ from .sealing import Sealer, unseal_reasoning
 from .shutdown import ending
 from .steps import Incomplete, Provider, ProviderError, ProviderRequest
 from .store import ResponseStore, StoredResponse, context, open_store
+from .streams import DEFAULT_MAX_STREAMS, Streams
 from .websocket import websocket_endpoint
 
 __all__ = ["create_app", "error_response", "json_path", "response_skeleton"]
@@ -490,6 +492,7 @@ class _Server(Lifecycle):
         default_model: str,
         acceptance: Acceptance,
         sealer: Sealer,
+        max_streams: int | None = DEFAULT_MAX_STREAMS,
     ):
         self.provider = provider
         self.acceptance = acceptance
@@ -500,7 +503,12 @@ class _Server(Lifecycle):
         self.debug = debug
         self.max_body_bytes = max_body_bytes
         self.default_model = default_model
-        self.active = 0  # streams being produced right now
+        self.streams = Streams(max_streams)
+
+    @property
+    def active(self) -> int:
+        """Streams under way right now (streamed requests, WebSocket turns, background runs)."""
+        return self.streams.active
 
     def authorize(self, token: str | None) -> None:
         if token is None:
@@ -674,9 +682,15 @@ class _Server(Lifecycle):
             )
         stream = bool(data.get("stream"))
         emitter = Emitter(response, policy, check=self.debug, events=stream, frames=stream, seal=self.seal(data))
-        steps, first = await self.first_step(provider_request)
         if stream:
-            return _EventStream(lambda send: self.sse(send, emitter, steps, first, own_input), headers)
+            release = self.streams.take()  # beyond the cap: a 503 now, before the provider is called
+            try:
+                steps, first = await self.first_step(provider_request)
+            except BaseException:
+                release()
+                raise
+            return _EventStream(lambda send: self.sse(send, emitter, steps, first, own_input), headers, release)
+        steps, first = await self.first_step(provider_request)
         encoded = await self.run(emitter, steps, first, own_input)
         if self.debug:
             emitter.verify()
@@ -708,14 +722,10 @@ class _Server(Lifecycle):
         def deliver(frames: list[bytes]) -> Awaitable[None]:  # the send itself is awaited: no coroutine between
             return send({"type": "http.response.body", "body": b"".join(frames), "more_body": True})
 
-        self.active += 1
-        try:
-            await self.run(emitter, steps, first, own_input, deliver)
-            await send({"type": "http.response.body", "body": DONE_FRAME, "more_body": True})
-            if self.debug:
-                emitter.verify()
-        finally:
-            self.active -= 1
+        await self.run(emitter, steps, first, own_input, deliver)
+        await send({"type": "http.response.body", "body": DONE_FRAME, "more_body": True})
+        if self.debug:
+            emitter.verify()
 
     async def compact_response(
         self, scope: Scope, receive: Receive, model: type = models.CompactResponseMethodPublicBody
@@ -772,6 +782,7 @@ def create_app(
     strict: bool = False,
     reasoning_key: str | bytes | None = None,
     observability: Observability | bool = False,
+    max_streams: int | None = DEFAULT_MAX_STREAMS,
 ) -> Starlette:
     """A Starlette app serving the spec's operations with `provider` behind them.
 
@@ -788,7 +799,9 @@ def create_app(
     `$ORSPEC_REASONING_KEY`, else a random key for this process (see `sealing`).
     `observability`: `True` or an `Observability` with its settings serves `/metrics`, `/healthz`
     and `/readyz`, gives each request an id, an access log record and a trace span (the
-    `observability` extra; see `observability`).
+    `observability` extra; see `observability`). `max_streams`: streams generated at once (streamed
+    requests, WebSocket turns, background runs); one more is refused with a 503 before it begins
+    (`None` or 0: no cap; see `streams`).
     """
     if api_keys is None:
         api_keys = os.environ.get("ORSPEC_API_KEY")
@@ -813,6 +826,7 @@ def create_app(
         default_model=default_model,
         acceptance=Acceptance(accept, strict=strict),
         sealer=Sealer(reasoning_key),
+        max_streams=max_streams,
     )
     routes: list[Any] = []
     operations: dict[tuple[str, str], _Operation] = {}
@@ -965,16 +979,31 @@ class _EventStream(StreamingResponse):
     between the provider and the socket); Starlette's `StreamingResponse` still watches for the
     client leaving, and stops the production when it does."""
 
-    def __init__(self, produce: Callable[[Send], Awaitable[None]], extra: Iterable[tuple[str, str]] = ()):
+    def __init__(
+        self,
+        produce: Callable[[Send], Awaitable[None]],
+        extra: Iterable[tuple[str, str]] = (),
+        release: Callable[[], None] = lambda: None,
+    ):
         self.produce = produce
+        self.release = release  # the stream's slot under the cap
         self.status_code = 200
         self.media_type = "text/event-stream"
         self.background = None
         self.init_headers({**_SSE_HEADERS, **dict(extra)})
 
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.release()  # also when the client left before `stream_response` began
+
     async def stream_response(self, send: Send) -> None:
-        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        await self.produce(send)
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            await self.produce(send)
+        finally:
+            self.release()  # before the body ends: a client that read it all finds the slot free
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 

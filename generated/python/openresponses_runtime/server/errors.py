@@ -18,6 +18,7 @@ __all__ = [
     "ServerShuttingDown",
     "StoreUnavailable",
     "TooManyRequests",
+    "TooManyStreams",
     "Unauthorized",
 ]
 
@@ -120,6 +121,20 @@ class ServerShuttingDown(ServerError):
     def __init__(self, message: str = "The server is shutting down; retry the request.", **options: Any):
         super().__init__(message, **options)
         self.headers.setdefault("Retry-After", "1")
+
+
+class TooManyStreams(ServerError):
+    """503: the server generates as many streams at once as it is allowed (`max_streams`); this one
+    was refused before it began, and retrying after `Retry-After` seconds, when some have ended, may succeed."""
+
+    status = 503
+    default_code = "too_many_streams"
+    retry_after_seconds: ClassVar[int] = 2  # a stream lasts seconds: sooner would mostly meet the same cap
+
+    def __init__(self, limit: int, **options: Any):
+        message = f"The server is generating its maximum of {limit} streams at once; retry shortly."
+        super().__init__(message, **options)
+        self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
 
 
 class ModelError(OpenResponsesError):

@@ -22,6 +22,11 @@ its id, operation, status, error code, time to first byte, duration, response id
 tokens; never the prompt, the output or a key. `configure_logging("json")` writes every record of
 the runtime as one JSON object a line.
 
+A WebSocket turn (a `response.create` message) is observed as such a request is, operation
+`createResponse`: a new id, one access record (with `"transport": "websocket"`), a count, the
+durations and a span; its status is the error envelope's when the turn is refused, else 200,
+and its time to first byte is that of its first event.
+
 Metrics (`openresponses_` prefix): `requests_total{operation,status,code}`,
 `request_duration_seconds{operation}` and `time_to_first_byte_seconds{operation}` (histograms),
 `active_streams`, `active_connections{kind="http"|"websocket"}` (requests and WebSockets being
@@ -62,7 +67,15 @@ from .emitter import dumps
 from .errors import OpenResponsesError, StoreUnavailable
 from .routes import ROUTES
 
-__all__ = ["JSONFormatter", "Observability", "Observer", "configure_logging", "installed", "note_response"]
+__all__ = [
+    "JSONFormatter",
+    "Observability",
+    "Observer",
+    "configure_logging",
+    "installed",
+    "note_response",
+    "observe_turn",
+]
 
 EXTRA = "pip install 'openresponses-runtime[observability]'"
 LOGGER = "openresponses_runtime.server.access"
@@ -101,6 +114,7 @@ class _Request:
     id: str
     operation: str
     started: float
+    transport: str = "http"
     status: int = 0
     code: str = ""
     stream: bool = False
@@ -114,6 +128,7 @@ class _Request:
 
 
 _current: ContextVar[_Request | None] = ContextVar("openresponses_request", default=None)
+_socket_observer: ContextVar[Observer | None] = ContextVar("openresponses_socket_observer", default=None)
 
 
 def note_response(response: dict[str, Any]) -> None:
@@ -133,6 +148,18 @@ def note_response(response: dict[str, Any]) -> None:
         request.code = str(error["code"])
 
 
+async def observe_turn(scope: Scope, turn: Awaitable[None]) -> None:
+    """Serve one WebSocket turn, observed as an HTTP request is when the connection is observed;
+    as it is otherwise, at no cost."""
+    observer = _socket_observer.get()
+    if observer is None:
+        await turn
+    else:
+        operation = _WEBSOCKET_OPERATIONS.get(scope["path"], "other")
+        request = _Request(_new_request_id(), operation, time.perf_counter(), transport="websocket")
+        await observer.served(scope, request, turn)
+
+
 def _request_id(scope: Scope) -> str:
     for name, value in scope["headers"]:
         if name == b"x-request-id":
@@ -140,12 +167,17 @@ def _request_id(scope: Scope) -> str:
             if given:
                 return given
             break
+    return _new_request_id()
+
+
+def _new_request_id() -> str:
     return "req_" + os.urandom(16).hex()
 
 
 # Each path and method of the spec's operations, for the `operation` label (a bounded set).
 _EXACT = {(op.method, op.path): op.operation_id for op in ROUTES if "{" not in op.path}
 _TEMPLATED = [(op.method, compile_path(op.path)[0], op.operation_id) for op in ROUTES if "{" in op.path]
+_WEBSOCKET_OPERATIONS = {op.path: op.operation_id for op in ROUTES if op.websocket}  # a turn is one of these
 
 
 def _operation(method: str, path: str) -> str:
@@ -251,9 +283,11 @@ class Observer:
         if kind == "websocket":
             gauge = self.metrics.websockets
             gauge.inc()
+            token = _socket_observer.set(self)  # its turns are observed (`observe_turn`)
             try:
-                await app(scope, receive, send)
+                await app(scope, receive, self.watched_socket(send))
             finally:
+                _socket_observer.reset(token)
                 gauge.dec()
             return
         if kind != "http":
@@ -283,11 +317,39 @@ class Observer:
                     request.error_body.append(message.get("body", b""))
             await send(message)
 
-        token = _current.set(request)
         metrics.requests_in_flight.inc()
         try:
+            await self.served(scope, request, app(scope, receive, observed_send))
+        finally:
+            metrics.requests_in_flight.dec()
+
+    def watched_socket(self, send: Send) -> Send:
+        """A WebSocket's `send`, telling the turn being observed of its first message: the error
+        envelope of a refused turn (its status and code), or the first event of its stream."""
+        metrics = self.metrics
+
+        async def watched_send(message: Message) -> None:
+            request = _current.get()
+            if request is not None and request.first_byte is None and message["type"] == "websocket.send":
+                request.first_byte = time.perf_counter()
+                text = message.get("text") or message.get("bytes") or ""
+                envelope = _envelope_status(text)
+                if envelope is None:
+                    request.status, request.stream = 200, True
+                    metrics.streams.inc()
+                else:
+                    request.status, request.code = envelope
+            await send(message)
+
+        return watched_send
+
+    async def served(self, scope: Scope, request: _Request, serving: Awaitable[None]) -> None:
+        """Await `serving` (a request's answer, or a WebSocket turn) as `request`: in its span, then
+        counted, timed and logged."""
+        token = _current.set(request)
+        try:
             if self.tracer is None:
-                await app(scope, receive, observed_send)
+                await serving
             else:
                 from opentelemetry import trace
 
@@ -296,16 +358,15 @@ class Observer:
                     request.operation, kind=trace.SpanKind.SERVER, attributes=attributes
                 )
                 with trace.use_span(request.span, end_on_exit=False):
-                    await app(scope, receive, observed_send)
+                    await serving
         except BaseException:
             if request.status == 0:
                 request.status = 500
             raise
         finally:
             _current.reset(token)
-            metrics.requests_in_flight.dec()
             if request.stream:
-                metrics.streams.dec()
+                self.metrics.streams.dec()
             self.finish(request)
 
     def finish(self, request: _Request) -> None:
@@ -323,6 +384,7 @@ class Observer:
             fields = {
                 "request_id": request.id,
                 "operation": request.operation,
+                "transport": request.transport,
                 "status": request.status,
                 "code": request.code or None,
                 "stream": request.stream,
@@ -348,6 +410,19 @@ class Observer:
         except Exception as exc:  # a store bug is as unready as an outage, and says which
             return StoreUnavailable(f"The response store failed: {type(exc).__name__}.")
         return None
+
+
+def _envelope_status(text: str | bytes) -> tuple[int, str] | None:
+    """The status and code of a WebSocket error envelope (`{"type": "error", "status": ...}`), or
+    None for any other message (the first event of a stream). Read once per turn."""
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("type") != "error" or not isinstance(message.get("status"), int):
+        return None
+    error = message.get("error") if isinstance(message.get("error"), dict) else {}
+    return message["status"], str(error.get("code") or error.get("type") or "")
 
 
 def _error_code(body: bytes) -> str:
@@ -565,11 +640,14 @@ class _TracedProvider:
 
 def _span_start(scope: Scope, request: _Request) -> dict[str, Any]:
     attributes = {
-        "http.request.method": scope["method"],
         "url.path": scope["path"],
         "openresponses.operation": request.operation,
         "openresponses.request_id": request.id,
     }
+    if scope["type"] == "http":
+        attributes["http.request.method"] = scope["method"]
+    else:
+        attributes["network.protocol.name"] = "websocket"
     if request.operation == "createResponse":
         attributes["gen_ai.operation.name"] = "chat"
     return attributes
