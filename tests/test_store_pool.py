@@ -213,3 +213,24 @@ def test_a_stored_lone_surrogate_reads_back(tmp_path):
     store = SQLiteStore(tmp_path / "surrogate.sqlite3")
     asyncio.run(store.put(StoredResponse("resp_odd", None, [{"text": "a\ud800b"}], [], {"id": "resp_odd"})))
     assert asyncio.run(store.get("resp_odd")).input == [{"text": "a\ud800b"}]
+
+
+def test_a_served_postgres_store_opens_its_pool_and_shows_it_in_the_metrics(pg_url):  # noqa: F811 - the fixture
+    pytest.importorskip("prometheus_client", reason="the runtime's observability extra is not installed")
+    from openresponses_runtime.server import create_app
+
+    from .server_helpers import RecordingProvider, live_server
+
+    store = PostgresStore(pg_url, pool_size=3)
+    app = create_app(RecordingProvider(), store=store, api_keys=API_KEY, observability=True)
+    with live_server(app, lifespan="on") as base:  # the lifespan opens the pool, as under orspec serve
+        assert httpx.post(base + "/responses", json={"input": "hi"}, headers=HEADERS, timeout=30).status_code == 200
+        metrics = httpx.get(base.removesuffix("/v1") + "/metrics", timeout=30).text
+        gauges = {
+            line.split('"')[1]: float(line.rsplit(" ", 1)[1])
+            for line in metrics.splitlines()
+            if line.startswith("openresponses_store_pool_connections{")
+        }
+        assert set(gauges) == {"idle", "busy", "waiting"} and 1 <= gauges["idle"] + gauges["busy"] <= 3
+        assert len(store._pools) == 1
+    assert store._pools == {}  # closed as the server stopped
