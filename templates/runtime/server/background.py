@@ -114,12 +114,12 @@ class Background:
         (they cannot finish without it, and an instance that shuts down never renews their lease again).
         A store with connections to keep (PostgreSQL's pool) opens them here and closes them as it stops."""
         opening = getattr(self.store, "open", None)
-        if callable(opening):
-            await opening()
         try:
+            if callable(opening):
+                await opening()
             await self.runs_settled()
-        except Exception:  # the store is down: the server starts all the same, and answers 503 until it is back
-            log.exception("failing the background runs of stopped processes failed")
+        except Exception as exc:  # the store is down: the server starts all the same, and answers 503 until it is back
+            log.error("the response store is not ready as the server starts (%s); requests get 503 until it is", exc)
         try:
             yield
         finally:
