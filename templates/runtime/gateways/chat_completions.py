@@ -47,7 +47,6 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..events import SSEDecoder
 from ..server import (
     Accepted,
     ArgumentsDelta,
@@ -66,7 +65,7 @@ from ..server import (
     TooManyRequests,
     UsageReport,
 )
-from ._http import UpstreamClient
+from ._upstream import UpstreamClient, aiter_of, json_events
 
 __all__ = ["ChatCompletionsProvider", "chat_chunks", "steps_from_chunks", "to_chat_messages", "to_chat_request"]
 
@@ -254,38 +253,11 @@ def _upstream_error(status: int, body: bytes, retry_after: str | None = None) ->
     return ModelError(f"The upstream failed ({status}): {message}", status=502)
 
 
-async def chat_chunks(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-    """The JSON chunks of a Chat Completions SSE stream, up to `[DONE]` or the end of the body.
-
-    An `event: error` frame comes through as the `{"error": ...}` it carries; a frame that is not
-    a JSON object is skipped and logged. A connection that breaks off simply ends the chunks:
-    `steps_from_chunks` notices that the answer never finished."""
-    decoder = SSEDecoder()
-    try:
-        async for data in reply.aiter_bytes():
-            for message in decoder.feed(data):
-                if message.data == "[DONE]":
-                    return
-                for chunk in _parse(message.data):
-                    yield chunk
-        for message in decoder.close():
-            if message.data == "[DONE]":
-                return
-            for chunk in _parse(message.data):
-                yield chunk
-    except httpx.TransportError as exc:
-        log.warning("the upstream's stream broke off: %s", exc)
-
-
-def _parse(data: str) -> list[dict[str, Any]]:
-    try:
-        chunk = json.loads(data)
-    except ValueError:
-        chunk = None
-    if not isinstance(chunk, dict):
-        log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
-        return []
-    return [chunk]
+def chat_chunks(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON chunks of a Chat Completions SSE stream, up to `[DONE]` or the end of the body. An
+    `event: error` frame comes through as the `{"error": ...}` it carries; `steps_from_chunks`
+    notices an answer that never finished."""
+    return json_events(reply)
 
 
 def _usage(chunk: dict[str, Any]) -> UsageReport | None:
@@ -526,7 +498,7 @@ class ChatCompletionsProvider:
                 if kind == "text/event-stream":
                     chunks = chat_chunks(reply)
                 else:  # some servers answer whole whatever `stream` says: read it as one chunk
-                    chunks = _aiter([_chunk_of_completion(_whole_completion(kind, await reply.aread()))])
+                    chunks = aiter_of([_chunk_of_completion(_whole_completion(kind, await reply.aread()))])
                 yield Accepted()  # the client's stream begins now, however long the upstream thinks
                 async for step in steps_from_chunks(chunks):
                     yield step
@@ -541,11 +513,6 @@ class ChatCompletionsProvider:
         """One opaque `compaction` item holding the conversation, which `to_chat_messages` opens again."""
         blob = base64.b64encode(json.dumps(_expand(items)).encode()).decode()
         return [{"type": "compaction", "id": "cmp_" + os.urandom(12).hex(), "encrypted_content": blob}]
-
-
-async def _aiter(chunks: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-    for chunk in chunks:
-        yield chunk
 
 
 def _chunk_of_completion(completion: dict[str, Any]) -> dict[str, Any]:

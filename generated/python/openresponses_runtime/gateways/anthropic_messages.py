@@ -59,7 +59,6 @@ from typing import Any
 
 import httpx
 
-from ..events import SSEDecoder
 from ..server import (
     Accepted,
     ArgumentsDelta,
@@ -78,7 +77,7 @@ from ..server import (
     UsageReport,
     VendorItem,
 )
-from ._http import UpstreamClient
+from ._upstream import UpstreamClient, aiter_of, json_events
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -335,32 +334,11 @@ def _upstream_error(status: int, body: bytes, retry_after: str | None = None) ->
 
 
 async def message_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-    """The JSON events of a Messages SSE stream (`ping` left out), to the end of the body.
-
-    A frame that is not a JSON object is skipped and logged; a connection that breaks off simply
-    ends the events, and `steps_from_events` notices that the message never stopped."""
-    decoder = SSEDecoder()
-    try:
-        async for data in reply.aiter_bytes():
-            for message in decoder.feed(data):
-                for event in _parse(message.data):
-                    yield event
-        for message in decoder.close():
-            for event in _parse(message.data):
-                yield event
-    except httpx.TransportError as exc:
-        log.warning("the upstream's stream broke off: %s", exc)
-
-
-def _parse(data: str) -> list[dict[str, Any]]:
-    try:
-        event = json.loads(data)
-    except ValueError:
-        event = None
-    if not isinstance(event, dict):
-        log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
-        return []
-    return [] if event.get("type") == "ping" else [event]
+    """The JSON events of a Messages SSE stream (`ping` left out), to the end of the body;
+    `steps_from_events` notices a message that never stopped."""
+    async for event in json_events(reply):
+        if event.get("type") != "ping":
+            yield event
 
 
 def events_of_message(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -537,11 +515,6 @@ async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncItera
         yield Incomplete(_INCOMPLETE[stop])
 
 
-async def _aiter(events: Iterator[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-    for event in events:
-        yield event
-
-
 # -- the provider ----------------------------------------------------------------------------
 
 
@@ -594,7 +567,7 @@ class AnthropicMessagesProvider:
                 if kind == "text/event-stream":
                     events = message_events(reply)
                 else:
-                    events = _aiter(events_of_message(_whole_message(kind, await reply.aread())))
+                    events = aiter_of(events_of_message(_whole_message(kind, await reply.aread())))
                 yield Accepted()  # the client's stream begins now, however long the upstream thinks
                 async for step in steps_from_events(events):
                     yield step
