@@ -242,6 +242,20 @@ def test_unknown_events_and_deltas_are_skipped_and_counted(caplog):
     assert "skipped 2 upstream events" in caplog.text
 
 
+def test_pings_are_passed_over_without_a_word(caplog):
+    events = [
+        {"type": "ping"},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "ping"},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    ]
+    with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
+        assert steps(events) == [TextDelta("hi")]
+    assert "skipped" not in caplog.text
+
+
 def test_invalid_json_input_is_delivered_as_sent_with_a_warning(caplog):
     block = {"type": "tool_use", "id": "t1", "name": "f", "input": {}}
     events = [

@@ -334,3 +334,12 @@ def test_an_error_after_the_finish_reason_leaves_the_whole_answer_alone():
     assert steps(after_stop) == [TextDelta("Hi")]
     after_length = [delta(content="Hi"), finish("length"), {"error": {"message": "Token limit reached"}}]
     assert steps(after_length) == [TextDelta("Hi"), Incomplete("max_output_tokens")]
+
+
+def test_text_after_a_call_whose_arguments_never_came_opens_and_ends_that_call_first():
+    named = [delta(tool_calls=[{"index": 0, "id": "call_a", "function": {"name": "f", "arguments": ""}}])]
+    assert steps([*named, delta(content="Done."), finish()]) == [
+        FunctionCallStart("f", call_id="call_a"),
+        FunctionCallEnd(),
+        TextDelta("Done."),
+    ]

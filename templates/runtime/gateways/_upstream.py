@@ -11,7 +11,14 @@ from typing import Any
 
 import httpx
 
-from ..events import SSEDecoder
+from ..events import SSEDecoder, SSEMessage
+
+# orjson is optional; it reads an event three times as fast as json. It reads an integer beyond 64 bits
+# as a float, where json keeps it whole; neither upstream API sends integers that large.
+try:
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover
+    from json import loads as _loads
 
 __all__ = ["UpstreamClient", "aiter_of", "json_events"]
 
@@ -45,29 +52,44 @@ async def json_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
     decoder = SSEDecoder()
     try:
         async for data in reply.aiter_bytes():
-            for message in decoder.feed(data):
-                if message.data == "[DONE]":
-                    return
-                if (event := _object(message.data)) is not None:
-                    yield event
-        for message in decoder.close():
-            if message.data == "[DONE]":
-                return
-            if (event := _object(message.data)) is not None:
+            events, done = _objects(decoder.feed(data))
+            for event in events:
                 yield event
+            if done:
+                return
+        events, _ = _objects(decoder.close())
+        for event in events:
+            yield event
     except httpx.TransportError as exc:
         log.warning("the upstream's stream broke off: %s", exc)
 
 
-def _object(data: str) -> dict[str, Any] | None:
+def _objects(messages: list[SSEMessage]) -> tuple[list[dict[str, Any]], bool]:
+    """The JSON objects among `messages` and whether `[DONE]` ended them (nothing after it counts).
+
+    A whole read at a time, not one call per event: this runs for every event of every stream."""
+    objects = []
+    for message in messages:
+        data = message.data
+        if data == "[DONE]":
+            return objects, True
+        try:
+            event = _loads(data)
+        except ValueError:
+            event = _lenient_loads(data)
+        if isinstance(event, dict):
+            objects.append(event)
+        else:
+            log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
+    return objects, False
+
+
+def _lenient_loads(data: str) -> Any:
+    """What `json` reads of `data` (orjson refuses NaN, integers beyond 64 bits, lone surrogates), or None."""
     try:
-        event = json.loads(data)
+        return json.loads(data)
     except ValueError:
-        event = None
-    if not isinstance(event, dict):
-        log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
         return None
-    return event
 
 
 async def aiter_of(events: Iterable[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:

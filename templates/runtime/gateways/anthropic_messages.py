@@ -333,12 +333,10 @@ def _upstream_error(status: int, body: bytes, retry_after: str | None = None) ->
     return ModelError(f"The upstream failed ({status}): {message}", status=502)
 
 
-async def message_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-    """The JSON events of a Messages SSE stream (`ping` left out), to the end of the body;
-    `steps_from_events` notices a message that never stopped."""
-    async for event in json_events(reply):
-        if event.get("type") != "ping":
-            yield event
+def message_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON events of a Messages SSE stream, to the end of the body (`steps_from_events` passes
+    over `ping` and notices a message that never stopped)."""
+    return json_events(reply)
 
 
 def events_of_message(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -445,19 +443,7 @@ async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncItera
 
     async for event in events:
         kind = event.get("type")
-        if kind == "message_start":
-            usage.update((event.get("message") or {}).get("usage") or {})
-        elif kind == "content_block_start":
-            for step in end_block():
-                yield step
-            block, pieces = dict(event.get("content_block") or {}), []
-            if block.get("type") == "tool_use":
-                yield FunctionCallStart(str(block.get("name") or ""), call_id=block.get("id"))
-            elif block.get("type") == "text" and block.get("text"):
-                yield TextDelta(block["text"])
-            elif block.get("type") == "thinking" and block.get("thinking"):
-                yield ReasoningDelta(block["thinking"])
-        elif kind == "content_block_delta" and block is not None:
+        if kind == "content_block_delta" and block is not None:  # first: nearly every event is one
             delta = event.get("delta") or {}
             which = delta.get("type")
             if which == "text_delta":
@@ -479,6 +465,18 @@ async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncItera
                 pieces.append(delta.get("content") or "")
             else:
                 skipped += 1
+        elif kind == "message_start":
+            usage.update((event.get("message") or {}).get("usage") or {})
+        elif kind == "content_block_start":
+            for step in end_block():
+                yield step
+            block, pieces = dict(event.get("content_block") or {}), []
+            if block.get("type") == "tool_use":
+                yield FunctionCallStart(str(block.get("name") or ""), call_id=block.get("id"))
+            elif block.get("type") == "text" and block.get("text"):
+                yield TextDelta(block["text"])
+            elif block.get("type") == "thinking" and block.get("thinking"):
+                yield ReasoningDelta(block["thinking"])
         elif kind == "content_block_stop":
             for step in end_block():
                 yield step
@@ -497,7 +495,7 @@ async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncItera
                 code="upstream_overloaded" if overloaded else None,
                 status=502,
             )
-        else:
+        elif kind != "ping":  # a keep-alive
             skipped += 1
     if skipped:
         log.warning("skipped %d upstream events of a type this gateway does not know", skipped)

@@ -293,17 +293,22 @@ def _merge_details(kept: list[dict[str, Any]], pieces: Any) -> None:
                 into[key] = value
 
 
-def _known_choice(choice: Any) -> bool:
-    """A choice whose delta has the shapes this gateway reads (a text as a string, calls as objects)."""
-    if not isinstance(choice, dict) or not isinstance(choice.get("delta") or {}, dict):
-        return False
+def _delta_of(choice: Any) -> dict[str, Any] | None:
+    """The delta of a choice whose shapes this gateway reads (a text as a string, calls as objects), else None."""
+    if not isinstance(choice, dict):
+        return None
     delta = choice.get("delta") or {}
-    calls = delta.get("tool_calls") or []
-    return (
-        all(isinstance(delta.get(key) or "", str) for key in ("content", "refusal"))
-        and isinstance(calls, list)
+    if not isinstance(delta, dict):
+        return None
+    content, refusal, calls = delta.get("content"), delta.get("refusal"), delta.get("tool_calls")
+    if (content and not isinstance(content, str)) or (refusal and not isinstance(refusal, str)):
+        return None
+    if calls and not (
+        isinstance(calls, list)
         and all(isinstance(call, dict) and isinstance(call.get("function") or {}, dict) for call in calls)
-    )
+    ):
+        return None
+    return delta
 
 
 async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
@@ -368,7 +373,8 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
         return steps
 
     async for chunk in chunks:
-        usage = _usage(chunk) or usage
+        if "usage" in chunk or "x_groq" in chunk:
+            usage = _usage(chunk) or usage
         if chunk.get("error") is not None:
             if finish is not None:  # the answer is whole: OpenRouter adds "Token limit reached" after `length`
                 log.info("after finish_reason %s, the upstream sent: %s", finish, _error_message(chunk["error"]))
@@ -381,22 +387,24 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
             skipped += "usage" not in chunk and "x_groq" not in chunk  # a usage-only chunk is known
             continue
         for choice in choices:
-            if not _known_choice(choice):
+            delta = _delta_of(choice)
+            if delta is None:
                 skipped += 1
                 continue
             if choice.get("index", 0) != 0:
                 continue
-            delta = choice.get("delta") or {}
             thought = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(thought, str) and thought:
+            if thought and isinstance(thought, str):
                 reasoning = True
                 yield ReasoningDelta(thought)
             if delta.get("reasoning_details"):
                 _merge_details(details, delta["reasoning_details"])
-            if delta.get("content"):
-                for step in end_reasoning() + flush_pending() + end_call():
-                    yield step
-                yield TextDelta(delta["content"])
+            content = delta.get("content")
+            if content:
+                if reasoning or pending is not None or open_call is not None:  # most text follows text
+                    for step in end_reasoning() + flush_pending() + end_call():
+                        yield step
+                yield TextDelta(content)
             if delta.get("refusal"):
                 refusal.append(delta["refusal"])
             for call in delta.get("tool_calls") or ():
