@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from ..events import SSEDecoder, SSEMessage
+from ..events import SSEDecoder
 
 # orjson is optional; it reads an event three times as fast as json. It reads an integer beyond 64 bits
 # as a float, where json keeps it whole; neither upstream API sends integers that large.
@@ -48,48 +48,38 @@ async def json_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
     """The JSON objects of an upstream's SSE stream, up to `data: [DONE]` or the end of the body.
 
     A frame that is not a JSON object is skipped and logged. A connection that breaks off simply
-    ends the objects: the gateway notices that the answer never finished."""
+    ends the objects: the gateway notices that the answer never finished. Each object is parsed
+    when it is asked for: a whole network read's objects alive at once (hundreds) cost more in
+    garbage collection than their parsing."""
     decoder = SSEDecoder()
     try:
         async for data in reply.aiter_bytes():
-            events, done = _objects(decoder.feed(data))
-            for event in events:
-                yield event
-            if done:
+            for message in decoder.feed(data):
+                if message.data == "[DONE]":
+                    return
+                if (event := _object(message.data)) is not None:
+                    yield event
+        for message in decoder.close():
+            if message.data == "[DONE]":
                 return
-        events, _ = _objects(decoder.close())
-        for event in events:
-            yield event
+            if (event := _object(message.data)) is not None:
+                yield event
     except httpx.TransportError as exc:
         log.warning("the upstream's stream broke off: %s", exc)
 
 
-def _objects(messages: list[SSEMessage]) -> tuple[list[dict[str, Any]], bool]:
-    """The JSON objects among `messages` and whether `[DONE]` ended them (nothing after it counts).
-
-    A whole read at a time, not one call per event: this runs for every event of every stream."""
-    objects = []
-    for message in messages:
-        data = message.data
-        if data == "[DONE]":
-            return objects, True
-        try:
-            event = _loads(data)
-        except ValueError:
-            event = _lenient_loads(data)
-        if isinstance(event, dict):
-            objects.append(event)
-        else:
-            log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
-    return objects, False
-
-
-def _lenient_loads(data: str) -> Any:
-    """What `json` reads of `data` (orjson refuses NaN, integers beyond 64 bits, lone surrogates), or None."""
+def _object(data: str) -> dict[str, Any] | None:
     try:
-        return json.loads(data)
-    except ValueError:
+        event = _loads(data)
+    except ValueError:  # orjson refuses some of what json reads: NaN, infinities, lone surrogates
+        try:
+            event = json.loads(data)
+        except ValueError:
+            event = None
+    if not isinstance(event, dict):
+        log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
         return None
+    return event
 
 
 async def aiter_of(events: Iterable[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
