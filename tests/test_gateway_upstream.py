@@ -67,3 +67,19 @@ def test_a_stream_that_breaks_off_ends_its_objects_with_a_warning(caplog):
         got = read([b'data: {"n": 1}\n\ndata: {"n"'], httpx.ReadError("connection reset"))
     assert got == [{"n": 1}]
     assert "the upstream's stream broke off: connection reset" in caplog.text
+
+
+def test_each_object_is_read_only_when_asked_for(caplog):
+    """Not a whole network read ahead: hundreds of objects alive at once cost more in garbage
+    collection than their parsing."""
+
+    async def first():
+        events = json_events(httpx.Response(200, stream=_Pieces([b'data: {"n": 1}\n\ndata: not json\n\n'])))
+        try:
+            return await anext(events)
+        finally:
+            await events.aclose()
+
+    with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
+        assert asyncio.run(asyncio.wait_for(first(), 10)) == {"n": 1}
+    assert "not a JSON object" not in caplog.text  # the second frame was never parsed
