@@ -360,3 +360,12 @@ def test_an_unreachable_upstream_is_a_502():
     with served("http://127.0.0.1:9") as base:
         reply = post(base, input="hi")
     assert reply.status_code == 502 and reply.json()["error"]["code"] == "upstream_unreachable"
+
+
+def test_turns_share_one_upstream_connection(replay):
+    base, upstream = replay
+    for text in ("One", "Two"):
+        upstream.answer(START + text_block(text) + STOP)
+        stream(base, input="Hi")
+    first, second = upstream.clients[-2:]
+    assert first == second  # the body was read to its end, so the connection went back to the pool

@@ -77,7 +77,7 @@ from ..server import (
     UsageReport,
     VendorItem,
 )
-from ._upstream import UpstreamClient, aiter_of, json_events
+from ._upstream import UpstreamClient, aiter_of, finish_reading, json_events
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -569,6 +569,7 @@ class AnthropicMessagesProvider:
                 yield Accepted()  # the client's stream begins now, however long the upstream thinks
                 async for step in steps_from_events(events):
                     yield step
+                await finish_reading(events)  # what follows message_stop: the end of the body
         except httpx.TransportError as exc:  # before the answer began: no stream to end
             raise ModelError(
                 f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",

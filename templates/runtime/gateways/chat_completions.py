@@ -65,7 +65,7 @@ from ..server import (
     TooManyRequests,
     UsageReport,
 )
-from ._upstream import UpstreamClient, aiter_of, json_events
+from ._upstream import UpstreamClient, aiter_of, finish_reading, json_events
 
 __all__ = ["ChatCompletionsProvider", "chat_chunks", "steps_from_chunks", "to_chat_messages", "to_chat_request"]
 
@@ -510,6 +510,7 @@ class ChatCompletionsProvider:
                 yield Accepted()  # the client's stream begins now, however long the upstream thinks
                 async for step in steps_from_chunks(chunks):
                     yield step
+                await finish_reading(chunks)  # what follows the last chunk: the end of the body
         except httpx.TransportError as exc:  # before the answer began: no stream to end
             raise ModelError(
                 f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",

@@ -20,9 +20,11 @@ try:
 except ImportError:  # pragma: no cover
     from json import loads as _loads
 
-__all__ = ["UpstreamClient", "aiter_of", "json_events"]
+__all__ = ["UpstreamClient", "aiter_of", "finish_reading", "json_events"]
 
 log = logging.getLogger("openresponses_runtime.gateways")
+
+_FINISH_SECONDS = 1.0  # what an upstream gets to end its body after its last event
 
 
 class UpstreamClient:
@@ -52,10 +54,12 @@ async def json_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
     when it is asked for: a whole network read's objects alive at once (hundreds) cost more in
     garbage collection than their parsing."""
     decoder = SSEDecoder()
+    body = reply.aiter_bytes()
     try:
-        async for data in reply.aiter_bytes():
+        async for data in body:
             for message in decoder.feed(data):
                 if message.data == "[DONE]":
+                    await finish_reading(body)
                     return
                 if (event := _object(message.data)) is not None:
                     yield event
@@ -80,6 +84,19 @@ def _object(data: str) -> dict[str, Any] | None:
         log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
         return None
     return event
+
+
+async def finish_reading(rest: AsyncIterator[Any]) -> None:
+    """Read what is left of an answer after its last event, so that its connection goes back to the
+    pool for the next turn: httpx closes a connection whose body was not read to its end, and a new
+    one costs a TCP and TLS handshake. An upstream that keeps the body open past `_FINISH_SECONDS`
+    keeps its connection closed, as before."""
+    try:
+        async with asyncio.timeout(_FINISH_SECONDS):
+            async for _ in rest:
+                pass
+    except (TimeoutError, httpx.TransportError):
+        pass
 
 
 async def aiter_of(events: Iterable[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
