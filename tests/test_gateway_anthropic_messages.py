@@ -242,6 +242,20 @@ def test_unknown_events_and_deltas_are_skipped_and_counted(caplog):
     assert "skipped 2 upstream events" in caplog.text
 
 
+def test_pings_are_passed_over_without_a_word(caplog):
+    events = [
+        {"type": "ping"},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "ping"},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    ]
+    with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
+        assert steps(events) == [TextDelta("hi")]
+    assert "skipped" not in caplog.text
+
+
 def test_invalid_json_input_is_delivered_as_sent_with_a_warning(caplog):
     block = {"type": "tool_use", "id": "t1", "name": "f", "input": {}}
     events = [
@@ -346,3 +360,12 @@ def test_an_unreachable_upstream_is_a_502():
     with served("http://127.0.0.1:9") as base:
         reply = post(base, input="hi")
     assert reply.status_code == 502 and reply.json()["error"]["code"] == "upstream_unreachable"
+
+
+def test_turns_share_one_upstream_connection(replay):
+    base, upstream = replay
+    for text in ("One", "Two"):
+        upstream.answer(START + text_block(text) + STOP)
+        stream(base, input="Hi")
+    first, second = upstream.clients[-2:]
+    assert first == second  # the body was read to its end, so the connection went back to the pool

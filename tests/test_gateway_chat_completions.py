@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import threading
+import time
 
 import httpx
 import pytest
@@ -334,3 +335,34 @@ def test_an_error_after_the_finish_reason_leaves_the_whole_answer_alone():
     assert steps(after_stop) == [TextDelta("Hi")]
     after_length = [delta(content="Hi"), finish("length"), {"error": {"message": "Token limit reached"}}]
     assert steps(after_length) == [TextDelta("Hi"), Incomplete("max_output_tokens")]
+
+
+def test_text_after_a_call_whose_arguments_never_came_opens_and_ends_that_call_first():
+    named = [delta(tool_calls=[{"index": 0, "id": "call_a", "function": {"name": "f", "arguments": ""}}])]
+    assert steps([*named, delta(content="Done."), finish()]) == [
+        FunctionCallStart("f", call_id="call_a"),
+        FunctionCallEnd(),
+        TextDelta("Done."),
+    ]
+
+
+def test_turns_share_one_upstream_connection(replay):
+    base, upstream = replay
+    for text in ("One", "Two"):
+        upstream.answer([chunk({"content": text}), chunk({}, "stop"), DONE])
+        stream(base, input="Hi")
+    first, second = upstream.clients[-2:]
+    assert first == second  # the body was read to its end, so the connection went back to the pool
+
+
+def test_an_upstream_that_keeps_its_body_open_after_done_delays_the_end_a_second_at_most(replay):
+    base, upstream = replay
+    hold = threading.Event()
+    upstream.answer([chunk({"content": "Hi"}), chunk({}, "stop"), DONE, hold])
+    started = time.monotonic()
+    try:
+        _, events = stream(base, input="Hi")
+    finally:
+        hold.set()
+    assert events[-1]["type"] == "response.completed"
+    assert time.monotonic() - started < 4  # the reading gives up after one second

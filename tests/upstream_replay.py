@@ -39,6 +39,7 @@ class ReplayUpstream:
         self.answers: list[Answer] = []
         self.requests: list[dict] = []
         self.headers: list[dict[str, str]] = []
+        self.clients: list[tuple[str, int]] = []  # the address each request came from: one per connection
         self.app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self._completions, methods=["POST"]),
@@ -52,6 +53,7 @@ class ReplayUpstream:
     async def _completions(self, request: Request) -> Response:
         self.requests.append(json.loads(await request.body()))
         self.headers.append(dict(request.headers))
+        self.clients.append(tuple(request.client))
         answer = self.answers.pop(0)
 
         async def body():

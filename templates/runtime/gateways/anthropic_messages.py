@@ -59,7 +59,6 @@ from typing import Any
 
 import httpx
 
-from ..events import SSEDecoder
 from ..server import (
     Accepted,
     ArgumentsDelta,
@@ -78,7 +77,7 @@ from ..server import (
     UsageReport,
     VendorItem,
 )
-from ._http import UpstreamClient
+from ._upstream import UpstreamClient, aiter_of, finish_reading, json_events
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -334,33 +333,10 @@ def _upstream_error(status: int, body: bytes, retry_after: str | None = None) ->
     return ModelError(f"The upstream failed ({status}): {message}", status=502)
 
 
-async def message_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-    """The JSON events of a Messages SSE stream (`ping` left out), to the end of the body.
-
-    A frame that is not a JSON object is skipped and logged; a connection that breaks off simply
-    ends the events, and `steps_from_events` notices that the message never stopped."""
-    decoder = SSEDecoder()
-    try:
-        async for data in reply.aiter_bytes():
-            for message in decoder.feed(data):
-                for event in _parse(message.data):
-                    yield event
-        for message in decoder.close():
-            for event in _parse(message.data):
-                yield event
-    except httpx.TransportError as exc:
-        log.warning("the upstream's stream broke off: %s", exc)
-
-
-def _parse(data: str) -> list[dict[str, Any]]:
-    try:
-        event = json.loads(data)
-    except ValueError:
-        event = None
-    if not isinstance(event, dict):
-        log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
-        return []
-    return [] if event.get("type") == "ping" else [event]
+def message_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON events of a Messages SSE stream, to the end of the body (`steps_from_events` passes
+    over `ping` and notices a message that never stopped)."""
+    return json_events(reply)
 
 
 def events_of_message(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -467,19 +443,7 @@ async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncItera
 
     async for event in events:
         kind = event.get("type")
-        if kind == "message_start":
-            usage.update((event.get("message") or {}).get("usage") or {})
-        elif kind == "content_block_start":
-            for step in end_block():
-                yield step
-            block, pieces = dict(event.get("content_block") or {}), []
-            if block.get("type") == "tool_use":
-                yield FunctionCallStart(str(block.get("name") or ""), call_id=block.get("id"))
-            elif block.get("type") == "text" and block.get("text"):
-                yield TextDelta(block["text"])
-            elif block.get("type") == "thinking" and block.get("thinking"):
-                yield ReasoningDelta(block["thinking"])
-        elif kind == "content_block_delta" and block is not None:
+        if kind == "content_block_delta" and block is not None:  # first: nearly every event is one
             delta = event.get("delta") or {}
             which = delta.get("type")
             if which == "text_delta":
@@ -501,6 +465,18 @@ async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncItera
                 pieces.append(delta.get("content") or "")
             else:
                 skipped += 1
+        elif kind == "message_start":
+            usage.update((event.get("message") or {}).get("usage") or {})
+        elif kind == "content_block_start":
+            for step in end_block():
+                yield step
+            block, pieces = dict(event.get("content_block") or {}), []
+            if block.get("type") == "tool_use":
+                yield FunctionCallStart(str(block.get("name") or ""), call_id=block.get("id"))
+            elif block.get("type") == "text" and block.get("text"):
+                yield TextDelta(block["text"])
+            elif block.get("type") == "thinking" and block.get("thinking"):
+                yield ReasoningDelta(block["thinking"])
         elif kind == "content_block_stop":
             for step in end_block():
                 yield step
@@ -519,7 +495,7 @@ async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncItera
                 code="upstream_overloaded" if overloaded else None,
                 status=502,
             )
-        else:
+        elif kind != "ping":  # a keep-alive
             skipped += 1
     if skipped:
         log.warning("skipped %d upstream events of a type this gateway does not know", skipped)
@@ -535,11 +511,6 @@ async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncItera
         )
     if stop in _INCOMPLETE:
         yield Incomplete(_INCOMPLETE[stop])
-
-
-async def _aiter(events: Iterator[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-    for event in events:
-        yield event
 
 
 # -- the provider ----------------------------------------------------------------------------
@@ -594,10 +565,11 @@ class AnthropicMessagesProvider:
                 if kind == "text/event-stream":
                     events = message_events(reply)
                 else:
-                    events = _aiter(events_of_message(_whole_message(kind, await reply.aread())))
+                    events = aiter_of(events_of_message(_whole_message(kind, await reply.aread())))
                 yield Accepted()  # the client's stream begins now, however long the upstream thinks
                 async for step in steps_from_events(events):
                     yield step
+                await finish_reading(events)  # what follows message_stop: the end of the body
         except httpx.TransportError as exc:  # before the answer began: no stream to end
             raise ModelError(
                 f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",

@@ -47,7 +47,6 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..events import SSEDecoder
 from ..server import (
     Accepted,
     ArgumentsDelta,
@@ -66,7 +65,7 @@ from ..server import (
     TooManyRequests,
     UsageReport,
 )
-from ._http import UpstreamClient
+from ._upstream import UpstreamClient, aiter_of, finish_reading, json_events
 
 __all__ = ["ChatCompletionsProvider", "chat_chunks", "steps_from_chunks", "to_chat_messages", "to_chat_request"]
 
@@ -254,38 +253,11 @@ def _upstream_error(status: int, body: bytes, retry_after: str | None = None) ->
     return ModelError(f"The upstream failed ({status}): {message}", status=502)
 
 
-async def chat_chunks(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-    """The JSON chunks of a Chat Completions SSE stream, up to `[DONE]` or the end of the body.
-
-    An `event: error` frame comes through as the `{"error": ...}` it carries; a frame that is not
-    a JSON object is skipped and logged. A connection that breaks off simply ends the chunks:
-    `steps_from_chunks` notices that the answer never finished."""
-    decoder = SSEDecoder()
-    try:
-        async for data in reply.aiter_bytes():
-            for message in decoder.feed(data):
-                if message.data == "[DONE]":
-                    return
-                for chunk in _parse(message.data):
-                    yield chunk
-        for message in decoder.close():
-            if message.data == "[DONE]":
-                return
-            for chunk in _parse(message.data):
-                yield chunk
-    except httpx.TransportError as exc:
-        log.warning("the upstream's stream broke off: %s", exc)
-
-
-def _parse(data: str) -> list[dict[str, Any]]:
-    try:
-        chunk = json.loads(data)
-    except ValueError:
-        chunk = None
-    if not isinstance(chunk, dict):
-        log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
-        return []
-    return [chunk]
+def chat_chunks(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON chunks of a Chat Completions SSE stream, up to `[DONE]` or the end of the body. An
+    `event: error` frame comes through as the `{"error": ...}` it carries; `steps_from_chunks`
+    notices an answer that never finished."""
+    return json_events(reply)
 
 
 def _usage(chunk: dict[str, Any]) -> UsageReport | None:
@@ -321,17 +293,22 @@ def _merge_details(kept: list[dict[str, Any]], pieces: Any) -> None:
                 into[key] = value
 
 
-def _known_choice(choice: Any) -> bool:
-    """A choice whose delta has the shapes this gateway reads (a text as a string, calls as objects)."""
-    if not isinstance(choice, dict) or not isinstance(choice.get("delta") or {}, dict):
-        return False
+def _delta_of(choice: Any) -> dict[str, Any] | None:
+    """The delta of a choice whose shapes this gateway reads (a text as a string, calls as objects), else None."""
+    if not isinstance(choice, dict):
+        return None
     delta = choice.get("delta") or {}
-    calls = delta.get("tool_calls") or []
-    return (
-        all(isinstance(delta.get(key) or "", str) for key in ("content", "refusal"))
-        and isinstance(calls, list)
+    if not isinstance(delta, dict):
+        return None
+    content, refusal, calls = delta.get("content"), delta.get("refusal"), delta.get("tool_calls")
+    if (content and not isinstance(content, str)) or (refusal and not isinstance(refusal, str)):
+        return None
+    if calls and not (
+        isinstance(calls, list)
         and all(isinstance(call, dict) and isinstance(call.get("function") or {}, dict) for call in calls)
-    )
+    ):
+        return None
+    return delta
 
 
 async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
@@ -396,7 +373,8 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
         return steps
 
     async for chunk in chunks:
-        usage = _usage(chunk) or usage
+        if "usage" in chunk or "x_groq" in chunk:
+            usage = _usage(chunk) or usage
         if chunk.get("error") is not None:
             if finish is not None:  # the answer is whole: OpenRouter adds "Token limit reached" after `length`
                 log.info("after finish_reason %s, the upstream sent: %s", finish, _error_message(chunk["error"]))
@@ -409,22 +387,24 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
             skipped += "usage" not in chunk and "x_groq" not in chunk  # a usage-only chunk is known
             continue
         for choice in choices:
-            if not _known_choice(choice):
+            delta = _delta_of(choice)
+            if delta is None:
                 skipped += 1
                 continue
             if choice.get("index", 0) != 0:
                 continue
-            delta = choice.get("delta") or {}
             thought = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(thought, str) and thought:
+            if thought and isinstance(thought, str):
                 reasoning = True
                 yield ReasoningDelta(thought)
             if delta.get("reasoning_details"):
                 _merge_details(details, delta["reasoning_details"])
-            if delta.get("content"):
-                for step in end_reasoning() + flush_pending() + end_call():
-                    yield step
-                yield TextDelta(delta["content"])
+            content = delta.get("content")
+            if content:
+                if reasoning or pending is not None or open_call is not None:  # most text follows text
+                    for step in end_reasoning() + flush_pending() + end_call():
+                        yield step
+                yield TextDelta(content)
             if delta.get("refusal"):
                 refusal.append(delta["refusal"])
             for call in delta.get("tool_calls") or ():
@@ -526,10 +506,11 @@ class ChatCompletionsProvider:
                 if kind == "text/event-stream":
                     chunks = chat_chunks(reply)
                 else:  # some servers answer whole whatever `stream` says: read it as one chunk
-                    chunks = _aiter([_chunk_of_completion(_whole_completion(kind, await reply.aread()))])
+                    chunks = aiter_of([_chunk_of_completion(_whole_completion(kind, await reply.aread()))])
                 yield Accepted()  # the client's stream begins now, however long the upstream thinks
                 async for step in steps_from_chunks(chunks):
                     yield step
+                await finish_reading(chunks)  # what follows the last chunk: the end of the body
         except httpx.TransportError as exc:  # before the answer began: no stream to end
             raise ModelError(
                 f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",
@@ -541,11 +522,6 @@ class ChatCompletionsProvider:
         """One opaque `compaction` item holding the conversation, which `to_chat_messages` opens again."""
         blob = base64.b64encode(json.dumps(_expand(items)).encode()).decode()
         return [{"type": "compaction", "id": "cmp_" + os.urandom(12).hex(), "encrypted_content": blob}]
-
-
-async def _aiter(chunks: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-    for chunk in chunks:
-        yield chunk
 
 
 def _chunk_of_completion(completion: dict[str, Any]) -> dict[str, Any]:
