@@ -84,26 +84,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=cmd_serve)
 
 
-def _seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
-    if not 0 < seconds < float("inf"):
-        raise argparse.ArgumentTypeError(f"{value} is not a positive number of seconds")
-    return seconds
+def _runtime_type(name: str) -> Any:
+    """The runtime's argparse type `name` (from `serving`, which scaffolded providers share), imported
+    when an option is read, not when `orspec` starts: the runtime's server is a heavy import."""
+
+    def parse(value: str) -> Any:
+        from openresponses_runtime.server import serving
+
+        return getattr(serving, name)(value)
+
+    parse.__name__ = name
+    return parse
 
 
-def _count(value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 1 up")
-    return int(value)
-
-
-def _streams(value: str) -> int:
-    if not value.isdigit():
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number (0: no cap)")
-    return int(value)
+_seconds, _count, _streams = _runtime_type("seconds"), _runtime_type("count"), _runtime_type("stream_cap")
 
 
 _LIMITS = [
