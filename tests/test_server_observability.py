@@ -395,3 +395,67 @@ def test_each_websocket_turn_is_one_access_record_a_count_and_a_span():
     store_spans = [span for span in exporter.get_finished_spans() if span.name == "store put"]
     assert {span.parent.span_id for span in store_spans} == {span.context.span_id for span in turns[:2]}
     assert PROMPT not in json.dumps([dict(span.attributes) for span in exporter.get_finished_spans()])
+
+
+def test_a_loop_turns_log_lines_are_written_together_at_its_end_in_order():
+    """`configure_logging` writes the records of one event-loop turn in one write, after the turn;
+    a record from another thread first writes the lines pending before it, so the order holds."""
+    from openresponses_runtime.server.observability import TurnBatchedHandler
+
+    out = io.StringIO()
+    handler = TurnBatchedHandler(out)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("orspec.test.batched")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+    async def turn() -> list[str]:
+        logger.info("one")
+        logger.info("two")
+        during = out.getvalue()
+        await asyncio.sleep(0)  # the turn ends: its lines are written
+        after = out.getvalue()
+        logger.info("three")
+        await asyncio.to_thread(logger.info, "from a thread")  # writes "three" first, then itself
+        return [during, after, out.getvalue()]
+
+    try:
+        during, after, threaded = asyncio.run(turn())
+        assert during == ""
+        assert after == "one\ntwo\n"
+        assert threaded == "one\ntwo\nthree\nfrom a thread\n"
+        logger.info("no loop")  # outside a loop: at once
+        assert out.getvalue().endswith("from a thread\nno loop\n")
+    finally:
+        logger.removeHandler(handler)
+
+
+def test_an_access_record_takes_any_standard_format():
+    """Access records skip `LogRecord`'s frame search, yet carry every attribute a `%`-format names."""
+    from openresponses_runtime.server.observability import _AccessRecord, _Request
+
+    request = _Request("req_1", "createResponse", 0.0, status=200)
+    record = _AccessRecord(request, 0.002, {"request_id": "req_1"})
+    formatted = logging.Formatter(
+        "%(asctime)s %(name)s %(levelname)s %(process)d %(thread)d %(module)s:%(lineno)d %(message)s"
+    ).format(record)
+    assert f"{LOGGER} INFO {os.getpid()} " in formatted
+    assert formatted.endswith("req_1 createResponse 200 in 2.0 ms")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_request_ids_made_in_a_forked_worker_differ_from_its_parents():
+    from openresponses_runtime.server.observability import _new_request_id
+
+    parent = [_new_request_id() for _ in range(2)]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: one id, then out at once
+        os.write(write, _new_request_id().encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 100).decode()
+    os.waitpid(pid, 0)
+    assert len({*parent, child}) == 3
+    assert child[:20] != parent[0][:20]  # another process's prefix, not just the next count

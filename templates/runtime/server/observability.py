@@ -47,7 +47,9 @@ and `OTEL_RESOURCE_ATTRIBUTES`, exporters by name, e.g. `otlp` or `console`).
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import itertools
 import json
 import logging
 import os
@@ -171,7 +173,19 @@ def _request_id(scope: Scope) -> str:
 
 
 def _new_request_id() -> str:
-    return "req_" + os.urandom(16).hex()
+    return f"req_{_ids.prefix}{next(_ids.count):016x}"
+
+
+class _ids:
+    """Request ids: a random prefix per process (drawn again in a forked child), then a count, so
+    ids stay apart across workers and instances without a random draw per request."""
+
+    prefix = os.urandom(8).hex()
+    count = itertools.count()
+
+    @classmethod
+    def forked(cls) -> None:
+        cls.prefix, cls.count = os.urandom(8).hex(), itertools.count()
 
 
 # Each path and method of the spec's operations, for the `operation` label (a bounded set).
@@ -194,21 +208,43 @@ class _AccessRecord(logging.LogRecord):
     """One request's access record, made without `LogRecord`'s search for the calling frame and its
     process and thread names: a record per request is the one log that must cost next to nothing."""
 
+    # What every access record says alike, in its `__dict__` where `%(name)s` formats look.
+    constant: dict[str, Any] = {
+        "name": LOGGER,
+        "levelno": logging.INFO,
+        "levelname": "INFO",
+        "msg": "%s %s %d%s in %.1f ms",
+        "pathname": __file__,
+        "filename": "observability.py",
+        "module": "observability",
+        "lineno": 0,
+        "funcName": "finish",
+        "exc_info": None,
+        "exc_text": None,
+        "stack_info": None,
+        "threadName": None,
+        "processName": None,
+        "taskName": None,
+        "process": os.getpid(),  # a number `%(process)d` can take; set again in a forked child
+    }
+
     def __init__(self, request: _Request, duration: float, fields: dict[str, Any]):
-        self.name = LOGGER
-        self.levelno, self.levelname = logging.INFO, "INFO"
-        self.msg = "%s %s %d%s in %.1f ms"
+        self.__dict__.update(self.constant)
         code = f" {request.code}" if request.code else ""
         self.args = (request.id, request.operation, request.status, code, duration * 1000)
         self.fields = fields
         self.created = time.time()
         self.msecs = (self.created - int(self.created)) * 1000
         self.relativeCreated = (self.created - logging._startTime) * 1000
-        self.pathname, self.filename, self.module = __file__, "observability.py", "observability"
-        self.lineno, self.funcName = 0, "finish"
-        self.exc_info = self.exc_text = self.stack_info = None
-        self.process, self.thread = os.getpid(), threading.get_ident()  # numbers a `%(process)d` format can take
-        self.threadName = self.processName = self.taskName = None
+        self.thread = threading.get_ident()
+
+
+def _forked() -> None:
+    _AccessRecord.constant["process"] = os.getpid()
+    _ids.forked()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 class JSONFormatter(logging.Formatter):
@@ -232,18 +268,66 @@ class JSONFormatter(logging.Formatter):
         return dumps(entry).decode()
 
 
+class TurnBatchedHandler(logging.StreamHandler):
+    """A `StreamHandler` that writes the lines of one event-loop turn in one write.
+
+    A busy server ends many requests in a turn, and a write per access line would cost each one
+    a system call. A record from outside a running loop (another thread, or no loop) is written
+    at once, after the lines pending before it, so the order holds; `flush` writes what is pending."""
+
+    def __init__(self, stream: Any = None):
+        super().__init__(stream)
+        self._pending: list[str] = []
+        self._scheduled_on: asyncio.AbstractEventLoop | None = None  # the loop that will write them
+
+    def emit(self, record: logging.LogRecord) -> None:  # called with the handler's lock held
+        try:
+            self._pending.append(self.format(record) + self.terminator)
+        except Exception:
+            self.handleError(record)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or loop.is_closed():
+            self._write()
+        elif self._scheduled_on is None:
+            self._scheduled_on = loop
+            loop.call_soon(self.flush)
+        elif self._scheduled_on is not loop:  # pending on another loop's turn, which may never come
+            self._scheduled_on = None
+            self._write()
+
+    def _write(self) -> None:
+        self._pending, lines = [], self._pending
+        if not lines:
+            return
+        try:
+            self.stream.write("".join(lines))
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed or broken stream: the lines are lost, the server goes on
+            pass
+
+    def flush(self) -> None:
+        with self.lock:
+            self._scheduled_on = None
+            self._write()
+
+
 def configure_logging(log_format: str = "text", *, debug: bool = False, stream: Any = None) -> None:
     """Where the runtime's records go (`orspec serve --log-format`, and scaffolded providers).
 
     `json`: every record, from INFO (DEBUG with `debug`), one JSON object a line on `stream`
     (stderr), the access records included. `text`: warnings and errors as Python logs them by
-    default; with `debug`, every record from DEBUG as `LEVEL logger: message`. No access records."""
+    default; with `debug`, every record from DEBUG as `LEVEL logger: message`. No access records.
+    Records made on an event loop are written at the end of its turn (`TurnBatchedHandler`)."""
     if log_format not in ("text", "json"):
         raise ValueError(f"unknown log format {log_format!r}: use text or json")
     runtime = logging.getLogger("openresponses_runtime")
     if log_format == "text" and not debug:
         return
-    handler = logging.StreamHandler(stream)
+    handler = TurnBatchedHandler(stream)
     if log_format == "json":
         handler.setFormatter(JSONFormatter())
     else:
@@ -281,14 +365,14 @@ class Observer:
             await _PROBES[scope["path"]](self, send)
             return
         if kind == "websocket":
-            gauge = self.metrics.websockets
-            gauge.inc()
+            active = self.metrics.active
+            active["websocket"] += 1
             token = _socket_observer.set(self)  # its turns are observed (`observe_turn`)
             try:
                 await app(scope, receive, self.watched_socket(send))
             finally:
                 _socket_observer.reset(token)
-                gauge.dec()
+                active["websocket"] -= 1
             return
         if kind != "http":
             await app(scope, receive, send)
@@ -298,7 +382,7 @@ class Observer:
     async def observe(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
         request = _Request(_request_id(scope), _operation(scope["method"], scope["path"]), time.perf_counter())
         echoed = (b"x-request-id", request.id.encode())
-        metrics = self.metrics
+        active = self.metrics.active
 
         async def observed_send(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -308,7 +392,7 @@ class Observer:
                     request.error_body = []
                 elif any(name == b"content-type" and value.startswith(b"text/event-stream") for name, value in headers):
                     request.stream = True
-                    metrics.streams.inc()
+                    active["streams"] += 1
                 message = {**message, "headers": headers}
             elif message["type"] == "http.response.body":
                 if request.first_byte is None:
@@ -317,11 +401,11 @@ class Observer:
                     request.error_body.append(message.get("body", b""))
             await send(message)
 
-        metrics.requests_in_flight.inc()
+        active["http"] += 1
         try:
             await self.served(scope, request, app(scope, receive, observed_send))
         finally:
-            metrics.requests_in_flight.dec()
+            active["http"] -= 1
 
     def watched_socket(self, send: Send) -> Send:
         """A WebSocket's `send`, telling the turn being observed of its first message: the error
@@ -336,7 +420,7 @@ class Observer:
                 envelope = _envelope_status(text)
                 if envelope is None:
                     request.status, request.stream = 200, True
-                    metrics.streams.inc()
+                    metrics.active["streams"] += 1
                 else:
                     request.status, request.code = envelope
             await send(message)
@@ -366,7 +450,7 @@ class Observer:
         finally:
             _current.reset(token)
             if request.stream:
-                self.metrics.streams.dec()
+                self.metrics.active["streams"] -= 1
             self.finish(request)
 
     def finish(self, request: _Request) -> None:
@@ -493,12 +577,16 @@ class _Metrics:
         self.ttfb = Histogram(
             "openresponses_time_to_first_byte_seconds", "Time to the first body byte.", ["operation"], registry=registry
         )
-        self.streams = Gauge("openresponses_active_streams", "Event streams being sent.", registry=registry)
+        # What is being served, counted in plain ints the gauges read at each scrape: a request
+        # then pays an addition, not a gauge's lock, for each.
+        self.active = active = {"streams": 0, "http": 0, "websocket": 0}
+        streams = Gauge("openresponses_active_streams", "Event streams being sent.", registry=registry)
+        streams.set_function(lambda: active["streams"])
         connections = Gauge(
             "openresponses_active_connections", "Requests and WebSockets being served.", ["kind"], registry=registry
         )
-        self.requests_in_flight = connections.labels("http")
-        self.websockets = connections.labels("websocket")
+        for kind in ("http", "websocket"):
+            connections.labels(kind).set_function(lambda kind=kind: active[kind])
         tokens = Counter(
             "openresponses_tokens", "Tokens in and out, from each response's usage.", ["type"], registry=registry
         )
