@@ -24,7 +24,7 @@ BENCHMARKS = {
     "build": ["build_bench.py", "--repeat", "5"],
     "scale": ["scale_bench.py", "--sizes", "0"],
     "gateway": ["gateway_bench.py", "--rounds", "7"],
-    "observability": ["observability_bench.py", "--repeat", "3", "--seconds", "4"],
+    "observability": ["observability_bench.py", "--repeat", "7", "--seconds", "3"],
     "background": ["background_bench.py", "--repeat", "3"],
     "chain": ["chain_bench.py", "--repeat", "3"],
 }
