@@ -182,14 +182,10 @@ class PostgresRuns:
             db.execute(_RUNS_TABLE.format(prefix="orspec_"))
             db.execute(_FRAMES_TABLE.format(prefix="orspec_", blob="BYTEA"))
 
-    async def _do(self, sql: str, params: tuple = (), *, many: list[tuple] | None = None) -> list[tuple]:
+    async def _do(self, sql: str, params: tuple = (), *, binary: bool = False) -> list[tuple]:
         async def work(db: Any) -> list[tuple]:
             async with db.cursor() as cur:
-                if many is not None:
-                    async with db.transaction():  # a batch of frames is appended whole or not at all
-                        await cur.executemany(sql, many)
-                    return []
-                await cur.execute(sql, params)
+                await cur.execute(sql, params, binary=binary)
                 return await cur.fetchall() if cur.description else []
 
         with _unavailable_on("keeping background runs", self._unavailable):  # a 503, as the store's own calls
@@ -218,16 +214,21 @@ class PostgresRuns:
         await self._do("UPDATE orspec_runs SET cancel = TRUE WHERE id = %s", (response_id,))
 
     async def append(self, response_id: str, first: int, frames: list[bytes]) -> None:
-        rows = [(response_id, first + i, frame, response_id) for i, frame in enumerate(frames)]
-        await self._do(  # only while the run exists, its row locked so that `forget` waits for this batch
-            "INSERT INTO orspec_run_frames (id, seq, frame) SELECT %s, %s, %s"
+        # One statement for the batch, whole or not at all (a row a statement costs the database a
+        # plan and a lock each), its frames sent as a binary array (`%b`: as they are, not escaped
+        # into text), and only while the run exists: its row is locked so that `forget` waits for it.
+        await self._do(
+            "INSERT INTO orspec_run_frames (id, seq, frame)"
+            " SELECT %s, %s + t.n - 1, t.frame FROM unnest(%b::bytea[]) WITH ORDINALITY AS t(frame, n)"
             " WHERE EXISTS (SELECT 1 FROM orspec_runs WHERE id = %s FOR SHARE) ON CONFLICT DO NOTHING",
-            many=rows,
+            (response_id, first, frames, response_id),
         )
 
     async def frames(self, response_id: str, after: int) -> list[bytes]:
         rows = await self._do(
-            "SELECT frame FROM orspec_run_frames WHERE id = %s AND seq > %s ORDER BY seq", (response_id, after)
+            "SELECT frame FROM orspec_run_frames WHERE id = %s AND seq > %s ORDER BY seq",
+            (response_id, after),
+            binary=True,  # the frames as they are, not as hex text to decode
         )
         return [bytes(row[0]) for row in rows]
 
