@@ -9,9 +9,6 @@ response. One process, one server: the state is the process's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import anyio
 
 __all__ = ["end_responses", "ending"]
@@ -20,18 +17,28 @@ _running: set[anyio.CancelScope] = set()
 _ended = False
 
 
-@contextmanager
-def ending() -> Iterator[anyio.CancelScope]:
-    """A scope `end_responses()` cancels; check its `cancelled_caught` after the block."""
-    scope = anyio.CancelScope()
-    if _ended:  # a response that begins after the deadline ends at once
-        scope.cancel()
-    _running.add(scope)
-    try:
-        with scope:
-            yield scope
-    finally:
-        _running.discard(scope)
+class ending:
+    """A scope `end_responses()` cancels; check its `cancelled_caught` after the block.
+
+    A class rather than a generator-based context manager: every response enters one, and this
+    costs it half as much."""
+
+    __slots__ = ("scope",)
+
+    def __enter__(self) -> anyio.CancelScope:
+        self.scope = scope = anyio.CancelScope()
+        if _ended:  # a response that begins after the deadline ends at once
+            scope.cancel()
+        _running.add(scope)
+        try:
+            return scope.__enter__()
+        except BaseException:
+            _running.discard(scope)
+            raise
+
+    def __exit__(self, *exc_info: object) -> bool:
+        _running.discard(self.scope)
+        return self.scope.__exit__(*exc_info)
 
 
 def end_responses() -> None:
