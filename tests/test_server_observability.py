@@ -458,4 +458,4 @@ def test_request_ids_made_in_a_forked_worker_differ_from_its_parents():
     child = os.read(read, 100).decode()
     os.waitpid(pid, 0)
     assert len({*parent, child}) == 3
-    assert child[:20] != parent[0][:20]  # another process's prefix, not just the next count
+    assert child[:20] != parent[0][:20]  # drawn afresh in the child, not the parent's next bytes

@@ -4,7 +4,6 @@ event loop, kept), and the JSON objects of the event stream it answers with."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
@@ -12,13 +11,7 @@ from typing import Any
 import httpx
 
 from ..events import SSEDecoder
-
-# orjson is optional; it reads an event three times as fast as json. It reads an integer beyond 64 bits
-# as a float, where json keeps it whole; neither upstream API sends integers that large.
-try:
-    from orjson import loads as _loads
-except ImportError:  # pragma: no cover
-    from json import loads as _loads
+from ..server.emitter import loads
 
 __all__ = ["UpstreamClient", "aiter_of", "finish_reading", "json_events"]
 
@@ -74,12 +67,9 @@ async def json_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
 
 def _object(data: str) -> dict[str, Any] | None:
     try:
-        event = _loads(data)
-    except ValueError:  # orjson refuses some of what json reads: NaN, infinities, lone surrogates
-        try:
-            event = json.loads(data)
-        except ValueError:
-            event = None
+        event = loads(data)  # by orjson when installed; neither upstream API sends integers beyond 64 bits
+    except ValueError:
+        event = None
     if not isinstance(event, dict):
         log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
         return None

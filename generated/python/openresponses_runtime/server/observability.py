@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import itertools
 import json
 import logging
 import os
@@ -65,7 +64,7 @@ import anyio
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .emitter import dumps
+from .emitter import dumps, new_id
 from .errors import OpenResponsesError, StoreUnavailable
 from .routes import ROUTES
 
@@ -173,19 +172,7 @@ def _request_id(scope: Scope) -> str:
 
 
 def _new_request_id() -> str:
-    return f"req_{_ids.prefix}{next(_ids.count):016x}"
-
-
-class _ids:
-    """Request ids: a random prefix per process (drawn again in a forked child), then a count, so
-    ids stay apart across workers and instances without a random draw per request."""
-
-    prefix = os.urandom(8).hex()
-    count = itertools.count()
-
-    @classmethod
-    def forked(cls) -> None:
-        cls.prefix, cls.count = os.urandom(8).hex(), itertools.count()
+    return new_id("req")  # random, as every id the server makes, without a system call each
 
 
 # Each path and method of the spec's operations, for the `operation` label (a bounded set).
@@ -241,7 +228,6 @@ class _AccessRecord(logging.LogRecord):
 
 def _forked() -> None:
     _AccessRecord.constant["process"] = os.getpid()
-    _ids.forked()
 
 
 os.register_at_fork(after_in_child=_forked)

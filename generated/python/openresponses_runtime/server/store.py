@@ -26,7 +26,6 @@ errors mean that; anything else (a bug) propagates as it is.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import re
@@ -39,13 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .emitter import dumps
+from .emitter import dumps, loads
 from .errors import NotFound, StoreUnavailable
-
-try:  # orjson is optional; it only makes reading faster
-    from orjson import loads as _orjson_loads
-except ImportError:  # pragma: no cover - depends on the environment
-    _orjson_loads = None
 
 __all__ = [
     "MemoryStore",
@@ -124,18 +118,8 @@ class StoredResponse:
 
     @classmethod
     def from_json(cls, response_id: str, text: str) -> StoredResponse:
-        data = _loads(text)
+        data = loads(text)
         return cls(response_id, data["previous_response_id"], data["input"], data["output"], data["response"])
-
-
-def _loads(text: str) -> Any:
-    """`json.loads`, by orjson when installed: a long chain is mostly parsing."""
-    if _orjson_loads is not None:
-        try:
-            return _orjson_loads(text)
-        except ValueError:  # a lone surrogate, which json wrote and orjson does not read
-            pass
-    return json.loads(text)
 
 
 class ResponseStore(Protocol):
