@@ -177,10 +177,9 @@ class PostgresRuns:
     def __init__(self, store: PostgresStore):
         self._store = store
         self._unavailable = store._unavailable
-        with store._psycopg.connect(store.url) as db:
-            db.execute("SELECT pg_advisory_xact_lock(hashtext('orspec_runs'))")  # servers starting together
-            db.execute(_RUNS_TABLE.format(prefix="orspec_"))
-            db.execute(_FRAMES_TABLE.format(prefix="orspec_", blob="BYTEA"))
+        store.create_tables(
+            "orspec_runs", _RUNS_TABLE.format(prefix="orspec_"), _FRAMES_TABLE.format(prefix="orspec_", blob="BYTEA")
+        )
 
     async def _do(self, sql: str, params: tuple = (), *, binary: bool = False) -> list[tuple]:
         async def work(db: Any) -> list[tuple]:

@@ -358,20 +358,29 @@ class PostgresStore:
         }
         self._pools: dict[asyncio.AbstractEventLoop, Any] = {}  # a pool serves the event loop it was opened in
         self._abandoned: set[asyncio.Task] = set()  # statements past their deadline, being cancelled
-        # Servers starting together (workers, replicas) race on CREATE TABLE IF NOT EXISTS, which
-        # PostgreSQL does not make atomic: a lock held to the end of the transaction (the block) orders them.
         try:
-            with psycopg.connect(url, connect_timeout=self._connection["connect_timeout"]) as db:
-                db.execute("SELECT pg_advisory_xact_lock(hashtext('orspec_responses'))")
-                db.execute(
-                    "CREATE TABLE IF NOT EXISTS orspec_responses ("
-                    " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
-                )
+            self.create_tables(
+                "orspec_responses",
+                "CREATE TABLE IF NOT EXISTS orspec_responses ("
+                " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)",
+            )
         except psycopg.Error as exc:
             check = (
                 "check that PostgreSQL runs there and that the URL's host, port, database, user and password are right"
             )
             raise StoreError(url, exc, check) from None
+
+    def create_tables(self, lock: str, *statements: str) -> None:
+        """Runs `statements` (each a CREATE TABLE IF NOT EXISTS) in one transaction, on a connection
+        of its own with the store's connect and statement timeouts.
+
+        Servers starting together (workers, replicas) race on CREATE TABLE IF NOT EXISTS, which
+        PostgreSQL does not make atomic: an advisory lock named `lock`, held to the end of the
+        transaction (the block), orders them."""
+        with self._psycopg.connect(self.url, **{**self._connection, "autocommit": False}) as db:
+            db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
+            for statement in statements:
+                db.execute(statement)
 
     def _unavailable(self, exc: Exception) -> bool:
         # Connection lost or refused, server shutting down, disk full, lock or statement timeouts:
@@ -489,7 +498,6 @@ class PostgresStore:
     async def delete(self, response_id: str) -> bool:
         cur = await self._execute("DELETE FROM orspec_responses WHERE id = %s", (response_id,))
         return cur.rowcount > 0
-
 
 
 def open_store(
