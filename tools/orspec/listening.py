@@ -30,7 +30,11 @@ def listen(host: str, port: int, flags: tuple[str, str] = ("--host", "--port")) 
     host_flag, port_flag = flags
     if not 0 <= port <= 65535:
         raise UsageError(f"{port_flag} {port} is not a port number; pick one from 1 to 65535")
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY on the connections a socket accepts only when its
+    # `proto` says TCP, and without it Nagle's algorithm holds each response's second write for the
+    # client's delayed ACK (about 40 ms on every response).
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: a restart need not wait out TIME_WAIT
     try:
         sock.bind((host, port))

@@ -33,7 +33,7 @@ from uvicorn.supervisors.multiprocess import Multiprocess, Process
 from .shutdown import end_responses
 from .streams import DEFAULT_MAX_STREAMS
 
-__all__ = ["Limits", "add_arguments", "count", "limits_from", "seconds", "serve", "stream_cap"]
+__all__ = ["Limits", "add_arguments", "count", "limits_from", "no_delay", "seconds", "serve", "stream_cap"]
 
 log = logging.getLogger("openresponses_runtime.server.serving")
 
@@ -106,10 +106,24 @@ def stream_cap(value: str) -> int:
     return int(value)
 
 
+def no_delay(transport: asyncio.BaseTransport) -> None:
+    """Send each write at once (TCP_NODELAY) on a TCP connection.
+
+    asyncio does this itself only for a listening socket made with `proto=IPPROTO_TCP`, which
+    uvicorn's own `bind_socket` (the workers' socket) and a socket a caller passes in need not be.
+    Without it Nagle's algorithm holds a response's second write until the client's delayed ACK:
+    about 40 ms on every response.
+    """
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
 class _TimedH11(H11Protocol):
     """uvicorn's HTTP/1.1 protocol with a deadline on each part of a request on its way in."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        no_delay(transport)
         super().connection_made(transport)
         self.limits: Limits = getattr(self.config, "limits", Limits())
         self._reading: str | None = None
