@@ -17,7 +17,7 @@ from filelock import FileLock
 from . import cli_process
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("ORSPEC_SHARED") or ROOT.parent / "shared")  # a worktree elsewhere names it
 UPSTREAM = SHARED / "upstream" / "openresponses"
 RELEASES = {
     "2026-01-15": UPSTREAM / "2026-01-15" / "openapi.json",

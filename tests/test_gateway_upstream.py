@@ -1,4 +1,4 @@
-"""What both gateways read of an upstream's event stream (`openresponses_runtime.gateways._upstream`):
+"""What both gateways read of an upstream's event stream (`openresponses_runtime.gateways.base`):
 its JSON objects, however the network splits the bytes, read the way `json` reads them."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 import logging
 
 import httpx
-from openresponses_runtime.gateways._upstream import json_events
+from openresponses_runtime.gateways.base import json_events
 
 
 class _Pieces(httpx.AsyncByteStream):

@@ -1,6 +1,6 @@
-"""A Chat Completions or Anthropic Messages upstream on loopback for the gateway tests: it answers
-each request with the answer prepared for it, byte for byte, and keeps every request body (and its
-headers) it receives."""
+"""An upstream on loopback for the gateway tests (Chat Completions, Anthropic Messages, Gemini: any
+POST path): it answers each request with the answer prepared for it, byte for byte, and keeps every
+request body (and its path, query and headers) it receives."""
 
 from __future__ import annotations
 
@@ -40,12 +40,8 @@ class ReplayUpstream:
         self.requests: list[dict] = []
         self.headers: list[dict[str, str]] = []
         self.clients: list[tuple[str, int]] = []  # the address each request came from: one per connection
-        self.app = Starlette(
-            routes=[
-                Route("/v1/chat/completions", self._completions, methods=["POST"]),
-                Route("/v1/messages", self._completions, methods=["POST"]),
-            ]
-        )
+        self.paths: list[str] = []  # each request's path and query, e.g. /v1/chat/completions
+        self.app = Starlette(routes=[Route("/{path:path}", self._completions, methods=["POST"])])
 
     def answer(self, body: bytes | list[bytes | threading.Event], **options) -> None:
         self.answers.append(Answer(body if isinstance(body, list) else [body], **options))
@@ -54,6 +50,8 @@ class ReplayUpstream:
         self.requests.append(json.loads(await request.body()))
         self.headers.append(dict(request.headers))
         self.clients.append(tuple(request.client))
+        query = request.url.query
+        self.paths.append(request.url.path + (f"?{query}" if query else ""))
         answer = self.answers.pop(0)
 
         async def body():

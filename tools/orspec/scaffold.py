@@ -1,7 +1,7 @@
 """`orspec scaffold provider NAME --out DIR`: a standalone provider project that passes compliance as generated.
 
 The project is rendered from `templates/scaffold/` (see its README): `common/` for every project,
-then the chosen template (`demo`, `chat-completions` or `anthropic-messages`), then `vendor/` with `--vendor`. Names are
+then the chosen template (`demo`, or a gateway's folder, named as in the runtime's gateway registry), then `vendor/` with `--vendor`. Names are
 sanitised once, here: the distribution name (`acme-llm`), the import package (`acme_llm`), the
 provider class (`AcmeLlmProvider`) and the vendor slug and prefix (`acme`, `Acme`).
 
@@ -50,13 +50,13 @@ __all__ = [
 SCAFFOLD = _SHIPPED / "scaffold"
 RUNTIME = "openresponses-runtime"
 BUILD_WHEELS = "pip wheel --no-deps -w DIR ORSPEC ORSPEC/generated/python"
-TEMPLATES = ("demo", "chat-completions", "anthropic-messages")
+# `demo`, then a folder per gateway of the runtime's registry (`openresponses_runtime.gateways.registry`),
+# which says what the project's README and tests say of it.
+TEMPLATES = (
+    "demo",
+    *sorted(p.name for p in SCAFFOLD.iterdir() if p.is_dir() and p.name not in ("common", "demo", "vendor")),
+)
 _VENDOR = re.compile(r"^[a-z][a-z0-9_-]*$")
-_DESCRIPTIONS = {
-    "demo": "An Open Responses provider.",
-    "chat-completions": "An Open Responses gateway in front of an OpenAI-compatible Chat Completions API.",
-    "anthropic-messages": "An Open Responses gateway in front of Anthropic's Messages API.",
-}
 
 
 class ScaffoldError(Exception):
@@ -243,6 +243,13 @@ def render(
         raise ScaffoldError(f"unknown template {template!r}; choose one of {', '.join(TEMPLATES)}")
     import jinja2
 
+    gateway = None
+    if template != "demo":
+        from openresponses_runtime.gateways.registry import GATEWAYS
+
+        if template not in GATEWAYS:
+            raise ScaffoldError(f"template {template!r} has no gateway in the runtime's registry")
+        gateway = GATEWAYS[template]
     runtime = runtime or find_runtime()
     toolchain = toolchain or Toolchain(__version__)
     env = jinja2.Environment(
@@ -259,7 +266,10 @@ def render(
         "vendor": names.vendor,
         "vendor_pascal": names.vendor_pascal,
         "template": template,
-        "description": _DESCRIPTIONS[template],
+        "gateway": gateway,
+        "description": f"An Open Responses gateway in front of {gateway.upstream}."
+        if gateway
+        else "An Open Responses provider.",
         "runtime_requirement": runtime.requirement,
         "runtime_path": runtime.path,
         "orspec_requirement": toolchain.requirement,
@@ -341,7 +351,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, required=True, help="the directory to create (must be empty unless --force)")
     p.add_argument("--vendor", help="also write a starter extension fragment for this vendor slug")
     p.add_argument(
-        "--template", choices=TEMPLATES, default="demo", help="demo (default), chat-completions or anthropic-messages"
+        "--template",
+        choices=TEMPLATES,
+        default="demo",
+        help=f"demo (default), or a gateway to another model API: {', '.join(TEMPLATES[1:])}",
     )
     p.add_argument("--force", action="store_true", help="write into a non-empty directory (overwrites, never deletes)")
     p.add_argument(

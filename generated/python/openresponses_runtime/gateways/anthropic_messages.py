@@ -41,26 +41,25 @@ Anthropic's plus its cache read and cache creation tokens, `cached_tokens` the c
 | none: an `error` event came, or the stream ended | `failed` (`error` event, then `response.failed`) |
 
 The client's stream begins as soon as the upstream answers with an event stream. Upstream failures
-before that: 400 and 413 are `upstream_invalid_request` (400), 401/403 `upstream_unauthorized`
-(500), 429 stays 429 and 529 (`overloaded_error`) becomes 503, both with `Retry-After` passed on;
-others are 502. A 200 with a whole JSON message (a proxy that does not stream) is translated the
+before that map as `gateways.base` maps them for every gateway (400, 413 and 422 are
+`upstream_invalid_request` (400), 401/403 `upstream_unauthorized` (500), 429 stays 429 and 503
+stays 503, both with `Retry-After` passed on; others are 502), and Anthropic's own 529
+(`overloaded_error`) becomes 503 `upstream_overloaded` with `Retry-After` too. A 200 with a whole JSON message (a proxy that does not stream) is translated the
 same way; a 200 with anything else is a 502. An event or block of a type this gateway does not know
 is skipped and counted in the log.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 import httpx
 
 from ..server import (
-    Accepted,
     ArgumentsDelta,
     FunctionCallEnd,
     FunctionCallStart,
@@ -70,14 +69,12 @@ from ..server import (
     ProviderRequest,
     ReasoningDelta,
     ReasoningEnd,
-    ServerError,
     Step,
     TextDelta,
-    TooManyRequests,
     UsageReport,
     VendorItem,
 )
-from ._upstream import UpstreamClient, aiter_of, finish_reading, json_events
+from .base import ErrorRule, GatewayProvider, expand_compactions, json_events
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -192,20 +189,6 @@ def _tool_result(item: dict[str, Any]) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": item.get("call_id"), "content": content}
 
 
-def _expand(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Compaction items made by `AnthropicMessagesProvider.compact` opened back into the items they hold."""
-    out = []
-    for item in items:
-        if item.get("type") == "compaction":
-            try:
-                out += _expand(json.loads(base64.b64decode(item.get("encrypted_content") or "")))
-            except ValueError:
-                continue  # someone else's compaction: nothing this gateway can read
-        else:
-            out.append(item)
-    return out
-
-
 def to_anthropic_messages(
     items: list[dict[str, Any]], instructions: str | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -226,7 +209,7 @@ def to_anthropic_messages(
         else:
             messages.append({"role": role, "content": content})
 
-    for item in _expand(items):
+    for item in expand_compactions(items):
         kind = item.get("type", "message")
         if kind == "message":
             role = item.get("role")
@@ -312,25 +295,6 @@ def _error_message(body: Any) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or error.get("type") or json.dumps(error))
     return json.dumps(body)
-
-
-def _upstream_error(status: int, body: bytes, retry_after: str | None = None) -> Exception:
-    try:
-        message = _error_message(json.loads(body))
-    except ValueError:
-        message = body.decode(errors="replace")[:200]
-    retry = {"Retry-After": retry_after} if retry_after else None
-    if status == 429:
-        return TooManyRequests(f"The upstream is rate limited: {message}", headers=retry)
-    if status == 529:  # Anthropic's own "overloaded": a standard 503 that clients know to retry
-        return ModelError(
-            f"The upstream is overloaded: {message}", code="upstream_overloaded", status=503, headers=retry
-        )
-    if status in (400, 413):
-        return InvalidRequest(f"The upstream refused the request: {message}", code="upstream_invalid_request")
-    if status in (401, 403):
-        return ServerError("The gateway's upstream credentials were refused.", code="upstream_unauthorized")
-    return ModelError(f"The upstream failed ({status}): {message}", status=502)
 
 
 def message_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
@@ -516,15 +480,19 @@ async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncItera
 # -- the provider ----------------------------------------------------------------------------
 
 
-class AnthropicMessagesProvider:
+class AnthropicMessagesProvider(GatewayProvider):
     """Open Responses in front of Anthropic's Messages API.
 
     Configuration: `base_url`, `api_key` and `model`, defaulting to `$ANTHROPIC_BASE_URL` (else
     https://api.anthropic.com), `$ANTHROPIC_API_KEY` and `$ANTHROPIC_MODEL` (which, when set,
-    replaces the model a request names); `max_tokens`: what to ask for when a request sets no
+    replaces the model a request names); `models`: upstream names for the models requests name
+    (the rest pass through); `max_tokens`: what to ask for when a request sets no
     `max_output_tokens`; `anthropic_version`; `extra_body`: fields sent with every request (such
     as `thinking` or `stop_sequences`). Subclass and override `messages_request` to change any mapping.
     """
+
+    # Anthropic's own "overloaded": a standard 503 that clients know to retry
+    error_rules = {529: ErrorRule(ModelError, "upstream_overloaded", "The upstream is overloaded", 503, retry=True)}
 
     def __init__(
         self,
@@ -532,55 +500,52 @@ class AnthropicMessagesProvider:
         base_url: str | None = None,
         api_key: str | None = None,
         model: str | None = None,
+        models: Mapping[str, str] | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         anthropic_version: str = ANTHROPIC_VERSION,
         extra_body: dict[str, Any] | None = None,
         timeout: float = 600.0,
     ):
-        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        self.api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY", "")
-        if not self.api_key:
+        api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY", "")
+        if not api_key:
             raise ValueError("set ANTHROPIC_API_KEY (or pass api_key=): the key the gateway sends upstream")
-        self.model = model or os.environ.get("ANTHROPIC_MODEL")
+        super().__init__(
+            base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
+            api_key=api_key,
+            model=model or os.environ.get("ANTHROPIC_MODEL"),
+            models=models,
+            extra_body=extra_body,
+            timeout=timeout,
+        )
         self.max_tokens = max_tokens
         self.anthropic_version = anthropic_version
-        self.extra_body = dict(extra_body or {})
-        self.timeout = timeout
-        self._http = UpstreamClient(timeout)
 
     def messages_request(self, request: ProviderRequest) -> dict[str, Any]:
         """The body sent upstream for one turn; override to change a mapping."""
-        return {**to_messages_request(request, self.model or request.model, self.max_tokens), **self.extra_body}
+        body = to_messages_request(request, self.upstream_model(request.model), self.max_tokens)
+        return {**body, **self.extra_body}
 
-    async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
-        payload = self.messages_request(request)
-        headers = {"x-api-key": self.api_key, "anthropic-version": self.anthropic_version}
-        url = f"{self.base_url}/v1/messages"
-        http = self._http.get()
-        try:
-            async with http.stream("POST", url, json=payload, headers=headers) as reply:
-                if reply.status_code != 200:
-                    raise _upstream_error(reply.status_code, await reply.aread(), reply.headers.get("retry-after"))
-                kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
-                if kind == "text/event-stream":
-                    events = message_events(reply)
-                else:
-                    events = aiter_of(events_of_message(_whole_message(kind, await reply.aread())))
-                yield Accepted()  # the client's stream begins now, however long the upstream thinks
-                async for step in steps_from_events(events):
-                    yield step
-                await finish_reading(events)  # what follows message_stop: the end of the body
-        except httpx.TransportError as exc:  # before the answer began: no stream to end
-            raise ModelError(
-                f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",
-                code="upstream_unreachable",
-                status=502,
-            ) from None
+    def upstream_request(self, request: ProviderRequest) -> dict[str, Any]:
+        return self.messages_request(request)
 
-    async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
-        """One opaque `compaction` item holding the conversation, which `to_anthropic_messages` opens again."""
-        blob = base64.b64encode(json.dumps(_expand(items)).encode()).decode()
-        return [{"type": "compaction", "id": "cmp_" + os.urandom(12).hex(), "encrypted_content": blob}]
+    def endpoint(self, body: dict[str, Any]) -> str:
+        return f"{self.base_url}/v1/messages"
+
+    def upstream_headers(self) -> dict[str, str]:
+        return {"x-api-key": self.api_key, "anthropic-version": self.anthropic_version}
+
+    def stream_events(self, reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+        return message_events(reply)
+
+    def steps(self, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+        return steps_from_events(events)
+
+    def whole_answer(self, kind: str, body: bytes) -> Iterable[dict[str, Any]]:
+        """A proxy that does not stream: the whole message as the events that would have streamed it."""
+        return events_of_message(_whole_message(kind, body))
+
+    def error_message(self, body: Any) -> str:
+        return _error_message(body)
 
 
 def _whole_message(kind: str, body: bytes) -> dict[str, Any]:

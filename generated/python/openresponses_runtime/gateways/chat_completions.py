@@ -30,42 +30,38 @@ is read (an `n` above 1 is the upstream's doing). Stop reasons:
 | none: an error came first, or the stream ended (an error after a finish_reason is only logged) | `failed` (`error` event, then `response.failed`) |
 
 The client's stream begins as soon as the upstream answers with an event stream, before its first
-chunk. Upstream failures before that: an HTTP error status becomes the spec's error object (429
-stays 429, 400 is `upstream_invalid_request`, 401/403 `upstream_unauthorized`, others 502); a 200
-that is not an event stream is a 502. A chunk of a shape this gateway does not know is skipped and counted in the log.
+chunk. Upstream failures before that: an HTTP error status becomes the spec's error object as
+`gateways.base` maps it for every gateway (400, 413 and 422 are `upstream_invalid_request`, 401/403
+`upstream_unauthorized`, 429 stays 429, 503 stays 503, others 502); a 200 with a whole
+`chat.completion` is read as one chunk, and one with anything else is a 502. A chunk of a shape this gateway does not know is skipped and counted in the log.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from ..server import (
-    Accepted,
     ArgumentsDelta,
     FunctionCallEnd,
     FunctionCallStart,
     Incomplete,
-    InvalidRequest,
     ModelError,
     ProviderRequest,
     ReasoningDelta,
     ReasoningEnd,
     Refusal,
-    ServerError,
     Step,
     TextDelta,
-    TooManyRequests,
     UsageReport,
 )
-from ._upstream import UpstreamClient, aiter_of, finish_reading, json_events
+from .base import GatewayProvider, expand_compactions, json_events
 
 __all__ = ["ChatCompletionsProvider", "chat_chunks", "steps_from_chunks", "to_chat_messages", "to_chat_request"]
 
@@ -108,20 +104,6 @@ def _user_content(content: Any) -> Any:
     return out
 
 
-def _expand(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Compaction items made by `ChatCompletionsProvider.compact` opened back into the items they hold."""
-    out = []
-    for item in items:
-        if item.get("type") == "compaction":
-            try:
-                out += _expand(json.loads(base64.b64decode(item.get("encrypted_content") or "")))
-            except ValueError:
-                continue  # someone else's compaction: nothing this gateway can read
-        else:
-            out.append(item)
-    return out
-
-
 def _reasoning_details(item: dict[str, Any]) -> list[Any] | None:
     """The upstream's `reasoning_details` this gateway kept in a reasoning item, if it is one of ours."""
     try:
@@ -136,7 +118,7 @@ def to_chat_messages(items: list[dict[str, Any]], instructions: str | None = Non
     """The Open Responses context as Chat Completions messages."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": instructions}] if instructions else []
     details: list[Any] | None = None  # reasoning_details waiting for the assistant message they belong to
-    for item in _expand(items):
+    for item in expand_compactions(items):
         kind = item.get("type", "message")
         previous = messages[-1] if messages else None
         if kind == "message":
@@ -236,21 +218,6 @@ def _error_message(error: Any) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or json.dumps(error))
     return str(error)
-
-
-def _upstream_error(status: int, body: bytes, retry_after: str | None = None) -> Exception:
-    try:
-        message = _error_message(json.loads(body)["error"])
-    except (ValueError, KeyError, TypeError):
-        message = body.decode(errors="replace")[:200]
-    if status == 429:
-        headers = {"Retry-After": retry_after} if retry_after else None
-        return TooManyRequests(f"The upstream is rate limited: {message}", headers=headers)
-    if status == 400:
-        return InvalidRequest(f"The upstream refused the request: {message}", code="upstream_invalid_request")
-    if status in (401, 403):
-        return ServerError("The gateway's upstream credentials were refused.", code="upstream_unauthorized")
-    return ModelError(f"The upstream failed ({status}): {message}", status=502)
 
 
 def chat_chunks(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
@@ -454,12 +421,13 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
 # -- the provider ----------------------------------------------------------------------------
 
 
-class ChatCompletionsProvider:
+class ChatCompletionsProvider(GatewayProvider):
     """Open Responses in front of a Chat Completions upstream.
 
     Configuration: `base_url`, `api_key` and `model`, defaulting to `$CHAT_COMPLETIONS_BASE_URL`,
     `$CHAT_COMPLETIONS_API_KEY` and `$CHAT_COMPLETIONS_MODEL` (which, when set, replaces the model
-    a request names); `max_tokens_field`: the name the upstream takes for `max_output_tokens`;
+    a request names); `models`: upstream names for the models requests name (the rest pass
+    through); `max_tokens_field`: the name the upstream takes for `max_output_tokens`;
     `extra_body`: fields sent with every request (a vendor's own, such as Z.ai's `thinking`).
     Subclass and override `chat_request` to change any mapping.
     """
@@ -470,6 +438,7 @@ class ChatCompletionsProvider:
         base_url: str | None = None,
         api_key: str | None = None,
         model: str | None = None,
+        models: Mapping[str, str] | None = None,
         max_tokens_field: str | None = None,
         extra_body: dict[str, Any] | None = None,
         timeout: float = 120.0,
@@ -479,49 +448,41 @@ class ChatCompletionsProvider:
             raise ValueError(
                 "set CHAT_COMPLETIONS_BASE_URL (or pass base_url=): the upstream API root, e.g. https://api.openai.com/v1"
             )
-        self.base_url = base_url.rstrip("/")
-        self.api_key = api_key if api_key is not None else os.environ.get("CHAT_COMPLETIONS_API_KEY", "")
-        self.model = model or os.environ.get("CHAT_COMPLETIONS_MODEL")
+        super().__init__(
+            base_url=base_url,
+            api_key=api_key if api_key is not None else os.environ.get("CHAT_COMPLETIONS_API_KEY", ""),
+            model=model or os.environ.get("CHAT_COMPLETIONS_MODEL"),
+            models=models,
+            extra_body=extra_body,
+            timeout=timeout,
+        )
         # OpenAI's newer models refuse max_tokens; most compatible servers know only max_tokens.
         openai = urlsplit(self.base_url).hostname == "api.openai.com"
         self.max_tokens_field = max_tokens_field or ("max_completion_tokens" if openai else "max_tokens")
-        self.extra_body = dict(extra_body or {})
-        self.timeout = timeout
-        self._http = UpstreamClient(timeout)
 
     def chat_request(self, request: ProviderRequest) -> dict[str, Any]:
         """The body sent upstream for one turn; override to change a mapping."""
-        return {**to_chat_request(request, self.model or request.model, self.max_tokens_field), **self.extra_body}
+        body = to_chat_request(request, self.upstream_model(request.model), self.max_tokens_field)
+        return {**body, **self.extra_body}
 
-    async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
-        payload = self.chat_request(request)
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        url = f"{self.base_url}/chat/completions"
-        http = self._http.get()
-        try:
-            async with http.stream("POST", url, json=payload, headers=headers) as reply:
-                if reply.status_code != 200:
-                    raise _upstream_error(reply.status_code, await reply.aread(), reply.headers.get("retry-after"))
-                kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
-                if kind == "text/event-stream":
-                    chunks = chat_chunks(reply)
-                else:  # some servers answer whole whatever `stream` says: read it as one chunk
-                    chunks = aiter_of([_chunk_of_completion(_whole_completion(kind, await reply.aread()))])
-                yield Accepted()  # the client's stream begins now, however long the upstream thinks
-                async for step in steps_from_chunks(chunks):
-                    yield step
-                await finish_reading(chunks)  # what follows the last chunk: the end of the body
-        except httpx.TransportError as exc:  # before the answer began: no stream to end
-            raise ModelError(
-                f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",
-                code="upstream_unreachable",
-                status=502,
-            ) from None
+    def upstream_request(self, request: ProviderRequest) -> dict[str, Any]:
+        return self.chat_request(request)
 
-    async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
-        """One opaque `compaction` item holding the conversation, which `to_chat_messages` opens again."""
-        blob = base64.b64encode(json.dumps(_expand(items)).encode()).decode()
-        return [{"type": "compaction", "id": "cmp_" + os.urandom(12).hex(), "encrypted_content": blob}]
+    def endpoint(self, body: dict[str, Any]) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def upstream_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def stream_events(self, reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+        return chat_chunks(reply)
+
+    def steps(self, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+        return steps_from_chunks(events)
+
+    def whole_answer(self, kind: str, body: bytes) -> Iterable[dict[str, Any]]:
+        """Some servers answer whole whatever `stream` says: the completion read as one chunk."""
+        return [_chunk_of_completion(_whole_completion(kind, body))]
 
 
 def _chunk_of_completion(completion: dict[str, Any]) -> dict[str, Any]:

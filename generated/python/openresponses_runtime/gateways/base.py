@@ -1,0 +1,318 @@
+"""The spine of every gateway: the transport to its upstream, one mapping of upstream errors, and
+compaction. A gateway (`GatewayProvider`'s subclass) brings only its mappings: the body it sends
+for a turn, where and with which headers, and how the upstream's events become steps.
+
+Upstream errors before the answer begins map the same way in every gateway (`ERROR_RULES`), with
+per-gateway additions in `GatewayProvider.error_rules`:
+
+| upstream status | answer |
+|---|---|
+| 400, 413 (the request too large for the upstream), 422 | 400 `upstream_invalid_request`: the client must change the request |
+| 401, 403 | 500 `upstream_unauthorized`: the gateway's own key is wrong, not the client's |
+| 429 | 429 `rate_limit_exceeded`, `Retry-After` passed on |
+| 503 | 503 `upstream_overloaded`, `Retry-After` passed on: a retry may succeed |
+| anything else | 502 |
+
+An upstream that cannot be reached is a 502 `upstream_unreachable`; a 200 that is neither an event
+stream nor a whole answer, a 502 `upstream_bad_response`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import httpx
+
+from ..events import SSEDecoder
+from ..server import (
+    Accepted,
+    InvalidRequest,
+    ModelError,
+    NotFound,
+    OpenResponsesError,
+    ProviderRequest,
+    ServerError,
+    Step,
+    TooManyRequests,
+)
+
+# The one place the gateways take JSON and ids from.
+from ..server.emitter import dumps, loads, new_id
+
+__all__ = [
+    "ERROR_RULES",
+    "ErrorRule",
+    "GatewayProvider",
+    "UpstreamClient",
+    "aiter_of",
+    "dumps",
+    "expand_compactions",
+    "finish_reading",
+    "json_events",
+    "loads",
+    "new_id",
+    "upstream_error",
+]
+
+log = logging.getLogger("openresponses_runtime.gateways")
+
+_FINISH_SECONDS = 1.0  # what an upstream gets to end its body after its last event
+
+
+# -- transport -------------------------------------------------------------------------------
+
+
+class UpstreamClient:
+    """A pooled `httpx.AsyncClient`, made on first use in each event loop and kept for the next turns.
+
+    A client per turn built a TLS context (about 50 ms of CPU) and a new connection every time: more
+    than all the translation of a 2,000-event stream. An httpx client belongs to the loop it was made
+    in, so a new loop (a test's `asyncio.run`) gets its own."""
+
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client, self._loop = httpx.AsyncClient(timeout=self.timeout), loop
+        return self._client
+
+
+async def json_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON objects of an upstream's SSE stream, up to `data: [DONE]` or the end of the body.
+
+    A frame that is not a JSON object is skipped and logged. A connection that breaks off simply
+    ends the objects: the gateway notices that the answer never finished. Each object is parsed
+    when it is asked for: a whole network read's objects alive at once (hundreds) cost more in
+    garbage collection than their parsing."""
+    decoder = SSEDecoder()
+    body = reply.aiter_bytes()
+    try:
+        async for data in body:
+            for message in decoder.feed(data):
+                if message.data == "[DONE]":
+                    await finish_reading(body)
+                    return
+                if (event := _object(message.data)) is not None:
+                    yield event
+        for message in decoder.close():
+            if message.data == "[DONE]":
+                return
+            if (event := _object(message.data)) is not None:
+                yield event
+    except httpx.TransportError as exc:
+        log.warning("the upstream's stream broke off: %s", exc)
+
+
+def _object(data: str) -> dict[str, Any] | None:
+    try:
+        event = loads(data)  # by orjson when installed; no upstream API sends integers beyond 64 bits
+    except ValueError:
+        event = None
+    if not isinstance(event, dict):
+        log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
+        return None
+    return event
+
+
+async def finish_reading(rest: AsyncIterator[Any]) -> None:
+    """Read what is left of an answer after its last event, so that its connection goes back to the
+    pool for the next turn: httpx closes a connection whose body was not read to its end, and a new
+    one costs a TCP and TLS handshake. An upstream that keeps the body open past `_FINISH_SECONDS`
+    keeps its connection closed, as before."""
+    try:
+        async with asyncio.timeout(_FINISH_SECONDS):
+            async for _ in rest:
+                pass
+    except (TimeoutError, httpx.TransportError):
+        pass
+
+
+async def aiter_of(events: Iterable[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    """`events` as the async stream a gateway reads, for an answer that came whole."""
+    for event in events:
+        yield event
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ErrorRule:
+    """How an upstream error status is answered: the spec's error `kind`, its `code`, the HTTP
+    `status` (else the kind's own), the `wording` the message begins with, and whether the
+    upstream's `Retry-After` is passed on."""
+
+    kind: type[OpenResponsesError]
+    code: str | None
+    wording: str
+    status: int | None = None
+    retry: bool = False
+
+
+_REFUSED = ErrorRule(InvalidRequest, "upstream_invalid_request", "The upstream refused the request")
+ERROR_RULES: Mapping[int, ErrorRule] = {
+    400: _REFUSED,
+    413: _REFUSED,  # too large for the upstream, which our server read whole: the request must change
+    422: _REFUSED,
+    401: ErrorRule(ServerError, "upstream_unauthorized", "The gateway's upstream credentials were refused"),
+    403: ErrorRule(ServerError, "upstream_unauthorized", "The gateway's upstream credentials were refused"),
+    429: ErrorRule(TooManyRequests, "rate_limit_exceeded", "The upstream is rate limited", retry=True),
+    503: ErrorRule(ModelError, "upstream_overloaded", "The upstream is overloaded", status=503, retry=True),
+}
+_OTHER = ErrorRule(ModelError, "model_error", "The upstream failed", status=502)
+MODEL_NOT_FOUND = ErrorRule(NotFound, "model_not_found", "The upstream has no such model")
+
+
+def upstream_error(
+    status: int,
+    message: str,
+    retry_after: str | None = None,
+    rules: Mapping[int, ErrorRule] = ERROR_RULES,
+) -> OpenResponsesError:
+    """The spec's error for an upstream's error `status` with its `message`, by `rules`."""
+    rule = rules.get(status, _OTHER)
+    headers = {"Retry-After": retry_after} if rule.retry and retry_after else None
+    text = f"{rule.wording} ({status}): {message}" if rule is _OTHER else f"{rule.wording}: {message}"
+    if rule.code == "upstream_unauthorized":
+        text = rule.wording + "."  # the upstream's words about our key are not the client's business
+    param = "model" if rule is MODEL_NOT_FOUND else None
+    return rule.kind(text, code=rule.code, status=rule.status, headers=headers, param=param)
+
+
+# -- compaction ------------------------------------------------------------------------------
+
+
+def expand_compactions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Compaction items made by `GatewayProvider.compact` opened back into the items they hold."""
+    out = []
+    for item in items:
+        if item.get("type") == "compaction":
+            try:
+                out += expand_compactions(json.loads(base64.b64decode(item.get("encrypted_content") or "")))
+            except ValueError:
+                continue  # someone else's compaction: nothing a gateway can read
+        else:
+            out.append(item)
+    return out
+
+
+# -- the provider ----------------------------------------------------------------------------
+
+
+class GatewayProvider:
+    """A provider in front of another model API: one streamed POST a turn.
+
+    A subclass defines `upstream_request` (the body), `endpoint` (the URL), `upstream_headers`,
+    `steps` (the upstream's events as steps) and `whole_answer` (a 200 that did not stream, as
+    events); optionally `stream_events` (the events of a streamed answer, SSE by default),
+    `error_message` and `error_rules`. `model` replaces the model every request names; else
+    `models` renames the ones it lists and the rest pass through.
+    """
+
+    error_rules: ClassVar[Mapping[int, ErrorRule]] = {}  # this upstream's own, over ERROR_RULES
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        model: str | None,
+        models: Mapping[str, str] | None,
+        extra_body: Mapping[str, Any] | None,
+        timeout: float,
+    ):
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.model = model
+        self.models = dict(models or {})
+        self.extra_body = dict(extra_body or {})
+        self.timeout = timeout
+        self._http = UpstreamClient(timeout)
+
+    # -- what each gateway defines
+
+    def upstream_request(self, request: ProviderRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def endpoint(self, body: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def upstream_headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def steps(self, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+        raise NotImplementedError
+
+    def whole_answer(self, kind: str, body: bytes) -> Iterable[dict[str, Any]]:
+        """The events of a 200 that is not an event stream; by default, a 502."""
+        raise self.not_a_stream(kind, body)
+
+    def stream_events(self, reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+        return json_events(reply)
+
+    def error_message(self, body: Any) -> str:
+        """The upstream's words in an error body (`{"error": {"message": ...}}` for most APIs)."""
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict):
+            return str(error.get("message") or error.get("type") or json.dumps(error))
+        return json.dumps(error if error is not None else body)
+
+    # -- what they share
+
+    def upstream_model(self, requested: str) -> str:
+        """The model named upstream for the one a request names."""
+        return self.model or self.models.get(requested, requested)
+
+    def upstream_error(self, status: int, body: bytes, retry_after: str | None = None) -> OpenResponsesError:
+        try:
+            message = self.error_message(loads(body))
+        except ValueError:
+            message = body.decode(errors="replace")[:200]
+        return upstream_error(status, message, retry_after, {**ERROR_RULES, **self.error_rules})
+
+    def not_a_stream(self, kind: str, body: bytes) -> OpenResponsesError:
+        return ModelError(
+            f"The upstream answered 200 with {kind or 'no content type'}, not an event stream: "
+            f"{body.decode(errors='replace')[:100]!r}",
+            code="upstream_bad_response",
+            status=502,
+        )
+
+    async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        payload = self.upstream_request(request)
+        url = self.endpoint(payload)
+        http = self._http.get()
+        try:
+            async with http.stream("POST", url, json=payload, headers=self.upstream_headers()) as reply:
+                if reply.status_code != 200:
+                    raise self.upstream_error(reply.status_code, await reply.aread(), reply.headers.get("retry-after"))
+                kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+                if kind == "text/event-stream":
+                    events = self.stream_events(reply)
+                else:  # some servers answer whole whatever the request asked: read it as its events
+                    events = aiter_of(self.whole_answer(kind, await reply.aread()))
+                yield Accepted()  # the client's stream begins now, however long the upstream thinks
+                async for step in self.steps(events):
+                    yield step
+                await finish_reading(events)  # what follows the last event: the end of the body
+        except httpx.TransportError as exc:  # before the answer began: no stream to end
+            raise ModelError(
+                f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",
+                code="upstream_unreachable",
+                status=502,
+            ) from None
+
+    async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
+        """One opaque `compaction` item holding the conversation, which `expand_compactions` opens again."""
+        blob = base64.b64encode(json.dumps(expand_compactions(items)).encode()).decode()
+        return [{"type": "compaction", "id": new_id("cmp"), "encrypted_content": blob}]
