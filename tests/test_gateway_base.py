@@ -118,3 +118,13 @@ def test_the_scaffold_offers_the_registered_gateways():
         assert (SCAFFOLD / template / "src" / "__package__" / "provider.py.jinja").is_file()
     for path in SCAFFOLD.rglob("*.jinja"):
         assert "template ==" not in path.read_text(), path  # the registry says what differs
+
+
+def test_the_docs_name_every_gateway():
+    readme = (ROOT / "README.md").read_text()
+    guide = (ROOT / "docs" / "guides" / "provider.md").read_text()
+    for name, gateway in GATEWAYS.items():
+        for text in (readme, guide):
+            assert f"--gateway {name}" in text, name
+        assert f"${gateway.key_variable}" in guide, name
+        assert f"openresponses_runtime.gateways.{gateway.module}" in guide, name

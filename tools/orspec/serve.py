@@ -1,6 +1,12 @@
-"""`orspec serve`: the generated server with the built-in demo model, on uvicorn.
+"""`orspec serve`: the generated server on uvicorn, with the built-in demo model, or as a gateway in
+front of another model API (`--gateway NAME --upstream URL`, the runtime's gateways by the names of
+its registry).
 
 It never runs open: without `--api-key` or `$ORSPEC_API_KEY` it makes up a random key and prints it.
+A gateway's upstream key comes only from the environment: `$ORSPEC_UPSTREAM_API_KEY`, else the
+provider's usual variable (`$OPENAI_API_KEY`, `$ANTHROPIC_API_KEY`, `$GEMINI_API_KEY`); a flag
+would show it in the process list. Models pass through, or `--model REQUESTED=UPSTREAM` renames one
+(repeatable), or `--model UPSTREAM` sends every request to one.
 Reasoning items that clients carry are sealed with `--reasoning-key` (or `$ORSPEC_REASONING_KEY`),
 else with a random key that dies with the process.
 With the runtime's `observability` extra installed (orspec depends on it), it also serves
@@ -13,14 +19,48 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import runpy
 import secrets
 import sys
+from functools import cache
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="run the Open Responses server with the built-in demo model")
+    p = sub.add_parser(
+        "serve", help="run the Open Responses server with the built-in demo model, or as a gateway to another model API"
+    )
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
+    p.add_argument(
+        "--gateway",
+        metavar="NAME",
+        help=f"serve in front of another model API instead of the demo model: {' | '.join(_gateway_names())}",
+    )
+    p.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="with --gateway: the upstream API root, as its SDK takes it (e.g. http://127.0.0.1:11434/v1 for"
+        " Ollama); default: the provider's public API (chat-completions has none). The upstream key comes from"
+        f" ${_registry()['UPSTREAM_KEY_VARIABLE']}, else the provider's usual variable"
+        f" ({', '.join('$' + g.key_variable for g in _registry()['GATEWAYS'].values())}), never from a flag",
+    )
+    p.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="REQUESTED=UPSTREAM",
+        help="with --gateway: send requests for model REQUESTED to the upstream's model UPSTREAM (repeatable);"
+        " a bare UPSTREAM sends every request to it; models not named pass through",
+    )
+    p.add_argument(
+        "--upstream-timeout",
+        type=_seconds,
+        default=argparse.SUPPRESS,
+        help="with --gateway: seconds the upstream may take to connect, and between reads of its answer"
+        " (default: the gateway's own, 120, or 600 for anthropic-messages)",
+    )
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
     p.add_argument("--api-key", help="the bearer token clients must send (default: $ORSPEC_API_KEY, else a random one)")
     p.add_argument(
@@ -47,7 +87,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="worker processes sharing the port (uvicorn's workers); each has its own store pool, so a SQLite"
         " file or a postgresql:// store, not memory: (default: 1)",
     )
-    p.add_argument("--delay", type=float, default=0.02, help="seconds between streamed chunks (default: 0.02)")
+    p.add_argument(
+        "--delay", type=float, default=0.02, help="the demo model's seconds between streamed chunks (default: 0.02)"
+    )
     p.add_argument(
         "--debug",
         action="store_true",
@@ -130,6 +172,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     given = args.api_key or os.environ.get("ORSPEC_API_KEY")
     settings = {
+        "gateway": _gateway_settings(args, UsageError),
         "key": given or "sk-orspec-" + secrets.token_urlsafe(24),
         "store": args.store or os.environ.get("ORSPEC_STORE"),
         **{
@@ -149,6 +192,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         app = _app(settings)  # in the workers' parent too: a store that cannot be opened is said once, here
     except StoreError as exc:
         raise UsageError(f"{exc}, or pass another with --store") from None
+    except _GatewayError as exc:
+        raise UsageError(str(exc)) from None
     limits = Limits(**{name: value for name, value in vars(args).items() if name in Limits.__dataclass_fields__})
     with listen(args.host, args.port) as sock:  # said only once it is true, and nothing said if it cannot be
         if not given:
@@ -156,7 +201,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 f"orspec: no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {settings['key']}"
             )
         port = sock.getsockname()[1]
-        print(f"orspec: serving Open Responses on http://{args.host}:{port}/v1/responses", file=sys.stderr)
+        front = f" in front of {settings['gateway']['upstream']}" if settings["gateway"] else ""
+        print(f"orspec: serving Open Responses on http://{args.host}:{port}/v1/responses{front}", file=sys.stderr)
         sys.stdout.flush()
         if args.workers > 1:
             os.environ[_WORKER_ENV] = json.dumps(settings)  # what each worker process builds its app from
@@ -180,8 +226,10 @@ def _app(settings: dict[str, Any]) -> Any:
     from openresponses_runtime.server.observability import configure_logging, installed
 
     configure_logging(settings["log_format"], debug=settings["debug"])
+    gateway = settings["gateway"]
+    provider = _gateway_provider(gateway) if gateway else DemoProvider(delay=settings["delay"])
     return create_app(
-        DemoProvider(delay=settings["delay"]),
+        provider,
         store=open_store(settings["store"], timeout=settings["store_timeout"], pool_size=settings["pool_size"]),
         api_keys=settings["key"],
         debug=settings["debug"],
@@ -190,3 +238,96 @@ def _app(settings: dict[str, Any]) -> Any:
         observability=installed(),
         max_streams=settings["max_streams"],
     )
+
+
+# -- gateways ---------------------------------------------------------------------------------
+
+
+class _GatewayError(Exception):
+    """A gateway that cannot be configured as asked (no key, no upstream): a usage mistake."""
+
+
+@cache
+def _registry() -> dict[str, Any]:
+    """The runtime's gateway registry, read from its file: importing the runtime to list three names
+    would cost `orspec` two seconds of start-up on every command."""
+    spec = find_spec("openresponses_runtime")
+    folders = list(spec.submodule_search_locations or ()) if spec else []
+    for folder in folders:
+        path = Path(folder) / "gateways" / "registry.py"
+        if path.is_file():
+            return runpy.run_path(str(path), run_name="orspec._gateway_registry")
+    return {"GATEWAYS": {}, "UPSTREAM_KEY_VARIABLE": "ORSPEC_UPSTREAM_API_KEY"}
+
+
+def _gateway_names() -> list[str]:
+    return list(_registry()["GATEWAYS"])
+
+
+def _gateway_settings(args: argparse.Namespace, usage_error: type[Exception]) -> dict[str, Any] | None:
+    """What a gateway is built from (its key stays in the environment, where each worker reads it),
+    or None for the demo model."""
+    gateway_options = ("--upstream", args.upstream), ("--model", args.model)
+    if args.gateway is None:
+        given = [flag for flag, value in gateway_options if value] + (
+            ["--upstream-timeout"] if hasattr(args, "upstream_timeout") else []
+        )
+        if given:
+            raise usage_error(f"{given[0]} needs --gateway NAME ({', '.join(_gateway_names())})")
+        return None
+    gateways = _registry()["GATEWAYS"]
+    if args.gateway not in gateways:
+        raise usage_error(f"--gateway {args.gateway}: no such gateway; choose one of {', '.join(gateways)}")
+    gateway = gateways[args.gateway]
+    upstream = args.upstream or gateway.base_url
+    if not upstream:
+        raise usage_error(
+            f"--gateway {args.gateway} needs --upstream URL: the API root, e.g. https://api.openai.com/v1"
+        )
+    if not upstream.startswith(("http://", "https://")):
+        raise usage_error(f"--upstream {upstream}: not an http:// or https:// URL")
+    model, models = None, {}
+    for entry in args.model:
+        requested, equals, upstream_model = entry.partition("=")
+        if not equals:
+            requested, upstream_model = "", entry
+        if not upstream_model or (equals and not requested):
+            raise usage_error(f"--model {entry}: give REQUESTED=UPSTREAM, or UPSTREAM alone for every request")
+        if not equals:
+            model = upstream_model
+        else:
+            models[requested] = upstream_model
+    return {
+        "name": gateway.name,
+        "upstream": upstream,
+        "model": model,
+        "models": models,
+        "timeout": getattr(args, "upstream_timeout", None),
+    }
+
+
+def upstream_key(name: str) -> str:
+    """The upstream key from the environment: `$ORSPEC_UPSTREAM_API_KEY`, else the provider's usual one."""
+    registry = _registry()
+    return os.environ.get(registry["UPSTREAM_KEY_VARIABLE"]) or os.environ.get(
+        registry["GATEWAYS"][name].key_variable, ""
+    )
+
+
+def _gateway_provider(settings: dict[str, Any]) -> Any:
+    from openresponses_runtime.gateways import GATEWAYS
+
+    gateway = GATEWAYS[settings["name"]]
+    key = upstream_key(gateway.name)
+    if not key and gateway.base_url:  # a public API: no key, no answer (a local server may need none)
+        raise _GatewayError(
+            f"--gateway {gateway.name}: set ${_registry()['UPSTREAM_KEY_VARIABLE']} or ${gateway.key_variable}"
+            " to the upstream's API key (never a flag: it would show in the process list)"
+        )
+    options = {"timeout": settings["timeout"]} if settings["timeout"] is not None else {}
+    try:
+        return gateway.load()(
+            base_url=settings["upstream"], api_key=key, model=settings["model"], models=settings["models"], **options
+        )
+    except ValueError as exc:
+        raise _GatewayError(f"--gateway {gateway.name}: {exc}") from None
