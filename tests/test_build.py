@@ -132,7 +132,7 @@ def test_project_root_is_found_from_a_subdirectory():
     result = run_orspec("validate", cwd=ROOT / "spec" / "components")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(
-        "OK: 134 schemas (26 from 3 vendor fragments), 5 paths (6 operations, 4 from vendor fragments)"
+        "OK: 136 schemas (28 from 4 vendor fragments), 5 paths (6 operations, 4 from vendor fragments)"
     )
 
 

@@ -66,10 +66,11 @@ def test_shipped_fragments_merge_with_provenance():
     bundled = json.loads((ROOT / "generated" / "openapi.json").read_text())
     schemas = bundled["components"]["schemas"]
     vendors = {s["x-openresponses-vendor"] for s in schemas.values() if "x-openresponses-vendor" in s}
-    assert vendors == {"acme", "anthropic", "openai"}
+    assert vendors == {"acme", "anthropic", "gemini", "openai"}
     refs = lambda name: [v["$ref"].rsplit("/", 1)[1] for v in schemas[name]["oneOf"]]  # noqa: E731
     assert {"OpenaiWebSearchCall", "AnthropicMcpToolUse", "AcmeWebSearchCall"} <= set(refs("ItemField"))
-    assert {"OpenaiWebSearchCall", "AnthropicMcpToolResult"} <= set(refs("ItemParam"))
+    assert {"OpenaiWebSearchCall", "AnthropicMcpToolResult", "GeminiPart"} <= set(refs("ItemParam"))
+    assert {"GeminiPart", "GeminiGrounding"} <= set(refs("ItemField"))
     assert {"OpenaiWebSearchTool", "AcmeSearchTool"} <= set(refs("Tool")) & set(refs("ResponsesToolParam"))
     assert "AcmeAudioClipContent" in [
         v["$ref"].rsplit("/", 1)[1] for v in schemas["Message"]["properties"]["content"]["items"]["oneOf"]

@@ -59,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=_seconds,
         default=argparse.SUPPRESS,
         help="with --gateway: seconds the upstream may take to connect, and between reads of its answer"
-        " (default: the gateway's own, 120, or 600 for anthropic-messages)",
+        " (default: 120 for chat-completions, 600 for the others)",
     )
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
     p.add_argument("--api-key", help="the bearer token clients must send (default: $ORSPEC_API_KEY, else a random one)")

@@ -504,6 +504,8 @@ ITEM_STATUS_TYPES: frozenset[str] = frozenset(
         "anthropic:mcp_tool_use",
         "function_call",
         "function_call_output",
+        "gemini:grounding",
+        "gemini:part",
         "message",
         "openai:web_search_call",
     }

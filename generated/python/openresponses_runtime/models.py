@@ -1463,6 +1463,40 @@ class AnthropicMcpToolConfiguration(OpenResponsesModel):
     """
 
 
+class GeminiPart(OpenResponsesModel):
+    """
+    A part of a Gemini answer that has no Open Responses counterpart (such as `executableCode`, `codeExecutionResult` or an `inlineData` image the model made), kept as it arrived. A gateway sends it back upstream unchanged, in its place in the model's turn.
+    """
+
+    type: Literal["gemini:part"]
+    id: str
+    """
+    Identifier of this item.
+    """
+    status: MessageStatus
+    part: dict[str, Any]
+    """
+    The Gemini part, e.g. `{"executableCode": {"language": "PYTHON", "code": "..."}}`.
+    """
+
+
+class GeminiGrounding(OpenResponsesModel):
+    """
+    How Gemini grounded the answer before this item in Google Search: the queries it ran, the web sources it used, which spans of the text each supports, and the search entry point Google's terms ask an application to show. The text itself stays in the message.
+    """
+
+    type: Literal["gemini:grounding"]
+    id: str
+    """
+    Identifier of this item.
+    """
+    status: MessageStatus
+    grounding_metadata: dict[str, Any]
+    """
+    Gemini's `groundingMetadata` as it sent it: `webSearchQueries`, `groundingChunks`, `groundingSupports` and `searchEntryPoint`.
+    """
+
+
 class OpenaiWebSearchCallStatus(StrEnum):
     """
     Progress of a web search call.
@@ -2428,6 +2462,8 @@ _ITEM_PARAM_TAGS = frozenset(
         "compaction",
         "function_call",
         "function_call_output",
+        "gemini:grounding",
+        "gemini:part",
         "item_reference",
         "message",
         "openai:web_search_call",
@@ -2465,6 +2501,8 @@ ItemParam = TypeAliasType(
         | Annotated["AnthropicMcpToolResult", Tag("anthropic:mcp_tool_result")]
         | Annotated["AnthropicContentBlock", Tag("anthropic:content_block")]
         | Annotated["AnthropicCitations", Tag("anthropic:citations")]
+        | Annotated["GeminiPart", Tag("gemini:part")]
+        | Annotated["GeminiGrounding", Tag("gemini:grounding")]
         | Annotated["OpenaiWebSearchCall", Tag("openai:web_search_call")]
         | Annotated[UnknownItem, Tag("unknown")],
         Discriminator(_item_param_tag),
@@ -2482,6 +2520,8 @@ _ITEM_FIELD_TAGS = frozenset(
         "compaction",
         "function_call",
         "function_call_output",
+        "gemini:grounding",
+        "gemini:part",
         "message",
         "openai:web_search_call",
         "reasoning",
@@ -2510,6 +2550,8 @@ ItemField = TypeAliasType(
         | Annotated["AnthropicMcpToolResult", Tag("anthropic:mcp_tool_result")]
         | Annotated["AnthropicContentBlock", Tag("anthropic:content_block")]
         | Annotated["AnthropicCitations", Tag("anthropic:citations")]
+        | Annotated["GeminiPart", Tag("gemini:part")]
+        | Annotated["GeminiGrounding", Tag("gemini:grounding")]
         | Annotated["OpenaiWebSearchCall", Tag("openai:web_search_call")]
         | Annotated[UnknownItem, Tag("unknown")],
         Discriminator(_item_field_tag),
@@ -3139,6 +3181,8 @@ __all__ = [
     "FunctionTool",
     "FunctionToolChoice",
     "FunctionToolParam",
+    "GeminiGrounding",
+    "GeminiPart",
     "ImageDetail",
     "IncludeEnum",
     "IncompleteDetails",

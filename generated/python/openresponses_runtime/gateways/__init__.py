@@ -6,7 +6,8 @@
     app = create_app(ChatCompletionsProvider(base_url="https://api.openai.com/v1"), api_keys="sk-...")
 
 `chat_completions`: an OpenAI-compatible `/chat/completions`; `anthropic_messages`: Anthropic's
-`/v1/messages` (`AnthropicMessagesProvider`, configured by `$ANTHROPIC_API_KEY`). Each is a
+`/v1/messages` (`AnthropicMessagesProvider`, configured by `$ANTHROPIC_API_KEY`); `gemini`: Google's
+Gemini `streamGenerateContent` (`GeminiProvider`, configured by `$GEMINI_API_KEY`). Each is a
 `base.GatewayProvider`: the transport, the mapping of upstream errors and compaction are shared;
 a gateway is its mappings. `orspec serve --gateway NAME` runs one with no code at all.
 

@@ -528,7 +528,7 @@ class AnthropicMessagesProvider(GatewayProvider):
     def upstream_request(self, request: ProviderRequest) -> dict[str, Any]:
         return self.messages_request(request)
 
-    def endpoint(self, body: dict[str, Any]) -> str:
+    def endpoint(self, request: ProviderRequest, body: dict[str, Any]) -> str:
         return f"{self.base_url}/v1/messages"
 
     def upstream_headers(self) -> dict[str, str]:

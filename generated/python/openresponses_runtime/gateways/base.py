@@ -47,6 +47,7 @@ from ..server.emitter import dumps, loads, new_id
 
 __all__ = [
     "ERROR_RULES",
+    "MODEL_NOT_FOUND",
     "ErrorRule",
     "GatewayProvider",
     "UpstreamClient",
@@ -212,7 +213,7 @@ def expand_compactions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class GatewayProvider:
     """A provider in front of another model API: one streamed POST a turn.
 
-    A subclass defines `upstream_request` (the body), `endpoint` (the URL), `upstream_headers`,
+    A subclass defines `upstream_request` (the body), `endpoint` (the URL for the request and body), `upstream_headers`,
     `steps` (the upstream's events as steps) and `whole_answer` (a 200 that did not stream, as
     events); optionally `stream_events` (the events of a streamed answer, SSE by default),
     `error_message` and `error_rules`. `model` replaces the model every request names; else
@@ -244,7 +245,7 @@ class GatewayProvider:
     def upstream_request(self, request: ProviderRequest) -> dict[str, Any]:
         raise NotImplementedError
 
-    def endpoint(self, body: dict[str, Any]) -> str:
+    def endpoint(self, request: ProviderRequest, body: dict[str, Any]) -> str:
         raise NotImplementedError
 
     def upstream_headers(self) -> dict[str, str]:
@@ -290,7 +291,7 @@ class GatewayProvider:
 
     async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
         payload = self.upstream_request(request)
-        url = self.endpoint(payload)
+        url = self.endpoint(request, payload)
         http = self._http.get()
         try:
             async with http.stream("POST", url, json=payload, headers=self.upstream_headers()) as reply:

@@ -468,7 +468,7 @@ class ChatCompletionsProvider(GatewayProvider):
     def upstream_request(self, request: ProviderRequest) -> dict[str, Any]:
         return self.chat_request(request)
 
-    def endpoint(self, body: dict[str, Any]) -> str:
+    def endpoint(self, request: ProviderRequest, body: dict[str, Any]) -> str:
         return f"{self.base_url}/chat/completions"
 
     def upstream_headers(self) -> dict[str, str]:

@@ -79,5 +79,24 @@ GATEWAYS: dict[str, Gateway] = {
             " the provider's `max_tokens` keyword changes it). Thinking, `stop_sequences` and other"
             " Anthropic-only fields go in `extra_body`, or in the provider's `messages_request`.",
         ),
+        Gateway(
+            name="gemini",
+            module="gemini",
+            provider="GeminiProvider",
+            upstream="Google's Gemini API",
+            key_variable="GEMINI_API_KEY",
+            base_url="https://generativelanguage.googleapis.com/v1beta",
+            api_root="/v1beta",
+            settings=(
+                ("GEMINI_API_KEY", "the key sent upstream as `x-goog-api-key` (required)"),
+                (
+                    "GEMINI_BASE_URL",
+                    "the upstream API root, default `https://generativelanguage.googleapis.com/v1beta`",
+                ),
+                ("GEMINI_MODEL", "the upstream model, in place of the one a request names (optional)"),
+            ),
+            notes="Thinking (`generationConfig.thinkingConfig`), safety settings and other Gemini-only"
+            " fields go in `extra_body`, or in the provider's `gemini_request`.",
+        ),
     )
 }

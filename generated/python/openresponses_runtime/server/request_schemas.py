@@ -32,6 +32,8 @@ ROOTS: dict[str, str] = {
     "FunctionCallOutputItemParam": "FunctionCallOutputItemParam",
     "FunctionCallStatus": "FunctionCallStatus",
     "FunctionToolParam": "FunctionToolParam",
+    "GeminiGrounding": "GeminiGrounding",
+    "GeminiPart": "GeminiPart",
     "ImageDetail": "ImageDetail",
     "IncludeEnum": "IncludeEnum",
     "InputFileContentParam": "InputFileContentParam",
@@ -356,6 +358,24 @@ SCHEMAS: dict[str, Any] = {
             "type": {"type": "string", "enum": ["function"]},
         },
     },
+    "GeminiGrounding": {
+        "type": "object",
+        "properties": {
+            "type": {"type": "string", "enum": ["gemini:grounding"]},
+            "id": {"type": "string"},
+            "status": {"$ref": "#/components/schemas/MessageStatus"},
+            "grounding_metadata": {"type": "object", "additionalProperties": True},
+        },
+    },
+    "GeminiPart": {
+        "type": "object",
+        "properties": {
+            "type": {"type": "string", "enum": ["gemini:part"]},
+            "id": {"type": "string"},
+            "status": {"$ref": "#/components/schemas/MessageStatus"},
+            "part": {"type": "object", "additionalProperties": True},
+        },
+    },
     "ImageDetail": {"type": "string", "enum": ["low", "high", "auto"]},
     "IncludeEnum": {"type": "string", "enum": ["reasoning.encrypted_content", "message.output_text.logprobs"]},
     "InputFileContentParam": {
@@ -396,6 +416,8 @@ SCHEMAS: dict[str, Any] = {
             {"$ref": "#/components/schemas/AnthropicMcpToolResult"},
             {"$ref": "#/components/schemas/AnthropicContentBlock"},
             {"$ref": "#/components/schemas/AnthropicCitations"},
+            {"$ref": "#/components/schemas/GeminiPart"},
+            {"$ref": "#/components/schemas/GeminiGrounding"},
             {"$ref": "#/components/schemas/OpenaiWebSearchCall"},
         ],
         "discriminator": {
@@ -412,6 +434,8 @@ SCHEMAS: dict[str, Any] = {
                 "anthropic:mcp_tool_result": "#/components/schemas/AnthropicMcpToolResult",
                 "anthropic:content_block": "#/components/schemas/AnthropicContentBlock",
                 "anthropic:citations": "#/components/schemas/AnthropicCitations",
+                "gemini:part": "#/components/schemas/GeminiPart",
+                "gemini:grounding": "#/components/schemas/GeminiGrounding",
                 "openai:web_search_call": "#/components/schemas/OpenaiWebSearchCall",
             },
         },

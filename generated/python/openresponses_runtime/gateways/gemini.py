@@ -1,0 +1,528 @@
+"""A gateway from Open Responses to Google's Gemini API (`generateContent`, streamed).
+
+Each turn becomes one `POST {base_url}/models/{model}:streamGenerateContent?alt=sse` with
+`x-goog-api-key` (`base_url` with its version: `https://generativelanguage.googleapis.com/v1beta`).
+Requests translate so:
+
+| Open Responses | Gemini |
+|---|---|
+| `instructions`, system and developer messages | `systemInstruction` text parts, in order |
+| user messages: text, images by data URL, images by URL | `user` content: `text`, `inlineData` (`mimeType`, `data` as sent), `fileData` (`fileUri`) |
+| assistant messages | `model` content: `text` parts |
+| function calls | `functionCall` parts: `name`, `args` parsed from `arguments`, `id` when the upstream gave one |
+| `function_call_output` | a `functionResponse` part in a `user` content: the `name` and `id` of its call; `response` the output when it is a JSON object, else `{"output": <the output>}` |
+| consecutive items of one role | one content: a turn's text, calls and signatures; the responses to parallel calls |
+| a reasoning item this gateway made | its `thoughtSignature`, byte for byte, on the part it came with (a function call, the text before it, or an empty text part) |
+| a reasoning item without a signature, or someone else's | left out: Gemini takes back only signatures, not thought summaries |
+| `gemini:part` items | the part they keep, in place |
+| `gemini:grounding` items | left out: the grounded text goes back as text |
+| function tools under `tool_choice` | `tools[].functionDeclarations` (`parameters` as `parametersJsonSchema`), `toolConfig.functionCallingConfig.mode` `AUTO` (not sent: the default), `ANY` (`required`; one function: `allowedFunctionNames`), `NONE` |
+| `max_output_tokens`, `temperature`, `top_p` | `generationConfig.maxOutputTokens`, `temperature`, `topP` |
+| `text.format` json_schema | `generationConfig.responseMimeType` `application/json` and `responseJsonSchema` |
+| `input_file` content, images by `file_id` | refused: 400 |
+
+`parallel_tool_calls` has no Gemini counterpart. Thinking (`generationConfig.thinkingConfig`),
+`safetySettings`, Google's own tools (`googleSearch`, `codeExecution`) and the rest of Gemini's own
+fields are set with `extra_body` (merged into the body, and into `generationConfig` field by field)
+or in `gemini_request`.
+
+The stream translates back, part by part (candidate 0 only): `text` as text; a `thought: true` part
+as reasoning streamed as it arrives; `functionCall` as a function call (its `id`, or one the gateway
+makes, `call_gemini_...`, which goes back as no id); a `thoughtSignature` as a reasoning item that
+keeps it in `encrypted_content` (the thoughts before it, or an empty item before its function call
+or after its text); any other part (`executableCode`, `codeExecutionResult`, `inlineData`) as a
+`gemini:part` item holding the part as it arrived; `groundingMetadata` as a `gemini:grounding` item
+after the text. Usage: `input_tokens` is `promptTokenCount` plus `toolUsePromptTokenCount`,
+`output_tokens` `candidatesTokenCount` plus `thoughtsTokenCount` (the latter also as
+`reasoning_tokens`), `cached_tokens` `cachedContentTokenCount`. Stop reasons:
+
+| `finishReason`, `promptFeedback` | response |
+|---|---|
+| `STOP`, `OTHER`, anything else | `completed` |
+| `MAX_TOKENS` | `incomplete`, reason `max_output_tokens` |
+| `SAFETY`, `RECITATION`, `BLOCKLIST`, `PROHIBITED_CONTENT`, `SPII`, `IMAGE_SAFETY`, and a prompt blocked (`promptFeedback.blockReason`, no candidates) | `incomplete`, reason `content_filter` |
+| `MALFORMED_FUNCTION_CALL`, `UNEXPECTED_TOOL_CALL`, `TOO_MANY_TOOL_CALLS` | `failed` (`upstream_malformed_function_call`) |
+| none: an `error` came, or the stream ended | `failed` (`error` event, then `response.failed`) |
+
+Upstream failures before the answer begins map as `gateways.base` maps them for every gateway, and
+Gemini's own: a 404 (the model named in the path does not exist) is a 404 `model_not_found`, and a
+400 whose reason is `API_KEY_INVALID` is a refused key, 500 `upstream_unauthorized`. The SSE
+endpoint answers its errors as plain JSON under `text/event-stream`: read the same way. A 200 with
+a whole `GenerateContentResponse` or a JSON array of them (a proxy that does not stream, or the
+endpoint without `alt=sse`) is translated the same way; a 200 with anything else is a 502.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import mimetypes
+import os
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any
+
+from ..server import (
+    ArgumentsDelta,
+    FunctionCallEnd,
+    FunctionCallStart,
+    Incomplete,
+    InvalidRequest,
+    ModelError,
+    OpenResponsesError,
+    ProviderRequest,
+    ReasoningDelta,
+    ReasoningEnd,
+    Step,
+    TextDelta,
+    UsageReport,
+    VendorItem,
+)
+from .base import MODEL_NOT_FOUND, GatewayProvider, expand_compactions, loads, new_id
+
+__all__ = ["GeminiProvider", "steps_from_responses", "to_gemini_contents", "to_gemini_request"]
+
+log = logging.getLogger("openresponses_runtime.gateways")
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+_PART_ITEM = "gemini:part"
+_GROUNDING_ITEM = "gemini:grounding"
+_MINTED_CALL = "call_gemini"  # ids the gateway made for calls the upstream gave none: they go back as none
+_INCOMPLETE = {
+    "MAX_TOKENS": "max_output_tokens",
+    **dict.fromkeys(
+        ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT"),
+        "content_filter",
+    ),
+}
+_MALFORMED = ("MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS")
+
+
+# -- requests --------------------------------------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(
+        str(part.get("text", part.get("refusal", "")))
+        for part in content or ()
+        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text", "refusal")
+    )
+
+
+def _image(part: dict[str, Any]) -> dict[str, Any]:
+    url = part.get("image_url")
+    if not url:
+        raise InvalidRequest(
+            "The Gemini gateway takes images by image_url (a URL or a data URL), not by file_id.", param="input"
+        )
+    if url.startswith("data:"):
+        header, _, data = url.partition(",")
+        if not header.endswith(";base64") or not data:
+            raise InvalidRequest("An image data URL must be base64: data:image/png;base64,...", param="input")
+        return {"inlineData": {"mimeType": header[5:].split(";")[0], "data": data}}
+    kind = mimetypes.guess_type(url)[0]
+    return {"fileData": {"fileUri": url, **({"mimeType": kind} if kind else {})}}
+
+
+def _user_parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"text": content}]
+    parts: list[dict[str, Any]] = []
+    for part in content or ():
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind in ("input_text", "output_text", "text"):
+            parts.append({"text": part.get("text", "")})
+        elif kind == "input_image":
+            parts.append(_image(part))
+        else:
+            raise InvalidRequest(
+                f"The Gemini gateway cannot send {kind!r} content upstream: send text and images only.", param="input"
+            )
+    return parts
+
+
+def _kept(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The signature this gateway kept in a reasoning item's `encrypted_content`, if it is one of ours."""
+    try:
+        kept = loads(item.get("encrypted_content") or "")
+    except ValueError:
+        return None
+    gemini = kept.get("gemini") if isinstance(kept, dict) else None
+    return gemini if isinstance(gemini, dict) and isinstance(gemini.get("thoughtSignature"), str) else None
+
+
+def _call_part(item: dict[str, Any]) -> dict[str, Any]:
+    try:
+        arguments = loads(item.get("arguments") or "{}")
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        raise InvalidRequest(
+            f"Function call {item.get('call_id')!r} has arguments that are not a JSON object; Gemini takes "
+            "function call arguments as an object.",
+            param="input",
+        )
+    call: dict[str, Any] = {"name": item.get("name"), "args": arguments}
+    call_id = item.get("call_id")
+    if isinstance(call_id, str) and not call_id.startswith(_MINTED_CALL + "_"):
+        call["id"] = call_id
+    return {"functionCall": call}
+
+
+def _response_part(item: dict[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    call_id = item.get("call_id")
+    if call_id not in names:
+        raise InvalidRequest(
+            f"function_call_output {call_id!r} answers no function call in the conversation; Gemini needs "
+            "the function's name.",
+            param="input",
+        )
+    output = item.get("output")
+    text = output if isinstance(output, str) else _text(output)
+    try:
+        value = loads(text)
+    except ValueError:
+        value = None
+    response: dict[str, Any] = {
+        "name": names[call_id],
+        "response": value if isinstance(value, dict) else {"output": text},
+    }
+    if not call_id.startswith(_MINTED_CALL + "_"):
+        response["id"] = call_id
+    return {"functionResponse": response}
+
+
+def to_gemini_contents(
+    items: list[dict[str, Any]], instructions: str | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The Open Responses context as Gemini's `systemInstruction` parts and `contents`.
+
+    Consecutive items of one role join one content. A signature kept in a reasoning item goes back
+    on the part it came with: the next function call, the text before it, or an empty text part."""
+    items = expand_compactions(items)
+    system = [{"text": instructions}] if instructions else []
+    contents: list[dict[str, Any]] = []
+    names = {item.get("call_id"): item.get("name") for item in items if item.get("type") == "function_call"}
+    waiting: str | None = None  # a signature for the next function call of this model turn
+
+    def add(role: str, parts: list[dict[str, Any]]) -> None:
+        nonlocal waiting
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"] += parts
+        else:
+            if waiting is not None:  # the turn ended before its call: the signature goes back on its own
+                contents[-1]["parts"].append({"text": "", "thoughtSignature": waiting})
+                waiting = None
+            contents.append({"role": role, "parts": parts})
+
+    for item in items:
+        kind = item.get("type", "message")
+        if kind == "message":
+            role = item.get("role")
+            if role in ("system", "developer"):
+                system.append({"text": _text(item.get("content"))})
+            elif role == "assistant":
+                text = _text(item.get("content"))
+                if text:
+                    add("model", [{"text": text}])
+            else:
+                add("user", _user_parts(item.get("content")))
+        elif kind == "function_call":
+            part = _call_part(item)
+            if waiting is not None:
+                part["thoughtSignature"], waiting = waiting, None
+            add("model", [part])
+        elif kind == "function_call_output":
+            add("user", [_response_part(item, names)])
+        elif kind == "reasoning":
+            kept = _kept(item)
+            if kept is None:
+                continue  # thought summaries, or someone else's reasoning: Gemini takes back only signatures
+            signature, on = kept["thoughtSignature"], kept.get("part")
+            turn = contents[-1]["parts"] if contents and contents[-1]["role"] == "model" else []
+            if on == "functionCall":
+                add("model", [{"text": "", "thoughtSignature": waiting}] if waiting is not None else [])
+                waiting = signature
+            elif on == "text" and turn and "text" in turn[-1] and "thoughtSignature" not in turn[-1]:
+                turn[-1]["thoughtSignature"] = signature  # the text it came with
+            else:  # it came on an empty text part, or on a thought, which does not go back
+                add("model", [{"text": "", "thoughtSignature": signature}])
+        elif kind == _PART_ITEM:
+            add("model", [dict(item.get("part") or {})])
+        elif kind == _GROUNDING_ITEM:
+            continue  # the grounded text goes back as text
+        else:
+            raise InvalidRequest(
+                f"The Gemini gateway cannot send a {kind!r} item upstream; leave it out of the input.", param="input"
+            )
+    if waiting is not None:
+        contents[-1]["parts"].append({"text": "", "thoughtSignature": waiting})
+    return system, contents
+
+
+def _response_format(request: ProviderRequest) -> dict[str, Any]:
+    fmt = getattr(getattr(request.body, "text", None), "format", None)
+    if fmt is None:
+        return {}
+    fmt = fmt.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if fmt.get("type") == "json_schema":
+        return {"responseMimeType": "application/json", "responseJsonSchema": fmt.get("schema") or {}}
+    return {}  # plain text, the upstream's default
+
+
+def to_gemini_request(request: ProviderRequest) -> dict[str, Any]:
+    """The body of one turn's `streamGenerateContent` (the model goes in the URL)."""
+    system, contents = to_gemini_contents(request.input, request.instructions)
+    payload: dict[str, Any] = {"contents": contents}
+    if system:
+        payload["systemInstruction"] = {"parts": system}
+    functions = request.function_tools
+    if request.tool_choice != "none":
+        functions = {name: tool for name, tool in functions.items() if name in request.allowed_tools}
+    if functions:
+        declarations = [
+            {
+                "name": tool["name"],
+                **({"description": tool["description"]} if tool.get("description") is not None else {}),
+                **({"parametersJsonSchema": tool["parameters"]} if tool.get("parameters") else {}),
+            }
+            for tool in functions.values()
+        ]
+        payload["tools"] = [{"functionDeclarations": declarations}]
+        if request.tool_choice == "none":
+            payload["toolConfig"] = {"functionCallingConfig": {"mode": "NONE"}}
+        elif request.tool_choice == "required":
+            config: dict[str, Any] = {"mode": "ANY"}
+            if len(functions) == 1:
+                config["allowedFunctionNames"] = list(functions)
+            payload["toolConfig"] = {"functionCallingConfig": config}
+    generation: dict[str, Any] = {}
+    if request.max_output_tokens is not None:
+        generation["maxOutputTokens"] = request.max_output_tokens
+    for field, name in (("temperature", "temperature"), ("top_p", "topP")):
+        value = getattr(request.body, field, None)
+        if value is not None:
+            generation[name] = value
+    generation.update(_response_format(request))
+    if generation:
+        payload["generationConfig"] = generation
+    return payload
+
+
+# -- answers ---------------------------------------------------------------------------------
+
+
+def _usage(usage: dict[str, Any]) -> UsageReport:
+    thoughts = usage.get("thoughtsTokenCount") or 0
+    return UsageReport(
+        (usage.get("promptTokenCount") or 0) + (usage.get("toolUsePromptTokenCount") or 0),
+        (usage.get("candidatesTokenCount") or 0) + thoughts,
+        reasoning_tokens=thoughts,
+        cached_tokens=usage.get("cachedContentTokenCount") or 0,
+    )
+
+
+def _error_message(body: Any) -> str:
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("status") or json.dumps(error))
+    return json.dumps(body)
+
+
+def _kept_signature(signature: str, on: str) -> ReasoningEnd:
+    return ReasoningEnd(json.dumps({"gemini": {"thoughtSignature": signature, "part": on}}))
+
+
+async def steps_from_responses(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+    """`GenerateContentResponse` chunks as steps, part by part (see the module docstring).
+
+    Usage is cumulative (the last chunk's wins); the answer ends at a `finishReason`, or at a
+    blocked prompt; a stream that ends before either, or an `error`, fails the response."""
+    thinking = False  # thought text streaming now, as a reasoning item
+    signature: str | None = None  # one that came on a thought: it ends that reasoning item
+    finish: str | None = None
+    blocked: str | None = None
+    usage: dict[str, Any] | None = None
+    grounding: dict[str, Any] | None = None
+    skipped = 0
+
+    def end_thinking() -> list[Step]:
+        nonlocal thinking, signature
+        if not thinking:
+            return []
+        thinking, kept, signature = False, signature, None
+        return [_kept_signature(kept, "thought") if kept else ReasoningEnd()]
+
+    async for event in events:
+        if event.get("error") is not None:
+            for step in end_thinking():
+                yield step
+            raise ModelError(f"The upstream failed mid-stream: {_error_message(event)}", status=502)
+        if isinstance(event.get("usageMetadata"), dict):
+            usage = event["usageMetadata"]
+        feedback = event.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback.get("blockReason"):
+            blocked = str(feedback["blockReason"])
+        candidates = event.get("candidates")
+        if not isinstance(candidates, list):
+            skipped += "usageMetadata" not in event and "promptFeedback" not in event
+            continue
+        candidate = next((c for c in candidates if isinstance(c, dict) and c.get("index", 0) == 0), None)
+        if candidate is None:
+            continue
+        content = candidate.get("content") if isinstance(candidate.get("content"), dict) else {}
+        for part in content.get("parts") or ():
+            if not isinstance(part, dict):
+                skipped += 1
+                continue
+            kept = part.get("thoughtSignature")
+            if part.get("thought"):
+                thinking = True
+                if part.get("text"):
+                    yield ReasoningDelta(str(part["text"]))
+                signature = kept or signature
+            elif isinstance(part.get("functionCall"), dict):
+                for step in end_thinking():
+                    yield step
+                call = part["functionCall"]
+                if kept:
+                    yield _kept_signature(kept, "functionCall")
+                yield FunctionCallStart(str(call.get("name") or ""), call_id=call.get("id") or new_id(_MINTED_CALL))
+                yield ArgumentsDelta(json.dumps(call.get("args") or {}))
+                yield FunctionCallEnd()
+            elif isinstance(part.get("text"), str):
+                for step in end_thinking():
+                    yield step
+                if part["text"]:
+                    yield TextDelta(part["text"])
+                if kept:
+                    yield _kept_signature(kept, "text" if part["text"] else "empty")
+            else:
+                for step in end_thinking():
+                    yield step
+                yield VendorItem({"type": _PART_ITEM, "part": part})
+        if isinstance(candidate.get("groundingMetadata"), dict):
+            grounding = candidate["groundingMetadata"]
+        if candidate.get("finishReason"):
+            finish = str(candidate["finishReason"])
+    if skipped:
+        log.warning("skipped %d upstream chunks or parts of a shape this gateway does not know", skipped)
+    for step in end_thinking():
+        yield step
+    if grounding is not None:
+        yield VendorItem({"type": _GROUNDING_ITEM, "grounding_metadata": grounding})
+    if usage is not None:
+        yield _usage(usage)
+    if finish in _MALFORMED:
+        raise ModelError(
+            f"The model's function call could not be used ({finish}).",
+            code="upstream_malformed_function_call",
+            status=502,
+        )
+    if finish is None and blocked is not None:
+        log.info("the upstream blocked the prompt: %s", blocked)
+        yield Incomplete("content_filter")
+        return
+    if finish is None:
+        raise ModelError(
+            "The upstream's stream ended before a finishReason: the answer may be cut short.",
+            code="upstream_stream_incomplete",
+            status=502,
+        )
+    if finish in _INCOMPLETE:
+        yield Incomplete(_INCOMPLETE[finish])
+
+
+# -- the provider ----------------------------------------------------------------------------
+
+
+def _merged(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`extra` over `body`; an object in both (`generationConfig`) merged field by field."""
+    out = dict(body)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = value
+    return out
+
+
+class GeminiProvider(GatewayProvider):
+    """Open Responses in front of Google's Gemini API.
+
+    Configuration: `base_url`, `api_key` and `model`, defaulting to `$GEMINI_BASE_URL` (else
+    https://generativelanguage.googleapis.com/v1beta), `$GEMINI_API_KEY` and `$GEMINI_MODEL`
+    (which, when set, replaces the model a request names); `models`: upstream names for the models
+    requests name (the rest pass through); `extra_body`: fields sent with every request (such as
+    `generationConfig.thinkingConfig` or `safetySettings`). Subclass and override `gemini_request`
+    to change any mapping.
+    """
+
+    error_rules = {404: MODEL_NOT_FOUND}  # the path names the model: an API's own 404 is an unknown model
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        model: str | None = None,
+        models: Mapping[str, str] | None = None,
+        extra_body: dict[str, Any] | None = None,
+        timeout: float = 600.0,
+    ):
+        api_key = api_key if api_key is not None else os.environ.get("GEMINI_API_KEY", "")
+        if not api_key:
+            raise ValueError("set GEMINI_API_KEY (or pass api_key=): the key the gateway sends upstream")
+        super().__init__(
+            base_url=base_url or os.environ.get("GEMINI_BASE_URL") or DEFAULT_BASE_URL,
+            api_key=api_key,
+            model=model or os.environ.get("GEMINI_MODEL"),
+            models=models,
+            extra_body=extra_body,
+            timeout=timeout,
+        )
+
+    def gemini_request(self, request: ProviderRequest) -> dict[str, Any]:
+        """The body sent upstream for one turn; override to change a mapping."""
+        return _merged(to_gemini_request(request), self.extra_body)
+
+    def upstream_request(self, request: ProviderRequest) -> dict[str, Any]:
+        return self.gemini_request(request)
+
+    def endpoint(self, request: ProviderRequest, body: dict[str, Any]) -> str:
+        model = self.upstream_model(request.model).removeprefix("models/")
+        return f"{self.base_url}/models/{model}:streamGenerateContent?alt=sse"
+
+    def upstream_headers(self) -> dict[str, str]:
+        return {"x-goog-api-key": self.api_key}
+
+    def steps(self, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+        return steps_from_responses(events)
+
+    def whole_answer(self, kind: str, body: bytes) -> Iterable[dict[str, Any]]:
+        """A whole `GenerateContentResponse`, or a JSON array of them (`streamGenerateContent` without `alt=sse`)."""
+        try:
+            answer = loads(body) if kind == "application/json" else None
+        except ValueError:
+            answer = None
+        if isinstance(answer, dict) and answer.get("error") is not None:
+            raise ModelError(f"The upstream failed: {_error_message(answer)}", status=502)
+        if isinstance(answer, dict):
+            return [answer]
+        if isinstance(answer, list) and all(isinstance(chunk, dict) for chunk in answer):
+            return answer
+        raise self.not_a_stream(kind, body)
+
+    def error_message(self, body: Any) -> str:
+        return _error_message(body)
+
+    def upstream_error(self, status: int, body: bytes, retry_after: str | None = None) -> OpenResponsesError:
+        try:
+            error = loads(body).get("error") or {}
+            reasons = {detail.get("reason") for detail in error.get("details") or () if isinstance(detail, dict)}
+        except (ValueError, AttributeError):
+            reasons = set()
+        if "API_KEY_INVALID" in reasons:  # Google says 400; it is the gateway's key that is wrong
+            status = 401
+        return super().upstream_error(status, body, retry_after)
