@@ -266,3 +266,13 @@ def test_a_200_that_is_no_answer_is_a_502(replay, body, content_type, code):
 def test_the_key_is_required():
     with pytest.raises(ValueError, match="GEMINI_API_KEY"):
         GeminiProvider(api_key="")
+
+
+def test_without_parallel_calls_only_the_first_call_passes(replay):
+    base, upstream_ = replay
+    two = sse(candidate(*({"functionCall": {"name": name, "args": {}, "id": name}} for name in ("weather", "time"))))
+    for parallel, expected in ((False, ["weather"]), (True, ["weather", "time"])):
+        upstream_.answer(two)
+        reply = post(base, tools=[WEATHER, TIME], parallel_tool_calls=parallel)
+        assert reply.status_code == 200, reply.text
+        assert [item["name"] for item in reply.json()["output"] if item["type"] == "function_call"] == expected

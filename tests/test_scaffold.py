@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from orspec.scaffold import ScaffoldError, names_for, scaffold
+from orspec.scaffold import TEMPLATES, ScaffoldError, names_for, scaffold
 
 from .conftest import ROOT, readme_commands, run_orspec
 
@@ -55,7 +55,7 @@ def test_names_are_sanitised():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("template", ["demo", "chat-completions", "anthropic-messages"])
+@pytest.mark.parametrize("template", TEMPLATES)
 def test_scaffolded_project_passes_its_own_tests(tmp_path, template):
     out = tmp_path / "proj"
     done = run_orspec("scaffold", "provider", "Acme LLM", "--out", str(out), "--template", template)

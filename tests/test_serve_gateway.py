@@ -95,6 +95,19 @@ def test_anthropic_messages_takes_the_orspec_key_first_and_one_model_for_all(tmp
     assert replay.headers[0]["x-api-key"] == "sk-orspec-upstream"
 
 
+def test_gemini_in_one_command_with_its_usual_key():
+    answer = b'data: {"candidates": [{"content": {"parts": [{"text": "Ciao"}], "role": "model"}, "finishReason": "STOP"}]}\r\n\r\n'
+    with replayed() as (root, replay):
+        replay.answer(answer)
+        options = ("--gateway", "gemini", "--upstream", root + "/v1beta", "--model", "gpt-4o=gemini-2.5-flash")
+        with gateway_serve(*options, "--store", "memory:", env=environment(GEMINI_API_KEY="AIza-test")) as base:
+            reply = httpx.post(base + "/responses", json={"model": "gpt-4o", "input": "hi"}, headers=HEADERS)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["output"][0]["content"][0]["text"] == "Ciao"
+    assert replay.paths == ["/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"]
+    assert replay.headers[0]["x-goog-api-key"] == "AIza-test"
+
+
 def test_a_gateway_with_workers_and_a_shared_store(tmp_path):
     with replayed() as (root, replay):
         for _ in range(4):

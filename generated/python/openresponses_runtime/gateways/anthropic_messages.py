@@ -537,7 +537,7 @@ class AnthropicMessagesProvider(GatewayProvider):
     def stream_events(self, reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         return message_events(reply)
 
-    def steps(self, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+    def steps(self, request: ProviderRequest, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
         return steps_from_events(events)
 
     def whole_answer(self, kind: str, body: bytes) -> Iterable[dict[str, Any]]:

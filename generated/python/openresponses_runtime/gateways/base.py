@@ -214,7 +214,7 @@ class GatewayProvider:
     """A provider in front of another model API: one streamed POST a turn.
 
     A subclass defines `upstream_request` (the body), `endpoint` (the URL for the request and body), `upstream_headers`,
-    `steps` (the upstream's events as steps) and `whole_answer` (a 200 that did not stream, as
+    `steps` (the upstream's events as the request's steps) and `whole_answer` (a 200 that did not stream, as
     events); optionally `stream_events` (the events of a streamed answer, SSE by default),
     `error_message` and `error_rules`. `model` replaces the model every request names; else
     `models` renames the ones it lists and the rest pass through.
@@ -251,7 +251,7 @@ class GatewayProvider:
     def upstream_headers(self) -> dict[str, str]:
         raise NotImplementedError
 
-    def steps(self, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+    def steps(self, request: ProviderRequest, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
         raise NotImplementedError
 
     def whole_answer(self, kind: str, body: bytes) -> Iterable[dict[str, Any]]:
@@ -303,7 +303,7 @@ class GatewayProvider:
                 else:  # some servers answer whole whatever the request asked: read it as its events
                     events = aiter_of(self.whole_answer(kind, await reply.aread()))
                 yield Accepted()  # the client's stream begins now, however long the upstream thinks
-                async for step in self.steps(events):
+                async for step in self.steps(request, events):
                     yield step
                 await finish_reading(events)  # what follows the last event: the end of the body
         except httpx.TransportError as exc:  # before the answer began: no stream to end

@@ -477,7 +477,7 @@ class ChatCompletionsProvider(GatewayProvider):
     def stream_events(self, reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         return chat_chunks(reply)
 
-    def steps(self, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+    def steps(self, request: ProviderRequest, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
         return steps_from_chunks(events)
 
     def whole_answer(self, kind: str, body: bytes) -> Iterable[dict[str, Any]]:

@@ -21,7 +21,8 @@ Requests translate so:
 | `text.format` json_schema | `generationConfig.responseMimeType` `application/json` and `responseJsonSchema` |
 | `input_file` content, images by `file_id` | refused: 400 |
 
-`parallel_tool_calls` has no Gemini counterpart. Thinking (`generationConfig.thinkingConfig`),
+`parallel_tool_calls: false` has no Gemini counterpart: the gateway passes on the first function
+call of the answer and drops the others (logged). Thinking (`generationConfig.thinkingConfig`),
 `safetySettings`, Google's own tools (`googleSearch`, `codeExecution`) and the rest of Gemini's own
 fields are set with `extra_body` (merged into the body, and into `generationConfig` field by field)
 or in `gemini_request`.
@@ -334,18 +335,20 @@ def _kept_signature(signature: str, on: str) -> ReasoningEnd:
     return ReasoningEnd(json.dumps({"gemini": {"thoughtSignature": signature, "part": on}}))
 
 
-async def steps_from_responses(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+async def steps_from_responses(events: AsyncIterator[dict[str, Any]], *, parallel: bool = True) -> AsyncIterator[Step]:
     """`GenerateContentResponse` chunks as steps, part by part (see the module docstring).
 
     Usage is cumulative (the last chunk's wins); the answer ends at a `finishReason`, or at a
-    blocked prompt; a stream that ends before either, or an `error`, fails the response."""
+    blocked prompt; a stream that ends before either, or an `error`, fails the response. Without
+    `parallel` (the request's `parallel_tool_calls: false`, which Gemini has no switch for) only
+    the first function call passes; the others are dropped and logged."""
     thinking = False  # thought text streaming now, as a reasoning item
     signature: str | None = None  # one that came on a thought: it ends that reasoning item
     finish: str | None = None
     blocked: str | None = None
     usage: dict[str, Any] | None = None
     grounding: dict[str, Any] | None = None
-    skipped = 0
+    calls = dropped = skipped = 0
 
     def end_thinking() -> list[Step]:
         nonlocal thinking, signature
@@ -386,6 +389,10 @@ async def steps_from_responses(events: AsyncIterator[dict[str, Any]]) -> AsyncIt
                 for step in end_thinking():
                     yield step
                 call = part["functionCall"]
+                if calls and not parallel:
+                    dropped += 1
+                    continue
+                calls += 1
                 if kept:
                     yield _kept_signature(kept, "functionCall")
                 yield FunctionCallStart(str(call.get("name") or ""), call_id=call.get("id") or new_id(_MINTED_CALL))
@@ -408,6 +415,8 @@ async def steps_from_responses(events: AsyncIterator[dict[str, Any]]) -> AsyncIt
             finish = str(candidate["finishReason"])
     if skipped:
         log.warning("skipped %d upstream chunks or parts of a shape this gateway does not know", skipped)
+    if dropped:
+        log.info("parallel_tool_calls is false: dropped %d function calls after the first", dropped)
     for step in end_thinking():
         yield step
     if grounding is not None:
@@ -497,8 +506,8 @@ class GeminiProvider(GatewayProvider):
     def upstream_headers(self) -> dict[str, str]:
         return {"x-goog-api-key": self.api_key}
 
-    def steps(self, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
-        return steps_from_responses(events)
+    def steps(self, request: ProviderRequest, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+        return steps_from_responses(events, parallel=getattr(request.body, "parallel_tool_calls", None) is not False)
 
     def whole_answer(self, kind: str, body: bytes) -> Iterable[dict[str, Any]]:
         """A whole `GenerateContentResponse`, or a JSON array of them (`streamGenerateContent` without `alt=sse`)."""
