@@ -276,3 +276,16 @@ def test_without_parallel_calls_only_the_first_call_passes(replay):
         reply = post(base, tools=[WEATHER, TIME], parallel_tool_calls=parallel)
         assert reply.status_code == 200, reply.text
         assert [item["name"] for item in reply.json()["output"] if item["type"] == "function_call"] == expected
+
+
+def test_a_signature_on_a_thought_goes_back_on_that_thought_before_its_call(replay):
+    base, upstream_ = replay
+    thought = {"text": "Weather first.", "thought": True, "thoughtSignature": "c2lnLTM="}
+    call = {"functionCall": {"name": "weather", "args": {}}}
+    upstream_.answer(sse(candidate(thought, call)))
+    first = post(base, tools=[WEATHER])
+    assert first.status_code == 200, first.text
+    call_id = next(item["call_id"] for item in first.json()["output"] if item["type"] == "function_call")
+    follow = [{"type": "function_call_output", "call_id": call_id, "output": "sunny"}]
+    sent = sent_for(replay, base, previous_response_id=first.json()["id"], input=follow, tools=[WEATHER])
+    assert sent["contents"][1] == {"role": "model", "parts": [thought, call]}

@@ -378,3 +378,53 @@ def test_the_recorded_round_trip_sends_the_signature_back_byte_for_byte(
     assert [(i["name"], json.loads(i["arguments"])) for i in answered if i["type"] == "function_call"] == [
         (c["name"], c["args"]) for c in want["calls"]
     ]
+
+
+SIGNED = [
+    name
+    for name in NAMES
+    if name != "(none)" and load(name)[3] == 200 and recorded_answer(*load(name)[1:3])["signatures"]
+]
+
+
+@pytest.mark.parametrize("name", SIGNED)
+@pytest.mark.parametrize("carried_by", ["previous_response_id", "client"])
+def test_every_signature_goes_back_byte_for_byte_next_turn(shared, replay, name, carried_by):
+    url, upstream_ = replay
+    request, body, content_type, _ = load(name)
+    upstream_.answer(body, content_type=content_type)
+    upstream_.answer((RECORDINGS / "01_text_json.response.json").read_bytes(), content_type="application/json")
+    first_body = {**responses_body(request, model_of(name)), "stream": False}
+    with gateway(url, **provider_options(request)) as base:
+        if carried_by == "client":
+            first_body.update(store=False, include=["reasoning.encrypted_content"])
+        first = httpx.post(base + "/responses", json=first_body, headers=HEADERS, timeout=30)
+        assert first.status_code == 200, first.text
+        output = first.json()["output"]
+        follow = [
+            {"type": "function_call_output", "call_id": item["call_id"], "output": '{"ok": true}'}
+            for item in output
+            if item["type"] == "function_call"
+        ] or [{"type": "message", "role": "user", "content": "And then?"}]
+        second = {k: v for k, v in first_body.items() if k not in ("input", "store")}
+        if carried_by == "client":
+            carried = [{k: v for k, v in i.items() if i["type"] != "reasoning" or k != "content"} for i in output]
+            second["input"] = first_body["input"] + carried + follow  # reasoning params take no content
+        else:
+            second.update(previous_response_id=first.json()["id"], input=follow)
+        reply = httpx.post(base + "/responses", json=second, headers=HEADERS, timeout=30)
+        assert reply.status_code == 200, reply.text
+    turn = upstream_.requests[-1]["contents"][len(request["contents"])]  # the model turn the first answer made
+    assert turn["role"] == "model"
+    recorded = [
+        part
+        for chunk in chunks(body, content_type)
+        for candidate in chunk.get("candidates") or ()
+        for part in candidate["content"].get("parts") or ()
+        if "thoughtSignature" in part
+    ]
+    sent = [part for part in turn["parts"] if "thoughtSignature" in part]
+    assert [p["thoughtSignature"] for p in sent] == [p["thoughtSignature"] for p in recorded]
+    for part, original in zip(sent, recorded, strict=True):  # on the part it came with
+        assert part.get("functionCall", {}).get("name") == original.get("functionCall", {}).get("name")
+        assert ("text" in part) == ("text" in original)

@@ -12,7 +12,7 @@ Requests translate so:
 | function calls | `functionCall` parts: `name`, `args` parsed from `arguments`, `id` when the upstream gave one |
 | `function_call_output` | a `functionResponse` part in a `user` content: the `name` and `id` of its call; `response` the output when it is a JSON object, else `{"output": <the output>}` |
 | consecutive items of one role | one content: a turn's text, calls and signatures; the responses to parallel calls |
-| a reasoning item this gateway made | its `thoughtSignature`, byte for byte, on the part it came with (a function call, the text before it, or an empty text part) |
+| a reasoning item this gateway made | its `thoughtSignature`, byte for byte, on the part it came with (a thought part with the item's text, a function call, the text before it, or an empty text part) |
 | a reasoning item without a signature, or someone else's | left out: Gemini takes back only signatures, not thought summaries |
 | `gemini:part` items | the part they keep, in place |
 | `gemini:grounding` items | left out: the grounded text goes back as text |
@@ -247,7 +247,12 @@ def to_gemini_contents(
                 waiting = signature
             elif on == "text" and turn and "text" in turn[-1] and "thoughtSignature" not in turn[-1]:
                 turn[-1]["thoughtSignature"] = signature  # the text it came with
-            else:  # it came on an empty text part, or on a thought, which does not go back
+            elif on == "thought":  # the thought part it came with, with the thoughts the item still has
+                text = "".join(
+                    p.get("text", "") for p in item.get("content") or () if p.get("type") == "reasoning_text"
+                )
+                add("model", [{"text": text, "thought": True, "thoughtSignature": signature}])
+            else:  # it came on an empty text part
                 add("model", [{"text": "", "thoughtSignature": signature}])
         elif kind == _PART_ITEM:
             add("model", [dict(item.get("part") or {})])
