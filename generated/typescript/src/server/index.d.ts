@@ -1,0 +1,15 @@
+export {
+  DONE_FRAME,
+  emitEvents,
+  Emitter,
+  newId,
+  ProviderError,
+  responseSkeleton,
+  sseFrame,
+  StreamViolation,
+  ToolPolicy,
+  type EmitterOptions,
+  type ErrorObject,
+  type Step,
+  type StreamEvent,
+} from "./emitter.js";
