@@ -9,12 +9,12 @@ const KEY = process.env.OPENRESPONSES_API_KEY;
 const stored = new Map(); // response id -> response, the last 1000, for previous_response_id
 if (!KEY) throw new Error("set OPENRESPONSES_API_KEY: this server never runs open");
 
-/** The text of the last user message, whether a string or content parts. */
+/** The text of the last user message, whether a string or content parts. @param {string | any[]} input */
 function lastUserText(input) {
   if (typeof input === "string") return input;
-  const message = input.filter((item) => item?.role === "user").at(-1);
+  const message = input.filter((/** @type {any} */ item) => item?.role === "user").at(-1);
   const content = message?.content ?? "";
-  return typeof content === "string" ? content : content.map((part) => part?.text ?? "").join(" ");
+  return typeof content === "string" ? content : content.map((/** @type {any} */ part) => part?.text ?? "").join(" ");
 }
 
 /**
@@ -49,7 +49,8 @@ function keep(response) {
   if (stored.size > 1000) stored.delete(stored.keys().next().value);
 }
 
-/** @param {import("node:http").ServerResponse} res @param {number} status */
+/** @param {import("node:http").ServerResponse} res @param {number} status @param {string} type
+ *  @param {string} code @param {string | null} param @param {string} message */
 function sendError(res, status, type, code, param, message) {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify({ error: { type, code, param, message } }));
@@ -85,15 +86,11 @@ const server = createServer(async (req, res) => {
     res.writeHead(200, { "content-type": "application/json" });
     return res.end(JSON.stringify(emitter.response));
   }
-  res.writeHead(200, {
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-  });
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   for await (const event of events) res.write(sseFrame(event));
   if (body.store !== false) keep(emitter.response);
   res.end(DONE_FRAME);
 });
 
-server.listen(Number(process.argv[2] ?? 8000), "127.0.0.1", () => {
-  console.log(`serving on http://127.0.0.1:${Number(process.argv[2] ?? 8000)}/v1`);
-});
+const PORT = Number(process.argv[2] ?? 8000);
+server.listen(PORT, "127.0.0.1", () => console.log(`serving on http://127.0.0.1:${PORT}/v1`));
