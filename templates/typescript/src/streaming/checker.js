@@ -906,7 +906,8 @@ const HANDLERS = {
 };
 for (const [kind, info] of Object.entries(EVENT_TYPES)) {
   // The text of a content part: its deltas, and the `.done` event that closes it.
-  if (Object.hasOwn(HANDLERS, kind) || info.appliesTo !== "content_part") continue;
+  if (Object.hasOwn(HANDLERS, kind) || info.appliesTo !== "content_part")
+    continue;
   if (DONE_FIELD.has(kind)) {
     HANDLERS[kind] = function (event) {
       const part = this.part(event, ...CONTENT);
