@@ -201,6 +201,31 @@ def test_bin_reads_standard_input_and_says_what_it_cannot_read(node, tmp_path):
     assert run([node, BIN]).returncode == 2
 
 
+ACCUMULATE = """
+import { readFileSync } from 'node:fs';
+import { ResponseAccumulator } from './generated/typescript/src/streaming/index.js';
+const paths = JSON.parse(readFileSync(0, 'utf8'));
+process.stdout.write(JSON.stringify(paths.map((path) => new ResponseAccumulator().feedSse(readFileSync(path)).asObject())));
+"""
+
+
+def test_the_accumulator_builds_what_the_python_one_builds(node, captures):
+    """On every recording of an Open Responses stream, and on a stream of every kind of item."""
+    paths = sorted((SHARED / "recordings" / "streams").glob("*.sse")) if SHARED.is_dir() else []
+    full_stream = captures / "no-done.sse"
+    bare = captures / "bare-output.sse"
+    events = full().events
+    events[-1]["response"]["output"] = []  # the items come from their own events
+    bare.write_bytes(to_sse(events))
+    paths += [full_stream, bare]
+    done = run([node, "--input-type=module", "-e", ACCUMULATE], stdin=json.dumps([str(p) for p in paths]).encode())
+    assert done.returncode == 0, done.stderr.decode()
+    built = json.loads(done.stdout)
+    for path, js in zip(paths, built, strict=True):
+        assert js == json.loads(json.dumps(ResponseAccumulator().feed_sse(path.read_bytes()).as_dict())), path.name
+    assert built[-1]["output"] == full().events[-1]["response"]["output"]
+
+
 # -- messages ------------------------------------------------------------------------------------
 
 
@@ -251,45 +276,177 @@ def test_python_repr_is_what_the_messages_write(node):
 # -- the emitter ---------------------------------------------------------------------------------
 
 EMIT = """
-import { emitEvents, Emitter, responseSkeleton, sseFrame, ToolPolicy, DONE_FRAME } from './generated/typescript/src/server/index.js';
-const body = { model: 'm', tools: [{ type: 'function', name: 'get_weather', parameters: {} }], max_output_tokens: 99 };
-const scripts = {
-  every: [
-    { type: 'accepted' },
-    { type: 'reasoning_summary', text: 'Thinking.' },
-    { type: 'reasoning', text: 'raw' },
-    { type: 'reasoning_end', encryptedContent: 'sig' },
-    { type: 'text', text: 'Hel' }, { type: 'text', text: 'lo' }, { type: 'refusal', text: 'No.' },
-    { type: 'function_call_start', name: 'get_weather' }, { type: 'arguments', delta: '{"city":"Paris"}' },
-    { type: 'vendor_item', item: { type: 'acme:web_search_call', query: 'q' } },
-    { type: 'usage', inputTokens: 3, outputTokens: 5, reasoningTokens: 1 },
-  ],
-  incomplete: [{ type: 'text', text: 'cut' }, { type: 'incomplete' }],
-  fails: [{ type: 'text', text: 'partial' }, 'boom'],
-};
-async function* steps(list) { for (const step of list) { if (step === 'boom') throw new Error('boom'); yield step; } }
+import { readFileSync } from 'node:fs';
+import { emitEvents, Emitter, responseSkeleton, ToolPolicy } from './generated/typescript/src/server/index.js';
+const { body, scripts } = JSON.parse(readFileSync(0, 'utf8'));
+async function* steps(list) {
+  for (const step of list) {
+    if (step === 'boom') throw new Error('boom');
+    yield step;
+  }
+}
 const out = {};
-for (const [name, list] of Object.entries(scripts)) {
-  const emitter = new Emitter(responseSkeleton(body), { policy: ToolPolicy.fromRequest(body.tools, 'auto') });
-  let sse = '';
-  for await (const event of emitEvents(emitter, steps(list))) sse += sseFrame(event);
-  out[name] = { sse: sse + DONE_FRAME, response: emitter.response };
+for (const [name, { tool_choice, steps: list }] of Object.entries(scripts)) {
+  const request = { ...body, tool_choice };
+  const emitter = new Emitter(responseSkeleton(request, { id: 'resp_1' }), { policy: ToolPolicy.fromRequest(request.tools, tool_choice) });
+  const events = [];
+  for await (const event of emitEvents(emitter, steps(list))) events.push(event);
+  out[name] = { events, response: emitter.response };
 }
 process.stdout.write(JSON.stringify(out));
 """
+WEATHER_TOOL = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
+EMIT_BODY = {
+    "model": "m",
+    "tools": [WEATHER_TOOL],
+    "temperature": 0.5,
+    "text": {"format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}}},
+    "reasoning": {"effort": "low"},
+    "service_tier": "auto",
+    "metadata": {"a": "b"},
+    "max_output_tokens": 99,
+}
+CALL = [
+    {"type": "function_call_start", "name": "get_weather", "callId": "call_1"},
+    {"type": "arguments", "delta": '{"city":'},
+    {"type": "arguments", "delta": '"Paris"}'},
+]
+EMIT_SCRIPTS = {
+    "every": (
+        "auto",
+        [
+            {"type": "accepted"},
+            {"type": "reasoning_summary", "text": "Thinking.", "encryptedContent": "opaque"},
+            {"type": "reasoning", "text": "raw "},
+            {"type": "reasoning", "text": "thought"},
+            {"type": "reasoning_end", "encryptedContent": "sig"},
+            {"type": "reasoning_end"},
+            {"type": "message_start", "phase": "final_answer"},
+            {"type": "text", "text": "Hel"},
+            {"type": "text", "text": "lo"},
+            {"type": "refusal", "text": "No."},
+            {"type": "message_end"},
+            *CALL,
+            {"type": "function_call_end"},
+            {"type": "vendor_item", "item": {"type": "acme:web_search_call", "query": "q"}},
+            {"type": "text", "text": "after"},
+            {"type": "usage", "inputTokens": 3, "outputTokens": 5, "reasoningTokens": 1, "cachedTokens": 2},
+        ],
+    ),
+    "incomplete": ("auto", [{"type": "text", "text": "cut"}, {"type": "incomplete"}, {"type": "text", "text": "x"}]),
+    "fails": ("auto", [{"type": "text", "text": "partial"}, *CALL[:2], "boom"]),
+    "misordered": ("auto", [{"type": "text", "text": "a"}, {"type": "arguments", "delta": "{}"}]),
+    "suppressed": ("none", [*CALL, {"type": "function_call_end"}, {"type": "text", "text": "ok"}]),
+    "required": ("required", [{"type": "text", "text": "no call"}]),
+    "forced": ({"type": "function", "name": "get_weather"}, [*CALL]),
+}
+IDS = re.compile(r"^(msg|fc|call|rs|acme)_[0-9a-f]{32}$")
+# A step in a ProviderError's message: its `type` here, its class in Python.
+STEP_CLASSES = {
+    "accepted": "Accepted",
+    "message_start": "MessageStart",
+    "text": "TextDelta",
+    "message_end": "MessageEnd",
+    "refusal": "Refusal",
+    "function_call_start": "FunctionCallStart",
+    "arguments": "ArgumentsDelta",
+    "function_call_end": "FunctionCallEnd",
+    "reasoning_summary": "ReasoningSummary",
+    "reasoning": "ReasoningDelta",
+    "reasoning_end": "ReasoningEnd",
+    "vendor_item": "VendorItem",
+    "usage": "UsageReport",
+    "incomplete": "Incomplete",
+}
+STEP_NAMED = re.compile(r"^(The provider failed: )(" + "|".join(STEP_CLASSES) + ") ")
 
 
-def test_the_emitters_streams_pass_the_python_checker_and_models(node):
-    done = run([node, "--input-type=module", "-e", EMIT])
+def python_steps(steps: list) -> list:
+    from openresponses_runtime.server import steps as s
+
+    made = {
+        "accepted": lambda d: s.Accepted(),
+        "message_start": lambda d: s.MessageStart(d.get("phase")),
+        "text": lambda d: s.TextDelta(d["text"]),
+        "message_end": lambda d: s.MessageEnd(),
+        "refusal": lambda d: s.Refusal(d["text"]),
+        "function_call_start": lambda d: s.FunctionCallStart(d["name"], d.get("callId")),
+        "arguments": lambda d: s.ArgumentsDelta(d["delta"]),
+        "function_call_end": lambda d: s.FunctionCallEnd(),
+        "reasoning_summary": lambda d: s.ReasoningSummary(d["text"], d.get("encryptedContent")),
+        "reasoning": lambda d: s.ReasoningDelta(d["text"]),
+        "reasoning_end": lambda d: s.ReasoningEnd(d.get("encryptedContent")),
+        "vendor_item": lambda d: s.VendorItem(d["item"]),
+        "usage": lambda d: s.UsageReport(
+            d["inputTokens"], d["outputTokens"], d.get("reasoningTokens", 0), d.get("cachedTokens", 0)
+        ),
+        "incomplete": lambda d: s.Incomplete(d.get("reason", "max_output_tokens")),
+    }
+    return [step if step == "boom" else made[step["type"]](step) for step in steps]
+
+
+def python_emit(tool_choice, steps: list) -> dict:
+    """What the Python server's emitter makes of the same steps, driven as the server drives it."""
+    from openresponses_runtime.server.app import response_skeleton
+    from openresponses_runtime.server.emitter import Emitter, ToolPolicy
+    from openresponses_runtime.server.errors import ServerError
+    from openresponses_runtime.server.steps import Incomplete, ProviderError
+
+    request = {**EMIT_BODY, "tool_choice": tool_choice}
+    emitter = Emitter(response_skeleton(request, "resp_1", "m"), ToolPolicy.from_request(request["tools"], tool_choice))
+    events = emitter.start()
+    try:
+        for step in python_steps(steps):
+            if step == "boom":
+                raise RuntimeError("boom")
+            events += emitter.step(step)
+            if isinstance(step, Incomplete):
+                break
+    except ProviderError as exc:
+        events += emitter.fail(ServerError(f"The provider failed: {exc}", code="provider_error"))
+    except RuntimeError:
+        events += emitter.fail(ServerError("The provider failed: Error"))  # JavaScript's name for it
+    events += emitter.finish()
+    return {"events": events, "response": emitter.response}
+
+
+def masked(value):
+    """Ids as their prefixes, times as 0, and steps by their Python names: what two emitters share."""
+    if isinstance(value, dict) and isinstance(value.get("message"), str):
+        value = {**value, "message": STEP_NAMED.sub(lambda m: m[1] + STEP_CLASSES[m[2]] + " ", value["message"])}
+    if isinstance(value, dict):
+        return {k: 0 if k in ("created_at", "completed_at") and v else masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [masked(v) for v in value]
+    if isinstance(value, str) and IDS.match(value):
+        return value.split("_", 1)[0] + "_ID"
+    return value
+
+
+def test_the_emitter_makes_what_the_python_emitter_makes(node):
+    scripts = {name: {"tool_choice": choice, "steps": steps} for name, (choice, steps) in EMIT_SCRIPTS.items()}
+    stdin = json.dumps({"body": EMIT_BODY, "scripts": scripts}).encode()
+    done = run([node, "--input-type=module", "-e", EMIT], stdin=stdin)
     assert done.returncode == 0, done.stderr.decode()
-    streams = json.loads(done.stdout)
-    terminals = {"every": "completed", "incomplete": "incomplete", "fails": "failed"}
-    for name, status in terminals.items():
-        sse = streams[name]["sse"].encode()
-        assert check_sse(sse) == [], name  # the models too: every event validated
-        built = ResponseAccumulator().feed_sse(sse).result()  # a valid ResponseResource
-        assert built.status == status
-        assert built.model_dump(mode="json", by_alias=True, exclude_unset=True) == streams[name]["response"]
+    made = json.loads(done.stdout)
+    ends = {}
+    for name, (choice, steps) in EMIT_SCRIPTS.items():
+        js, py = made[name], python_emit(choice, steps)
+        assert masked(js["events"]) == masked(json.loads(json.dumps(py["events"]))), name
+        assert masked(js["response"]) == masked(json.loads(json.dumps(py["response"]))), name
+        sse = to_sse(js["events"])
+        assert check_sse(sse) == [], name  # the Python checker and models accept every event
+        assert ResponseAccumulator().feed_sse(sse).result().status == js["response"]["status"]
+        ends[name] = js["events"][-1]["type"]
+    assert ends == {
+        "every": "response.completed",
+        "incomplete": "response.incomplete",
+        "fails": "response.failed",
+        "misordered": "response.failed",
+        "suppressed": "response.completed",
+        "required": "response.failed",
+        "forced": "response.completed",
+    }
 
 
 # -- the example provider ------------------------------------------------------------------------

@@ -66,6 +66,17 @@ export interface EmitterOptions {
 /** A provider yielded steps in an order that cannot be turned into a valid stream. */
 export declare class ProviderError extends Error {}
 
+/** An error in the spec's terms: a provider throws it to end the response with it. */
+export declare class OpenResponsesError extends Error {
+  constructor(
+    message: string,
+    options?: { type?: string; code?: string | null; param?: string | null },
+  );
+  readonly type: string;
+  readonly code: string | null;
+  readonly param: string | null;
+}
+
 /** The emitter produced a stream the checker rejects. */
 export declare class StreamViolation extends Error {
   constructor(violations: Violation[]);

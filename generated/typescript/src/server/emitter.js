@@ -13,10 +13,25 @@
 
 import { randomBytes } from "node:crypto";
 import { StreamChecker } from "../streaming/checker.js";
+import { pyRepr } from "../streaming/pyvalues.js";
 
 /** A provider yielded steps in an order that cannot be turned into a valid stream. */
 export class ProviderError extends Error {
   name = "ProviderError";
+}
+
+/** An error in the spec's terms (`type`, `code`, `param`): a provider throws it to end the response with it. */
+export class OpenResponsesError extends Error {
+  name = "OpenResponsesError";
+  constructor(
+    message,
+    { type = "server_error", code = null, param = null } = {},
+  ) {
+    super(message);
+    this.type = type;
+    this.code = code;
+    this.param = param;
+  }
 }
 
 /** The emitter produced a stream the checker rejects: a bug in the provider glue or the emitter. */
@@ -285,12 +300,12 @@ export class Emitter {
       const suppressed = this.suppressed.length
         ? ` (suppressed calls to: ${this.suppressed.join(", ")})`
         : "";
-      const allowed = [...this.policy.allowed].sort().join(", ");
+      const allowed = pyRepr([...this.policy.allowed].sort());
       return this.fail({
         type: "model_error",
         code: "tool_choice_violation",
         param: "tool_choice",
-        message: `tool_choice requires a call to one of [${allowed}] but the model made none${suppressed}`,
+        message: `tool_choice requires a call to one of ${allowed} but the model made none${suppressed}`,
       });
     }
     const status = this.incomplete !== null ? "incomplete" : "completed";
@@ -580,6 +595,7 @@ export async function* emitEvents(
   try {
     while (!next.done) {
       yield* emitter.step(next.value);
+      if (next.value?.type === "incomplete") break; // the response ends here
       next = await iterator.next();
     }
   } catch (error) {
@@ -590,20 +606,30 @@ export async function* emitEvents(
   yield* emitter.finish();
 }
 
+// What a provider's failure ends the response with, as the Python server says it.
 function defaultError(error) {
+  if (error instanceof OpenResponsesError) {
+    return {
+      type: error.type,
+      code: error.code,
+      param: error.param,
+      message: error.message,
+    };
+  }
   if (error instanceof ProviderError) {
     return {
       type: "server_error",
       code: "provider_error",
       param: null,
-      message: error.message,
+      message: `The provider failed: ${error.message}`,
     };
   }
+  const name = error instanceof Error ? error.name : typeof error;
   return {
     type: "server_error",
     code: "server_error",
     param: null,
-    message: "the model failed",
+    message: `The provider failed: ${name}`,
   };
 }
 
@@ -673,18 +699,10 @@ const ECHO = {
   },
   truncation: (v) => v,
   parallel_tool_calls: (v) => v,
-  text: (text) => {
-    const format = text?.format;
-    const plain =
-      !format ||
-      typeof format !== "object" ||
-      format.type == null ||
-      format.type === "text";
-    return {
-      format: plain ? { type: "text" } : { ...format },
-      verbosity: text?.verbosity ?? "medium",
-    };
-  },
+  text: (text) => ({
+    format: echoFormat(text?.format),
+    verbosity: text?.verbosity ?? "medium",
+  }),
   top_p: Number,
   presence_penalty: Number,
   frequency_penalty: Number,
@@ -703,6 +721,32 @@ const ECHO = {
   safety_identifier: (v) => v,
   prompt_cache_key: (v) => v,
 };
+
+function echoFormat(format) {
+  if (
+    !format ||
+    typeof format !== "object" ||
+    Array.isArray(format) ||
+    format.type == null ||
+    format.type === "text"
+  ) {
+    return { type: "text" };
+  }
+  if (format.type === "json_schema") {
+    const schema = format.schema;
+    return {
+      type: "json_schema",
+      name: format.name || "response",
+      description: format.description ?? null,
+      schema:
+        schema && typeof schema === "object" && !Array.isArray(schema)
+          ? schema
+          : {},
+      strict: Boolean(format.strict),
+    };
+  }
+  return { ...format };
+}
 
 /** A complete `ResponseResource` in status `in_progress`, echoing the request's settings. */
 export function responseSkeleton(

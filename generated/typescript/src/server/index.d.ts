@@ -3,6 +3,7 @@ export {
   emitEvents,
   Emitter,
   newId,
+  OpenResponsesError,
   ProviderError,
   responseSkeleton,
   sseFrame,

@@ -5,6 +5,7 @@ export {
   emitEvents,
   Emitter,
   newId,
+  OpenResponsesError,
   ProviderError,
   responseSkeleton,
   sseFrame,
