@@ -11,7 +11,6 @@
 //
 // Starting an item closes the one before it, and the end closes whatever is still open.
 
-import { randomBytes } from "node:crypto";
 import { StreamChecker } from "../streaming/checker.js";
 import { pyRepr } from "../streaming/pyvalues.js";
 
@@ -43,9 +42,10 @@ export class StreamViolation extends Error {
   }
 }
 
-/** A fresh opaque id such as `msg_3f2a...`: 16 random bytes. */
+/** A fresh opaque id such as `msg_3f2a...`: 16 random bytes (Web Crypto: Node, Deno, Bun and browsers). */
 export function newId(prefix) {
-  return `${prefix}_${randomBytes(16).toString("hex")}`;
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `${prefix}_${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
 /** One event as its SSE frame. */
