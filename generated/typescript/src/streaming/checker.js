@@ -83,11 +83,10 @@ function asKey(value) {
   return pyRepr(value);
 }
 
+// A Map key with Python's dict semantics for `asKey` values: a Map tells "1" from 1 and takes
+// 1.0 as 1 already; True is 1.
 function mapKey(value) {
-  if (typeof value === "string") return `s${value}`;
-  if (typeof value === "boolean") return `n${Number(value)}`;
-  if (typeof value === "number") return `n${value}`;
-  return "none";
+  return typeof value === "boolean" ? Number(value) : (value ?? null);
 }
 
 /** A Python dict keyed by `asKey` values, in insertion order. */
