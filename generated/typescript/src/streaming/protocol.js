@@ -424,6 +424,8 @@ export const ITEM_STATUS_TYPES = new Set([
   "anthropic:mcp_tool_use",
   "function_call",
   "function_call_output",
+  "gemini:grounding",
+  "gemini:part",
   "message",
   "openai:web_search_call",
 ]);
