@@ -289,3 +289,13 @@ def test_a_signature_on_a_thought_goes_back_on_that_thought_before_its_call(repl
     follow = [{"type": "function_call_output", "call_id": call_id, "output": "sunny"}]
     sent = sent_for(replay, base, previous_response_id=first.json()["id"], input=follow, tools=[WEATHER])
     assert sent["contents"][1] == {"role": "model", "parts": [thought, call]}
+
+
+def test_two_signed_thoughts_keep_one_signature_each(replay):
+    base, upstream_ = replay
+    thoughts = [{"text": f"Step {n}.", "thought": True, "thoughtSignature": f"c2ln{n}"} for n in (1, 2)]
+    upstream_.answer(sse(candidate(*thoughts, {"text": "Done"})))
+    first = post(base)
+    assert [len(i["content"]) for i in first.json()["output"] if i["type"] == "reasoning"] == [1, 1]
+    sent = sent_for(replay, base, previous_response_id=first.json()["id"], input="Next")
+    assert sent["contents"][1] == {"role": "model", "parts": [*thoughts, {"text": "Done"}]}

@@ -200,7 +200,8 @@ def to_gemini_contents(
     """The Open Responses context as Gemini's `systemInstruction` parts and `contents`.
 
     Consecutive items of one role join one content. A signature kept in a reasoning item goes back
-    on the part it came with: the next function call, the text before it, or an empty text part."""
+    on the part it came with: a thought, the next function call, the text before it, or an empty
+    text part."""
     items = expand_compactions(items)
     system = [{"text": instructions}] if instructions else []
     contents: list[dict[str, Any]] = []
@@ -386,6 +387,9 @@ async def steps_from_responses(events: AsyncIterator[dict[str, Any]], *, paralle
                 continue
             kept = part.get("thoughtSignature")
             if part.get("thought"):
+                if kept and signature is not None:  # each signature keeps its own thought
+                    for step in end_thinking():
+                        yield step
                 thinking = True
                 if part.get("text"):
                     yield ReasoningDelta(str(part["text"]))
