@@ -306,22 +306,15 @@ def _gateway_settings(args: argparse.Namespace, usage_error: type[Exception]) ->
     }
 
 
-def upstream_key(name: str) -> str:
-    """The upstream key from the environment: `$ORSPEC_UPSTREAM_API_KEY`, else the provider's usual one."""
-    registry = _registry()
-    return os.environ.get(registry["UPSTREAM_KEY_VARIABLE"]) or os.environ.get(
-        registry["GATEWAYS"][name].key_variable, ""
-    )
-
-
 def _gateway_provider(settings: dict[str, Any]) -> Any:
-    from openresponses_runtime.gateways import GATEWAYS
+    """The gateway's provider, its key read from the environment (in each worker too)."""
+    from openresponses_runtime.gateways.registry import GATEWAYS, UPSTREAM_KEY_VARIABLE
 
     gateway = GATEWAYS[settings["name"]]
-    key = upstream_key(gateway.name)
+    key = os.environ.get(UPSTREAM_KEY_VARIABLE) or os.environ.get(gateway.key_variable, "")
     if not key and gateway.base_url:  # a public API: no key, no answer (a local server may need none)
         raise _GatewayError(
-            f"--gateway {gateway.name}: set ${_registry()['UPSTREAM_KEY_VARIABLE']} or ${gateway.key_variable}"
+            f"--gateway {gateway.name}: set ${UPSTREAM_KEY_VARIABLE} or ${gateway.key_variable}"
             " to the upstream's API key (never a flag: it would show in the process list)"
         )
     options = {"timeout": settings["timeout"]} if settings["timeout"] is not None else {}
