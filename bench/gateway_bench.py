@@ -4,7 +4,7 @@ Each server app runs in this process and is called straight through ASGI (no uvi
 the way in), streaming one response of `--events` text deltas:
 
 - `demo`: the built-in demo model, echoing an input of `--events` words (one delta a word);
-- `chat-completions`, `anthropic-messages`: each gateway, whose upstream is a separate process on
+- `chat-completions`, `anthropic-messages`, `gemini`: each gateway, whose upstream is a separate process on
   loopback answering every request with a pre-made stream of `--events` text deltas in that
   upstream's own format, sent at once. The gateway's part (its HTTP client, parsing each chunk,
   translating it into steps) is in this process; the upstream's is not.
@@ -74,6 +74,17 @@ def _anthropic_stream(events: int) -> bytes:
     )
 
 
+def _gemini_stream(events: int) -> bytes:
+    def chunk(parts: list, finish: str | None = None) -> bytes:
+        candidate = {"content": {"parts": parts, "role": "model"}, "index": 0}
+        if finish:
+            candidate["finishReason"] = finish
+        usage = {"promptTokenCount": 5, "candidatesTokenCount": events, "totalTokenCount": events + 5}
+        return b"data: " + json.dumps({"candidates": [candidate], "usageMetadata": usage}).encode() + b"\r\n\r\n"
+
+    return chunk([{"text": "token "}]) * events + chunk([{"text": ""}], "STOP")
+
+
 def _upstream(port: int, events: int) -> None:
     """A loopback upstream: every request gets the same pre-made stream, in its API's format."""
     import uvicorn
@@ -81,7 +92,7 @@ def _upstream(port: int, events: int) -> None:
     from starlette.responses import Response
     from starlette.routing import Route
 
-    chat, anthropic = _chat_stream(events), _anthropic_stream(events)
+    chat, anthropic, gemini = _chat_stream(events), _anthropic_stream(events), _gemini_stream(events)
 
     async def completions(request):
         await request.body()
@@ -91,8 +102,13 @@ def _upstream(port: int, events: int) -> None:
         await request.body()
         return Response(anthropic, media_type="text/event-stream")
 
+    async def generate(request):
+        await request.body()
+        return Response(gemini, media_type="text/event-stream")
+
     app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
-                            Route("/v1/messages", messages, methods=["POST"])])  # fmt: skip
+                            Route("/v1/messages", messages, methods=["POST"]),
+                            Route("/v1beta/models/{rest:path}", generate, methods=["POST"])])  # fmt: skip
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
@@ -137,6 +153,7 @@ def main() -> int:
 
     from openresponses_runtime.gateways.anthropic_messages import AnthropicMessagesProvider
     from openresponses_runtime.gateways.chat_completions import ChatCompletionsProvider
+    from openresponses_runtime.gateways.gemini import GeminiProvider
     from openresponses_runtime.server import DemoProvider, MemoryStore, create_app
 
     port = _free_port()
@@ -149,6 +166,7 @@ def main() -> int:
             "demo": (DemoProvider(delay=0), " ".join(["token"] * args.events)),
             "chat-completions": (ChatCompletionsProvider(base_url=f"{base}/v1", api_key="k", model="bench"), "long"),
             "anthropic-messages": (AnthropicMessagesProvider(base_url=base, api_key="k", model="bench"), "long"),
+            "gemini": (GeminiProvider(base_url=f"{base}/v1beta", api_key="k", model="bench"), "long"),
         }
         calls = {
             name: (
@@ -169,7 +187,7 @@ def main() -> int:
         print(f"{name:20} {deltas[name]:7} {statistics.median(values) * 1e6:20.2f} {min(values) * 1e6:8.2f}")
     demo = statistics.median(per_event["demo"])
     print()
-    for name in ("chat-completions", "anthropic-messages"):
+    for name in ("chat-completions", "anthropic-messages", "gemini"):
         ratio = statistics.median(per_event[name]) / demo
         verdict = "MET" if ratio <= GOAL else "NOT MET"
         print(f"goal: {name} CPU per streamed event / demo provider's: {ratio:.2f}x  (goal <= {GOAL:.2f}x)  {verdict}")

@@ -377,13 +377,25 @@ async def steps_from_responses(events: AsyncIterator[dict[str, Any]], *, paralle
         if not isinstance(candidates, list):
             skipped += "usageMetadata" not in event and "promptFeedback" not in event
             continue
-        candidate = next((c for c in candidates if isinstance(c, dict) and c.get("index", 0) == 0), None)
+        first = candidates[0] if candidates else None  # nearly always candidate 0, alone
+        candidate = (
+            first
+            if isinstance(first, dict) and first.get("index", 0) == 0
+            else next((c for c in candidates if isinstance(c, dict) and c.get("index", 0) == 0), None)
+        )
         if candidate is None:
             continue
-        content = candidate.get("content") if isinstance(candidate.get("content"), dict) else {}
-        for part in content.get("parts") or ():
+        content = candidate.get("content")
+        for part in content.get("parts") or () if isinstance(content, dict) else ():
             if not isinstance(part, dict):
                 skipped += 1
+                continue
+            if len(part) == 1 and isinstance(part.get("text"), str):  # first: nearly every part is plain text
+                if thinking:
+                    for step in end_thinking():
+                        yield step
+                if part["text"]:
+                    yield TextDelta(part["text"])
                 continue
             kept = part.get("thoughtSignature")
             if part.get("thought"):
