@@ -13,11 +13,13 @@ import openai
 import pytest
 from openresponses_runtime.gateways.anthropic_messages import AnthropicMessagesProvider
 from openresponses_runtime.gateways.chat_completions import ChatCompletionsProvider
+from openresponses_runtime.gateways.gemini import GeminiProvider
 from openresponses_runtime.server import create_app
 
 from .conftest import SHARED, npm_client
 from .server_helpers import API_KEY, live_server
 from .test_gateway_anthropic_recordings import recorded_answer
+from .test_gateway_gemini_recordings import recorded_answer as gemini_answer
 from .test_gateway_recordings import recorded
 from .upstream_replay import UPSTREAM_KEY, upstream
 
@@ -27,8 +29,19 @@ RECORDINGS = SHARED / "recordings" / "upstream"
 GATEWAYS = {
     "chat-completions": (ChatCompletionsProvider, "/v1", "chat", "openai-gpt4o-text", "openai-tool-single"),
     "anthropic-messages": (AnthropicMessagesProvider, "", "anthropic", "text", "text-and-two-tool-uses"),
+    "gemini": (
+        GeminiProvider,
+        "/v1beta",
+        "gemini",
+        "02_text_sse_system_instruction",
+        "10a_thought_signature_parallel_calls_sse",
+    ),
 }
-FOLLOWUP = {"chat-completions": "openai-tool-followup", "anthropic-messages": "tool-result-followup"}
+FOLLOWUP = {
+    "chat-completions": "openai-tool-followup",
+    "anthropic-messages": "tool-result-followup",
+    "gemini": "10b_thought_signature_roundtrip_sse",
+}
 
 
 def _answer(folder: str, name: str) -> bytes:
@@ -39,6 +52,8 @@ def _text(kind: str, body: bytes) -> str:
     """The text the recorded answer holds."""
     if kind == "chat-completions":
         return recorded(body)["text"]
+    if kind == "gemini":
+        return gemini_answer(body, "text/event-stream")["text"]
     blocks = recorded_answer(body, "text/event-stream")["blocks"]
     return "".join(block.get("text", "") for block in blocks if block["type"] == "text")
 
@@ -48,6 +63,17 @@ def _tools(kind: str, folder: str, name: str) -> list[dict]:
     request = json.loads((RECORDINGS / folder / f"{name}.request.json").read_text())
     if kind == "chat-completions":
         return [{"type": "function", **tool["function"]} for tool in request["tools"]]
+    if kind == "gemini":
+        declarations = [d for tool in request["tools"] for d in tool["functionDeclarations"]]
+        return [
+            {
+                "type": "function",
+                "name": d["name"],
+                "description": d.get("description"),
+                "parameters": d["parametersJsonSchema"],
+            }
+            for d in declarations
+        ]
     return [
         {"type": "function", "name": t["name"], "description": t.get("description"), "parameters": t["input_schema"]}
         for t in request["tools"]
