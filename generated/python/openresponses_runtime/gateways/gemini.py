@@ -22,7 +22,7 @@ Requests translate so:
 | `input_file` content, images by `file_id` | refused: 400 |
 
 `parallel_tool_calls: false` has no Gemini counterpart: the gateway passes on the first function
-call of the answer and drops the others (logged). Thinking (`generationConfig.thinkingConfig`),
+call of the answer and drops the others (logged). `reasoning` is not sent. Thinking (`generationConfig.thinkingConfig`),
 `safetySettings`, Google's own tools (`googleSearch`, `codeExecution`) and the rest of Gemini's own
 fields are set with `extra_body` (merged into the body, and into `generationConfig` field by field)
 or in `gemini_request`.
