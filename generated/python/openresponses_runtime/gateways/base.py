@@ -48,6 +48,7 @@ from ..server.emitter import dumps, loads, new_id
 __all__ = [
     "ERROR_RULES",
     "MODEL_NOT_FOUND",
+    "OTHER",
     "ErrorRule",
     "GatewayProvider",
     "UpstreamClient",
@@ -150,28 +151,35 @@ async def aiter_of(events: Iterable[dict[str, Any]]) -> AsyncIterator[dict[str, 
 @dataclass(frozen=True)
 class ErrorRule:
     """How an upstream error status is answered: the spec's error `kind`, its `code`, the HTTP
-    `status` (else the kind's own), the `wording` the message begins with, and whether the
-    upstream's `Retry-After` is passed on."""
+    `status` (else the kind's own), the `wording` the message begins with, whether the upstream's
+    `Retry-After` is passed on (`retry`), the request field it names (`param`), and whether the
+    upstream's own words follow (`quote`)."""
 
     kind: type[OpenResponsesError]
     code: str | None
     wording: str
     status: int | None = None
     retry: bool = False
+    param: str | None = None
+    quote: bool = True
 
 
 _REFUSED = ErrorRule(InvalidRequest, "upstream_invalid_request", "The upstream refused the request")
+# The upstream's words about the gateway's own key are not the client's business.
+_UNAUTHORIZED = ErrorRule(
+    ServerError, "upstream_unauthorized", "The gateway's upstream credentials were refused", quote=False
+)
 ERROR_RULES: Mapping[int, ErrorRule] = {
     400: _REFUSED,
     413: _REFUSED,  # too large for the upstream, which our server read whole: the request must change
     422: _REFUSED,
-    401: ErrorRule(ServerError, "upstream_unauthorized", "The gateway's upstream credentials were refused"),
-    403: ErrorRule(ServerError, "upstream_unauthorized", "The gateway's upstream credentials were refused"),
+    401: _UNAUTHORIZED,
+    403: _UNAUTHORIZED,
     429: ErrorRule(TooManyRequests, "rate_limit_exceeded", "The upstream is rate limited", retry=True),
     503: ErrorRule(ModelError, "upstream_overloaded", "The upstream is overloaded", status=503, retry=True),
 }
-_OTHER = ErrorRule(ModelError, "model_error", "The upstream failed", status=502)
-MODEL_NOT_FOUND = ErrorRule(NotFound, "model_not_found", "The upstream has no such model")
+OTHER = ErrorRule(ModelError, "model_error", "The upstream failed", status=502)
+MODEL_NOT_FOUND = ErrorRule(NotFound, "model_not_found", "The upstream has no such model", param="model")
 
 
 def upstream_error(
@@ -180,14 +188,12 @@ def upstream_error(
     retry_after: str | None = None,
     rules: Mapping[int, ErrorRule] = ERROR_RULES,
 ) -> OpenResponsesError:
-    """The spec's error for an upstream's error `status` with its `message`, by `rules`."""
-    rule = rules.get(status, _OTHER)
+    """The spec's error for an upstream's error `status` with its `message`, by `rules` (else `OTHER`)."""
+    rule = rules.get(status, OTHER)
     headers = {"Retry-After": retry_after} if rule.retry and retry_after else None
-    text = f"{rule.wording} ({status}): {message}" if rule is _OTHER else f"{rule.wording}: {message}"
-    if rule.code == "upstream_unauthorized":
-        text = rule.wording + "."  # the upstream's words about our key are not the client's business
-    param = "model" if rule is MODEL_NOT_FOUND else None
-    return rule.kind(text, code=rule.code, status=rule.status, headers=headers, param=param)
+    said = f" ({status})" if rule is OTHER else ""  # any status may end here: say which
+    text = f"{rule.wording}{said}: {message}" if rule.quote else f"{rule.wording}."
+    return rule.kind(text, code=rule.code, status=rule.status, headers=headers, param=rule.param)
 
 
 # -- compaction ------------------------------------------------------------------------------
