@@ -16,6 +16,7 @@ from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
 from .generate.server import check_handlers, generate_server
+from .generate.typescript import generate_typescript
 from .mappings import add_mappings
 from .native import NativeNames, check_native_names
 from .problems import Level, Problem, SpecError, errors
@@ -110,6 +111,7 @@ STAGES = (
     ),
     Stage("client", ("spec", "tool", "templates/client"), lambda spec, t: generate_client(spec.model, t)),
     Stage("docs", ("spec", "tool", "templates/docs"), _docs),
+    Stage("typescript", ("spec", "tool", "templates/typescript"), lambda spec, t: generate_typescript(spec.model, t)),
     Stage("releases", ("spec", "tool"), lambda spec, _: release_outputs(spec.releases)),
 )
 
