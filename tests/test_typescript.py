@@ -218,3 +218,34 @@ def test_client_against_orspec_serve(project, server):
     assert report["replayed"] == sequence[3:]
     assert report["missing"] == [True, 404, "response_not_found"]
     assert report["wrongKey"] is True and report["deleted"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", ["openresponses/2026-01-15", "openresponses/2026-04-24", "openai"])
+def test_other_specs_build_into_a_clean_package(project, tmp_path, shared, spec):
+    """Upstream's releases and OpenAI's whole spec (1 400 schemas): the package imports, Prettier and
+    `tsc --strict` find nothing."""
+    out = tmp_path / "out"
+    built = run(
+        [sys.executable, "-m", "orspec", "build", "--spec", shared / "upstream" / spec / "openapi.json"]
+        + ["--lenient", "--out", out],
+        ROOT,
+        timeout=900,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    package = project / "node_modules" / "openresponses-runtime"
+    shutil.rmtree(package)
+    shutil.copytree(out / "typescript", package)
+    try:
+        imported = run(
+            ["node", "-e", 'import("openresponses-runtime").then(m => console.log(Object.keys(m.EVENT_TYPES).length))'],
+            project,
+        )
+        assert imported.returncode == 0 and int(imported.stdout) > 20, imported.stderr[-2000:]
+        pretty = run([project / "node_modules/prettier/bin/prettier.cjs", "--check", "."], package)
+        assert pretty.returncode == 0, pretty.stdout[-2000:]
+        checked = tsc(project, "node_modules/openresponses-runtime/index.d.ts")
+        assert checked.returncode == 0, checked.stdout[-3000:]
+    finally:
+        shutil.rmtree(package)
+        shutil.copytree(PACKAGE, package)

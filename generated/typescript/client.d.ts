@@ -1,4 +1,4 @@
-import type { StreamingEvent } from "./models.js";
+import type { StreamingEvent } from "./events.js";
 import type { Responses } from "./operations.js";
 
 export * from "./errors.js";

@@ -33,6 +33,39 @@ import type {
 } from "./models.js";
 import type * as z from "zod";
 
+/** An event of a type the spec defines. */
+export type KnownEvent =
+  | AcmeSearchProgressEvent
+  | ErrorStreamingEvent
+  | OpenaiWebSearchCallCompletedEvent
+  | OpenaiWebSearchCallInProgressEvent
+  | OpenaiWebSearchCallSearchingEvent
+  | ResponseCompletedStreamingEvent
+  | ResponseContentPartAddedStreamingEvent
+  | ResponseContentPartDoneStreamingEvent
+  | ResponseCreatedStreamingEvent
+  | ResponseFailedStreamingEvent
+  | ResponseFunctionCallArgumentsDeltaStreamingEvent
+  | ResponseFunctionCallArgumentsDoneStreamingEvent
+  | ResponseInProgressStreamingEvent
+  | ResponseIncompleteStreamingEvent
+  | ResponseOutputItemAddedStreamingEvent
+  | ResponseOutputItemDoneStreamingEvent
+  | ResponseOutputTextAnnotationAddedStreamingEvent
+  | ResponseOutputTextDeltaStreamingEvent
+  | ResponseOutputTextDoneStreamingEvent
+  | ResponseQueuedStreamingEvent
+  | ResponseReasoningDeltaStreamingEvent
+  | ResponseReasoningDoneStreamingEvent
+  | ResponseReasoningSummaryDeltaStreamingEvent
+  | ResponseReasoningSummaryDoneStreamingEvent
+  | ResponseReasoningSummaryPartAddedStreamingEvent
+  | ResponseReasoningSummaryPartDoneStreamingEvent
+  | ResponseRefusalDeltaStreamingEvent
+  | ResponseRefusalDoneStreamingEvent;
+
+export type { StreamingEvent };
+
 /** Every event type of the spec's streaming union. */
 export type EventType =
   | "response.created"
@@ -90,4 +123,4 @@ export declare function parseEvent(
 /** Whether `event` is of a type the spec defines (not an `UnknownEvent`). */
 export declare function isKnownEvent(
   event: StreamingEvent,
-): event is Exclude<StreamingEvent, UnknownEvent>;
+): event is KnownEvent;

@@ -20,6 +20,9 @@ export declare const OPERATIONS: readonly OperationInfo[];
 /** The create operation's request body. */
 export declare const CREATE_REQUEST: typeof models.CreateResponseBody;
 
+/** The create operation's answer. */
+export declare const CREATE_RESPONSE: typeof models.ResponseResource;
+
 /** The query of `GET /responses/{response_id}`. */
 export interface RetrieveQuery {
   /**

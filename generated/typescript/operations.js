@@ -47,3 +47,6 @@ export const OPERATIONS = Object.freeze([
 
 /** The create operation's request body. */
 export const CREATE_REQUEST = models.CreateResponseBody;
+
+/** The create operation's answer. */
+export const CREATE_RESPONSE = models.ResponseResource;

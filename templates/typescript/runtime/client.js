@@ -7,8 +7,7 @@ import {
   ConfigurationError,
   statusError,
 } from "./errors.js";
-import { ResponseResource } from "./models.js";
-import { OPERATIONS } from "./operations.js";
+import { CREATE_RESPONSE, OPERATIONS } from "./operations.js";
 import { readSSE } from "./sse.js";
 
 export * from "./errors.js";
@@ -309,7 +308,7 @@ class Responses {
       ...options,
       body,
     });
-    if (body?.stream !== true) return parseAnswer(ResponseResource, reply);
+    if (body?.stream !== true) return parseAnswer(CREATE_RESPONSE, reply);
     // Only a background response keeps its events, to be replayed after the last one read.
     const resume =
       body.background === true && this.retrieve

@@ -75,7 +75,17 @@ def literal(value: object) -> str:
         return "true" if value else "false"
     if value is None:
         return "null"
+    if isinstance(value, float):
+        return number(value)
     return json.dumps(value)
+
+
+def number(value: float) -> str:
+    """A number as Prettier prints it: `1e-5` (not `1e-05`), `2` (not `2.0`)."""
+    if isinstance(value, int) or (value.is_integer() and abs(value) < 1e16):
+        return str(int(value))
+    text = repr(value).lower()
+    return re.sub(r"e([+-]?)0*(\d)", lambda m: f"e{m.group(1).replace('+', '')}{m.group(2)}", text)
 
 
 def _flat(expr: Expr) -> str | None:
@@ -140,7 +150,7 @@ def statement(prefix: str, expr: Expr, depth: int = 0) -> str:
         # Prettier breaks after `=` when the value is a plain call whose arguments cannot hug.
         body = render(expr, column, depth, 1)
         first = body.split("\n", 1)[0]
-        if column + len(first) > WIDTH and isinstance(expr, Call):
+        if column + len(first) > WIDTH and isinstance(expr, Call | Atom):
             inner = INDENT * (depth + 1)
             return f"{prefix.rstrip()}\n{inner}{render(expr, len(inner), depth + 1, 1)};"
         return f"{prefix}{body};"
@@ -153,7 +163,15 @@ def statement(prefix: str, expr: Expr, depth: int = 0) -> str:
 
 @dataclass(frozen=True)
 class TypeUnion:
-    members: tuple[str | TypeLiteral, ...]
+    members: tuple[str | TypeLiteral | TypeGeneric, ...]
+
+
+@dataclass(frozen=True)
+class TypeGeneric:
+    """`Name<A, B>`: `Array<...>` of a union, `Record<string, ...>`."""
+
+    name: str
+    args: tuple[TypeExpr, ...]
 
 
 @dataclass(frozen=True)
@@ -164,7 +182,7 @@ class TypeLiteral:
     index: str = ""  # the value type of an index signature, if any
 
 
-TypeExpr = str | TypeUnion | TypeLiteral
+TypeExpr = str | TypeUnion | TypeLiteral | TypeGeneric
 
 
 def _flat_type(t: TypeExpr) -> str | None:
@@ -172,6 +190,9 @@ def _flat_type(t: TypeExpr) -> str | None:
         return t
     if isinstance(t, TypeLiteral):
         return None if t.props or t.index else "{}"
+    if isinstance(t, TypeGeneric):
+        args = [_flat_type(a) for a in t.args]
+        return None if None in args else f"{t.name}<{', '.join(args)}>"
     parts = [_flat_type(m) for m in t.members]
     return None if None in parts else " | ".join(parts)
 
@@ -186,12 +207,27 @@ def render_type(t: TypeExpr, column: int, depth: int, tail: int = 1) -> str:
         return "{\n" + "".join(members(t, depth + 1)) + f"{pad}}}"
     if isinstance(t, str):
         return t
-    objects = [m for m in t.members if isinstance(m, TypeLiteral)]
-    if len(objects) == 1 and len(t.members) == 2 and t.members[-1] == "null" and t.members[0] is objects[0]:
-        return render_type(objects[0], column, depth, tail) + " | null"
+    if isinstance(t, TypeGeneric):
+        (only,) = t.args if len(t.args) == 1 else (None,)
+        only_flat = _flat_type(only) if only is not None else None
+        if isinstance(only, TypeLiteral):  # hugged: `Array<{` ... `}>`
+            return f"{t.name}<{render_type(only, column, depth, tail)}>"
+        if isinstance(only, TypeUnion) and (only_flat is None or len(inner) + len(only_flat) > WIDTH):
+            return f"{t.name}<{_union_lines(only, depth)}\n{pad}>"
+        args = ",\n".join(f"{inner}{render_type(a, len(inner), depth + 1, 0)}" for a in t.args)
+        return f"{t.name}<\n{args}\n{pad}>"
+    first = t.members[0]
+    if len(t.members) == 2 and t.members[-1] == "null" and isinstance(first, TypeLiteral | TypeGeneric):
+        return render_type(first, column, depth, tail + 7) + " | null"
     if flat is not None and len(inner) + len(flat) + tail <= WIDTH:
         return f"\n{inner}{flat}"
-    return "".join(f"\n{inner}| {render_type(m, len(inner) + 2, depth + 1, 0)}" for m in t.members)
+    return _union_lines(t, depth)
+
+
+def _union_lines(t: TypeUnion, depth: int) -> str:
+    """A union broken before each `|`; an object member's body indented past its `| `."""
+    inner = INDENT * (depth + 1)
+    return "".join(f"\n{inner}| {render_type(m, len(inner) + 2, depth + 2, 0)}" for m in t.members)
 
 
 def members(t: TypeLiteral, depth: int) -> list[str]:
@@ -210,6 +246,8 @@ def members(t: TypeLiteral, depth: int) -> list[str]:
 
 def type_alias(name: str, t: TypeExpr) -> str:
     prefix = f"export type {name} ="
+    if isinstance(t, str) and len(prefix) + 1 + len(t) + 1 > WIDTH:
+        return f"{prefix}\n{INDENT}{t};\n"
     rendered = render_type(t, len(prefix) + 1, 0, 1)
     return f"{prefix}{rendered};\n" if rendered.startswith("\n") else f"{prefix} {rendered};\n"
 

@@ -29,6 +29,8 @@ from ..schema import (
     SpecModel,
     UnionShape,
     deref,
+    handler_name,
+    ref_name,
     shape_of,
     tag_values,
 )
@@ -41,6 +43,7 @@ from .jsformat import (
     Expr,
     Object,
     TypeExpr,
+    TypeGeneric,
     TypeLiteral,
     TypeUnion,
     comment,
@@ -236,9 +239,9 @@ class _Models:
             inner = self.ts(shape.items, depth)
             if isinstance(inner, str) and " " not in inner:
                 return f"{inner}[]"
-            return f"Array<{_flat(inner)}>"
+            return TypeGeneric("Array", (inner,))
         if isinstance(shape, MapShape):
-            return f"Record<string, {_flat(self.ts(shape.values, depth))}>"
+            return TypeGeneric("Record", ("string", self.ts(shape.values, depth)))
         if isinstance(shape, ObjectShape):
             return TypeLiteral(
                 tuple(
@@ -318,8 +321,8 @@ def _checks(constraints: tuple[tuple[str, Any], ...]) -> str:
     for keyword, value in constraints:
         if keyword == "pattern" and isinstance(value, str):
             out += f".regex(new RegExp({literal(value)}))"
-        elif keyword in _ZOD_CHECKS and isinstance(value, int | float):
-            out += f".{_ZOD_CHECKS[keyword]}({json.dumps(value)})"
+        elif keyword in _ZOD_CHECKS and isinstance(value, int | float) and not isinstance(value, bool):
+            out += f".{_ZOD_CHECKS[keyword]}({literal(value)})"
     return out
 
 
@@ -332,14 +335,6 @@ def _limits(constraints: tuple[tuple[str, Any], ...]) -> tuple[Expr, ...]:
     )
 
 
-def _flat(t: TypeExpr) -> str:
-    if isinstance(t, str):
-        return t
-    if isinstance(t, TypeUnion):
-        return " | ".join(_flat(m) for m in t.members)
-    return "Record<string, unknown>"  # an inline object inside a generic: rare, kept loose
-
-
 def _words(text: Any) -> str:
     return " ".join(str(text or "").split())
 
@@ -348,7 +343,7 @@ def _words(text: Any) -> str:
 # The event registry and the operations table.
 
 
-def _events(model: SpecModel) -> tuple[str, str]:
+def _events(model: SpecModel, defined: set[str]) -> tuple[str, str]:
     classes = class_names(model.schemas)
     events = [e for e in model.events if e.schema in classes]
     machines = getattr(model.machines, "machines", {}) or {}
@@ -422,13 +417,20 @@ export function isKnownEvent(event) {
 }
 """
     )
-    names = [classes[e.schema] for e in events]
-    dts = [
-        HEADER,
-        names_list("import type ", ["StreamingEvent", "UnknownEvent", *sorted(set(names))], ' from "./models.js";'),
-    ]
+    names = sorted({classes[e.schema] for e in events})
+    own_union = "StreamingEvent" in defined  # the models name the stream's inline union so
+    imported = ["StreamingEvent", "UnknownEvent", *names] if own_union else ["UnknownEvent", *names]
+    dts = [HEADER, names_list("import type ", imported, ' from "./models.js";')]
     dts.append('import type * as z from "zod";\n')
-    type_union = TypeUnion(tuple(literal(e.type) for e in events))
+    known = TypeUnion(tuple(names)) if names else "never"
+    dts.append("\n/** An event of a type the spec defines. */\n" + type_alias("KnownEvent", known))
+    if own_union:
+        dts.append("\nexport type { StreamingEvent };\n")
+    else:
+        dts.append(
+            "\n/** Any event of a streamed response. */\nexport type StreamingEvent = KnownEvent | UnknownEvent;\n"
+        )
+    type_union = TypeUnion(tuple(literal(e.type) for e in events)) if events else "never"
     dts.append("\n/** Every event type of the spec's streaming union. */\n" + type_alias("EventType", type_union))
     dts.append(
         """
@@ -458,7 +460,7 @@ export declare function parseEvent(
 /** Whether `event` is of a type the spec defines (not an `UnknownEvent`). */
 export declare function isKnownEvent(
   event: StreamingEvent,
-): event is Exclude<StreamingEvent, UnknownEvent>;
+): event is KnownEvent;
 """
     )
     return "".join(js), "".join(dts)
@@ -476,7 +478,7 @@ def _operations(model: SpecModel, models: _Models) -> tuple[str, str]:
     entries = []
     dts_methods: dict[str, list[str]] = {}
     query_types = []
-    returns = sorted({op.returns for op in ops} | ({"ResponseResource"} if request else set()))
+    answer = _create_answer(model)
     for op in ops:
         group, name = _camel(op.group) if op.group else "", _camel(op.name)
         props: list[tuple[str, Expr]] = [
@@ -522,6 +524,9 @@ def _operations(model: SpecModel, models: _Models) -> tuple[str, str]:
     js.append(
         f"\n/** The create operation's request body. */\nexport const CREATE_REQUEST = {'models.' + request if request else 'null'};\n"
     )
+    js.append(
+        f"\n/** The create operation's answer. */\nexport const CREATE_RESPONSE = {'models.' + answer if answer else 'null'};\n"
+    )
     dts = [
         HEADER,
         'import type * as models from "./models.js";\n',
@@ -548,13 +553,16 @@ export declare const OPERATIONS: readonly OperationInfo[];
     dts.append(
         f"\n/** The create operation's request body. */\nexport declare const CREATE_REQUEST: {'typeof models.' + request if request else 'null'};\n"
     )
+    dts.append(
+        f"\n/** The create operation's answer. */\nexport declare const CREATE_RESPONSE: {'typeof models.' + answer if answer else 'null'};\n"
+    )
     dts.append("".join(query_types))
     groups = sorted(g for g in dts_methods if g)
     body = "".join(dts_methods.get("", []))
     for group in groups:
         body += f"  {group}: {{\n" + "".join(dts_methods[group]) + "  };\n"
     create = ""
-    if request:
+    if request and answer:
         create = (
             "  /** Create a response: `POST /responses`; with `stream: true`, its events as they come. */\n"
             + _method(
@@ -563,15 +571,27 @@ export declare const OPERATIONS: readonly OperationInfo[];
                 "Promise<EventStream>",
             )
             + "  /** Create a response: `POST /responses`; with `stream: true`, its events as they come. */\n"
-            + _method(
-                "create", [f"body: models.{request}", "options?: RequestOptions"], "Promise<models.ResponseResource>"
-            )
+            + _method("create", [f"body: models.{request}", "options?: RequestOptions"], f"Promise<models.{answer}>")
         )
-    dts.append(
-        f"\n/** `client.responses`: create, and the operations on one stored response. */\nexport interface Responses {{\n{create}{body}}}\n"
+    interface = (
+        f"export interface Responses {{\n{create}{body}}}\n" if create or body else "export interface Responses {}\n"
     )
-    del returns
+    dts.append(f"\n/** `client.responses`: create, and the operations on one stored response. */\n{interface}")
     return "".join(js), "".join(dts)
+
+
+def _create_answer(model: SpecModel) -> str | None:
+    """The model of the create operation's JSON answer (`ResponseResource`), if the spec has one."""
+    classes = class_names(model.schemas)
+    for op in model.operations:
+        if handler_name(op) != "create_response":
+            continue
+        for response in op.responses:
+            schema = response.content.get("application/json") if response.status.startswith("2") else None
+            name = ref_name(schema.get("$ref")) if isinstance(schema, dict) else None
+            if name in classes:
+                return classes[name]
+    return None
 
 
 def _op_of(model: SpecModel, op: Any):
@@ -675,7 +695,7 @@ def generate_typescript(model: SpecModel, templates: Path) -> dict[str, bytes]:
     """Every file of `generated/typescript/`, by its path under `generated/`."""
     models = _Models(model)
     models_js, models_dts = models.modules()
-    events_js, events_dts = _events(model)
+    events_js, events_dts = _events(model, models.defined)
     ops_js, ops_dts = _operations(model, models)
     index_js, index_dts = _index(["models", "events", "operations", "client", "sse"])
     out = {
