@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -249,3 +250,30 @@ def test_other_specs_build_into_a_clean_package(project, tmp_path, shared, spec)
     finally:
         shutil.rmtree(package)
         shutil.copytree(PACKAGE, package)
+
+
+GUIDE = ROOT / "docs" / "guides" / "typescript.md"
+
+
+def test_guide_examples_run(project, server):
+    """Each ```js block of docs/guides/typescript.md runs (the client's against `orspec serve`), and
+    each ```ts block passes `tsc --strict`."""
+    text = GUIDE.read_text()
+    scripts = re.findall(r"^```js\n(.*?)^```", text, flags=re.S | re.M)
+    types = re.findall(r"^```ts\n(.*?)^```", text, flags=re.S | re.M)
+    assert len(scripts) >= 4 and types
+    env = {**os.environ, "OPENRESPONSES_BASE_URL": server, "OPENRESPONSES_API_KEY": API_KEY}
+    outputs = []
+    for i, script in enumerate(scripts):
+        (project / f"guide{i}.mjs").write_text(script)
+        result = run(["node", f"guide{i}.mjs"], project, timeout=120, env=env)
+        assert result.returncode == 0, f"block {i}:\n{script}\n{result.stderr[-2000:]}"
+        outputs.append(result.stdout)
+    assert "{ anything: true }" in outputs[0] and "false" in outputs[0]
+    assert "text: Hel delta" in outputs[1] and "unknown, kept: 40" in outputs[1]
+    assert "404 not_found response_not_found" in outputs[2]
+    assert outputs[3].strip() == "true"
+    for i, source in enumerate(types):
+        (project / f"guide{i}.ts").write_text(source)
+    checked = tsc(project, *(f"guide{i}.ts" for i in range(len(types))))
+    assert checked.returncode == 0, checked.stdout[-3000:]
