@@ -57,6 +57,10 @@ from .normalize import TaggedUnion, class_names, normalize
 
 ROOT = "typescript"
 PACKAGE_NAME = "openresponses-runtime"
+# The modules the package's index re-exports, and those importable on their own (`openresponses-runtime/sse`).
+INDEX = ("models", "events", "operations", "client", "sse")
+SUBPATHS = ("models", "events", "client", "sse")
+BINS: tuple[tuple[str, str], ...] = ()  # (command, module) of the package's executables
 ZOD_RANGE = "^4.0.0"  # the one runtime dependency; zod 4's API (looseObject, z.int) is what the models use
 # Fallback schemas of open unions (see `schema.OPEN_UNIONS` and `normalize`): what each keeps.
 FALLBACKS = {
@@ -626,12 +630,10 @@ def _package_json(document: dict) -> bytes:
         "types": "./index.d.ts",
         "exports": {
             ".": {"types": "./index.d.ts", "default": "./index.js"},
-            "./models": {"types": "./models.d.ts", "default": "./models.js"},
-            "./events": {"types": "./events.d.ts", "default": "./events.js"},
-            "./client": {"types": "./client.d.ts", "default": "./client.js"},
-            "./sse": {"types": "./sse.d.ts", "default": "./sse.js"},
+            **{f"./{m}": {"types": f"./{m}.d.ts", "default": f"./{m}.js"} for m in SUBPATHS},
             "./package.json": "./package.json",
         },
+        **({"bin": dict(BINS)} if BINS else {}),
         "files": ["*.js", "*.d.ts", "README.md"],
         "sideEffects": False,
         "engines": {"node": ">=20"},
@@ -693,7 +695,7 @@ def generate_typescript(model: SpecModel) -> dict[str, bytes]:
     models_js, models_dts = models.modules()
     events_js, events_dts = _events(model, models.defined)
     ops_js, ops_dts = _operations(model, models)
-    index_js, index_dts = _index(["models", "events", "operations", "client", "sse"])
+    index_js, index_dts = _index(list(INDEX))
     out = {
         "models.js": models_js,
         "models.d.ts": models_dts,
