@@ -8,13 +8,23 @@ import {
 const [base, key] = process.argv.slice(2);
 const client = new OpenResponses({ baseURL: base, apiKey: key });
 const report = {};
-const created = await client.responses.create({ model: "demo", input: "hello" });
+const created = await client.responses.create({
+  model: "demo",
+  input: "hello",
+});
 report.status = created.status;
-const stream = await client.responses.create({ model: "demo", input: "hello", stream: true });
+const stream = await client.responses.create({
+  model: "demo",
+  input: "hello",
+  stream: true,
+});
 report.streamed = [];
 for await (const event of stream) report.streamed.push(event.type);
-report.retrieved = (await client.responses.retrieve(created.id)).id === created.id;
-report.inputItems = (await client.responses.inputItems.list(created.id)).data.length;
+report.retrieved =
+  (await client.responses.retrieve(created.id)).id === created.id;
+report.inputItems = (
+  await client.responses.inputItems.list(created.id)
+).data.length;
 const background = await client.responses.create({
   model: "demo",
   input: "hello",
@@ -22,7 +32,8 @@ const background = await client.responses.create({
   background: true,
 });
 report.background = [];
-for await (const event of background) report.background.push(event.sequence_number);
+for await (const event of background)
+  report.background.push(event.sequence_number);
 const replay = await client.responses.retrieve(background.responseId, {
   stream: true,
   starting_after: 2,

@@ -9,7 +9,9 @@ const cases = JSON.parse(readFileSync(0, "utf8"));
 const results = cases.map(([schema, value]) => {
   try {
     const parsed =
-      schema === "event" ? runtime.parseEvent(value) : runtime[schema].parse(value);
+      schema === "event"
+        ? runtime.parseEvent(value)
+        : runtime[schema].parse(value);
     return { ok: true, same: isDeepStrictEqual(parsed, value) };
   } catch (error) {
     return { ok: false, error: String(error.message).slice(0, 500) };

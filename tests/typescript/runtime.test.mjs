@@ -5,6 +5,7 @@ import http from "node:http";
 import { test } from "node:test";
 
 import {
+  APIConnectionError,
   APIUserAbortError,
   BadRequestError,
   EVENT_TYPES,
@@ -30,7 +31,11 @@ test("every event type is in the registry, with its schema", () => {
 });
 
 test("an unknown event keeps every field; a broken known one is refused", () => {
-  const unknown = { type: "zeta:progress", sequence_number: 4, extra: { a: [1] } };
+  const unknown = {
+    type: "zeta:progress",
+    sequence_number: 4,
+    extra: { a: [1] },
+  };
   const parsed = parseEvent(JSON.stringify(unknown));
   assert.deepEqual(parsed, unknown);
   assert.ok(!isKnownEvent(parsed));
@@ -46,7 +51,9 @@ test("message params are told apart by type, then role; a typeless message is a 
   assert.deepEqual(user, { role: "user", content: "hi" });
   const reference = ItemParam.parse({ type: "item_reference", id: "x" });
   assert.equal(reference.id, "x");
-  assert.throws(() => ItemParam.parse({ type: "message", role: "robot", content: "hi" }));
+  assert.throws(() =>
+    ItemParam.parse({ type: "message", role: "robot", content: "hi" }),
+  );
   const custom = { type: "zeta:thing", payload: 1 };
   assert.deepEqual(ItemParam.parse(custom), custom);
 });
@@ -57,7 +64,8 @@ test("the SSE reader splits on any line end, joins data lines and drops comments
     "\ufeff: hello\r\nevent: a\r\ndata: 1\rdata:2\n\ndata: [DONE]\n\ndata: cut",
   );
   const out = [];
-  for (let i = 0; i < bytes.length; i += 3) out.push(...decoder.feed(bytes.slice(i, i + 3)));
+  for (let i = 0; i < bytes.length; i += 3)
+    out.push(...decoder.feed(bytes.slice(i, i + 3)));
   out.push(...decoder.end());
   assert.deepEqual(
     out.map((m) => [m.event, m.data]),
@@ -98,18 +106,30 @@ test("a 429 is retried after its Retry-After; a 400 is thrown at once, typed", a
       res.writeHead(400, { "content-type": "application/json" });
       res.end(
         JSON.stringify({
-          error: { message: "no", type: "invalid_request_error", param: "id", code: "bad_id" },
+          error: {
+            message: "no",
+            type: "invalid_request_error",
+            param: "id",
+            code: "bad_id",
+          },
         }),
       );
       return;
     }
     if (calls === 1) {
-      res.writeHead(429, { "retry-after-ms": "20", "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { message: "slow down", type: "rate_limit" } }));
+      res.writeHead(429, {
+        "retry-after-ms": "20",
+        "content-type": "application/json",
+      });
+      res.end(
+        JSON.stringify({ error: { message: "slow down", type: "rate_limit" } }),
+      );
       return;
     }
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ id: "r", object: "response.deleted", deleted: true }));
+    res.end(
+      JSON.stringify({ id: "r", object: "response.deleted", deleted: true }),
+    );
   });
   try {
     const client = new OpenResponses({ baseURL: base, apiKey: "k" });
@@ -124,7 +144,11 @@ test("a 429 is retried after its Retry-After; a 400 is thrown at once, typed", a
       return true;
     });
     assert.equal(calls, 11);
-    const limited = new OpenResponses({ baseURL: base, apiKey: "k", maxRetries: 0 });
+    const limited = new OpenResponses({
+      baseURL: base,
+      apiKey: "k",
+      maxRetries: 0,
+    });
     calls = 0;
     await assert.rejects(limited.responses.delete("r"), RateLimitError);
   } finally {
@@ -144,6 +168,134 @@ test("an AbortSignal cancels a request that is waiting", async () => {
     );
   } finally {
     server.closeAllConnections();
+    server.close();
+  }
+});
+
+const RESPONSE = {
+  id: "resp_bg",
+  object: "response",
+  created_at: 1719900000,
+  completed_at: null,
+  status: "in_progress",
+  incomplete_details: null,
+  model: "m",
+  previous_response_id: null,
+  instructions: null,
+  output: [],
+  error: null,
+  tools: [],
+  tool_choice: "auto",
+  truncation: "disabled",
+  parallel_tool_calls: true,
+  text: { format: { type: "text" } },
+  top_p: 1,
+  presence_penalty: 0,
+  frequency_penalty: 0,
+  top_logprobs: 0,
+  temperature: 1,
+  reasoning: null,
+  usage: null,
+  max_output_tokens: null,
+  max_tool_calls: null,
+  store: true,
+  background: true,
+  service_tier: "default",
+  metadata: {},
+  safety_identifier: null,
+  prompt_cache_key: null,
+};
+
+function backgroundEvents() {
+  const delta = (n) => ({
+    type: "response.output_text.delta",
+    sequence_number: n,
+    item_id: "msg_1",
+    output_index: 0,
+    content_index: 0,
+    delta: `d${n}`,
+    logprobs: [],
+  });
+  return [
+    { type: "response.created", sequence_number: 0, response: RESPONSE },
+    { type: "response.in_progress", sequence_number: 1, response: RESPONSE },
+    delta(2),
+    delta(3),
+    delta(4),
+    {
+      type: "response.completed",
+      sequence_number: 5,
+      response: { ...RESPONSE, status: "completed", completed_at: 1719900001 },
+    },
+  ];
+}
+
+const frame = (event) =>
+  `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+
+test("a background stream whose connection breaks resumes after the last event read", async () => {
+  const events = backgroundEvents();
+  const asked = [];
+  const { server, base } = await serve((req, res) => {
+    asked.push(`${req.method} ${req.url}`);
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    if (req.method === "POST") {
+      res.write(events.slice(0, 4).map(frame).join(""));
+      setTimeout(() => res.destroy(), 50); // the connection breaks mid-response
+      return;
+    }
+    const after = Number(
+      new URL(req.url, base).searchParams.get("starting_after"),
+    );
+    res.end(
+      events
+        .slice(after + 1)
+        .map(frame)
+        .join("") + "data: [DONE]\n\n",
+    );
+  });
+  try {
+    const client = new OpenResponses({ baseURL: base, apiKey: "k" });
+    const stream = await client.responses.create({
+      model: "m",
+      input: "hi",
+      stream: true,
+      background: true,
+    });
+    const seen = [];
+    for await (const event of stream) seen.push(event.sequence_number);
+    assert.deepEqual(seen, [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(asked, [
+      "POST /v1/responses",
+      "GET /v1/responses/resp_bg?stream=true&starting_after=3",
+    ]);
+    assert.equal(stream.responseId, "resp_bg");
+    assert.ok(stream.ended);
+  } finally {
+    server.close();
+  }
+});
+
+test("a foreground stream whose connection breaks is an APIConnectionError", async () => {
+  const events = backgroundEvents();
+  const { server, base } = await serve((req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(events.slice(0, 3).map(frame).join(""));
+    setTimeout(() => res.destroy(), 50);
+  });
+  try {
+    const client = new OpenResponses({ baseURL: base, apiKey: "k" });
+    const stream = await client.responses.create({
+      model: "m",
+      input: "hi",
+      stream: true,
+    });
+    const seen = [];
+    await assert.rejects(async () => {
+      for await (const event of stream) seen.push(event.sequence_number);
+    }, APIConnectionError);
+    assert.deepEqual(seen, [0, 1, 2]);
+  } finally {
     server.close();
   }
 });
