@@ -1,7 +1,9 @@
 """A typed view of the bundled spec, built once by the pipeline and read by every stage.
 
 The bundle is a plain JSON document; this module says once what its parts mean: which component
-schemas exist (their properties, required fields, defaults, vendor and release), which unions
+schemas exist (their properties, required fields, defaults, vendor and release, and the shape of
+their values: a small tree of references, unions, arrays, maps, literals and primitives, each
+nullable or not, which every language's output renders), which unions
 there are (their members, tags and fallbacks), which events the streaming union holds (with their
 place in `state-machines.yaml`) and which HTTP operations the spec serves. Stages read the
 `SpecModel` instead of walking raw dicts, and share its three helpers: `deref` (one way to follow
@@ -336,6 +338,11 @@ class SpecModel:
     events: list[Event]
     operations: list[Operation]
     machines: Any = None  # the `Places` given to `build` (a `StateMachines`), for the stages that draw or enforce them
+    shapes: dict[str, Shape] = field(default_factory=dict)  # the shape of every component schema (`shape_of`)
+
+    def shape(self, node: Any) -> Shape:
+        """The shape of a schema node of this document (a property, a parameter)."""
+        return shape_of(node, self.document)
 
     def deref(self, node: Any) -> Any:
         return deref(node, self.document)
@@ -374,7 +381,10 @@ def build(document: dict, machines: Places | None = None, releases: Sequence[Dat
                 if isinstance(value, str) and value not in events:
                     place = machines.place(value) if machines else None
                     events[value] = Event(value, member, deref({"$ref": schema_ref(member)}, document), place)
-    return SpecModel(document, schemas, unions, list(events.values()), operations, machines)
+    shapes = {name: shape_of(node, document) for name, node in raw.items()}
+    return SpecModel(
+        document, schemas, unions, list(events.values()), operations, machines, {str(k): v for k, v in shapes.items()}
+    )
 
 
 def stream_pointers(document: dict) -> list[str]:
