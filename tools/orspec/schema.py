@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Protocol
 
 from jsonpointer import escape, unescape
@@ -338,7 +339,12 @@ class SpecModel:
     events: list[Event]
     operations: list[Operation]
     machines: Any = None  # the `Places` given to `build` (a `StateMachines`), for the stages that draw or enforce them
-    shapes: dict[str, Shape] = field(default_factory=dict)  # the shape of every component schema (`shape_of`)
+
+    @cached_property
+    def shapes(self) -> dict[str, Shape]:
+        """The shape of every component schema, by name (worked out on first use)."""
+        raw = (self.document.get("components") or {}).get("schemas")
+        return {str(name): shape_of(node, self.document) for name, node in raw.items()} if isinstance(raw, dict) else {}
 
     def shape(self, node: Any) -> Shape:
         """The shape of a schema node of this document (a property, a parameter)."""
@@ -381,10 +387,7 @@ def build(document: dict, machines: Places | None = None, releases: Sequence[Dat
                 if isinstance(value, str) and value not in events:
                     place = machines.place(value) if machines else None
                     events[value] = Event(value, member, deref({"$ref": schema_ref(member)}, document), place)
-    shapes = {name: shape_of(node, document) for name, node in raw.items()}
-    return SpecModel(
-        document, schemas, unions, list(events.values()), operations, machines, {str(k): v for k, v in shapes.items()}
-    )
+    return SpecModel(document, schemas, unions, list(events.values()), operations, machines)
 
 
 def stream_pointers(document: dict) -> list[str]:
