@@ -31,7 +31,8 @@ def build(project: Path, *args: str):
 def test_no_op_build_reuses_everything(project):
     cold = build(project)
     assert (
-        cold.returncode == 0 and "ran bundle, package, models, registry, server, client, docs, typescript, releases" in cold.stdout
+        cold.returncode == 0
+        and "ran bundle, package, models, registry, server, client, docs, typescript, releases" in cold.stdout
     )
     first = read_tree(project / "out")
     assert first == read_tree(ROOT / "generated")  # the copy builds what we committed
