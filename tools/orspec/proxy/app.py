@@ -25,9 +25,9 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 import anyio
 from openresponses_runtime.server.acceptance import Acceptance
-from openresponses_runtime.server.emitter import dumps, sse_frame
 from openresponses_runtime.server.errors import OpenResponsesError, ServerError
 from openresponses_runtime.server.routes import ROUTES
+from openresponses_runtime.server.wire import dumps, sse_frame
 
 from .observer import StreamObserver, check_json_response, check_request, side_decoder
 from .recorder import Exchange, Recorder

@@ -15,9 +15,10 @@ from typing import Any
 from openresponses_runtime import models
 from openresponses_runtime.events import TERMINAL_EVENT_TYPES
 from openresponses_runtime.server.acceptance import Acceptance, check_function_outputs
-from openresponses_runtime.server.app import input_items, parse_body
+from openresponses_runtime.server.bodies import parse_body
 from openresponses_runtime.server.errors import OpenResponsesError
-from openresponses_runtime.server.websocket import _transport_fields as transport_fields
+from openresponses_runtime.server.resource import input_items
+from openresponses_runtime.server.websocket import transport_fields
 from openresponses_runtime.streaming import StreamChecker
 from pydantic import ValidationError
 

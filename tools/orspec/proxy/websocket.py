@@ -14,8 +14,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from openresponses_runtime.server.emitter import dumps
 from openresponses_runtime.server.errors import OpenResponsesError, ServerError
+from openresponses_runtime.server.wire import dumps
 from starlette.responses import Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 from websockets.asyncio.client import connect
