@@ -169,3 +169,48 @@ def test_a_private_import_and_a_cycle_in_source_are_found(tmp_path):
     graph, private = import_graph({"pkg": folder}, tmp_path)
     assert cycles(graph) == [["pkg.a", "pkg.b"]]
     assert private == ["pkg/b.py:2 imports pkg.a._secret"]
+
+
+# The runtime's rooms, as docs/guides/architecture.md lists them: a module imports only modules of
+# its own row or an earlier one.
+RUNTIME_ROWS = [
+    ["_base", "models", "events", "server.routes", "server.skeleton", "server.request_schemas", "server.native"],
+    ["server.errors", "server.ids", "server.wire", "server.steps", "server.shutdown", "server.instances", "streaming"],
+    ["server.auth", "server.bodies", "server.nulls", "server.acceptance", "server.sealing"],
+    ["server.resource", "server.emitter", "server.compaction"],
+    ["server.store", "server.runs", "server.streams"],
+    ["server.observability"],
+    ["server.turns"],
+    ["server.asgi", "server.background", "server.websocket", "server.lifecycle"],
+    ["server.app"],
+    ["", "server", "server.serving", "server.demo", "gateways", "gateways.*", "client", "client.*"],
+]
+
+
+def _row(module: str) -> int:
+    name = module.removeprefix("openresponses_runtime").removeprefix(".")
+    for row, names in enumerate(RUNTIME_ROWS):
+        if name in names or any(n.endswith(".*") and name.startswith(n[:-1]) for n in names):
+            return row
+    raise AssertionError(f"{module} has no row in RUNTIME_ROWS (and none in the architecture guide)")
+
+
+def test_the_runtime_imports_follow_the_rooms_of_the_architecture_guide():
+    graph, _ = import_graph({"openresponses_runtime": RUNTIME})
+    against = [f"{module} imports {other}" for module in graph for other in graph[module] if _row(other) > _row(module)]
+    assert against == []
+
+
+def test_the_store_runs_observability_lifecycle_gateways_and_proxy_never_import_the_emitter():
+    graph, _ = import_graph()
+    emitter = "openresponses_runtime.server.emitter"
+    users = [
+        module
+        for module, imported in graph.items()
+        if emitter in imported
+        and (
+            module.startswith(("orspec.proxy", "openresponses_runtime.gateways"))
+            or module.rpartition(".")[2] in ("store", "runs", "observability", "lifecycle")
+        )
+    ]
+    assert users == []
