@@ -44,7 +44,6 @@ and `[DONE]`; only the client leaving and the process stopping end it otherwise.
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -85,8 +84,6 @@ from .wire import DONE_FRAME
 
 # `json_path`, `parse_body` and `input_items` stay importable from here, where they were.
 __all__ = ["create_app", "error_response", "input_items", "json_path", "parse_body", "response_skeleton"]
-
-log = logging.getLogger("openresponses_runtime.server")
 
 #: The handlers that serve operations, named after their operation ids (read by the build).
 HANDLERS = (
