@@ -115,7 +115,7 @@ STAGES = (
         "server",
         ("spec", "tool", "templates/server", "runtime"),
         lambda spec, t: generate_server(spec.model, t, spec.native),
-        "the spec's operations and request schemas, spec/openai-native.yaml and templates/server/",
+        "the spec's operations, request and response schemas, spec/openai-native.yaml and templates/server/",
     ),
     Stage(
         "client",
