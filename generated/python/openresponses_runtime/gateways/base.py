@@ -43,7 +43,8 @@ from ..server import (
 )
 
 # The one place the gateways take JSON and ids from.
-from ..server.emitter import dumps, loads, new_id
+from ..server.ids import new_id
+from ..server.wire import dumps, loads
 
 __all__ = [
     "ERROR_RULES",
