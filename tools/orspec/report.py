@@ -23,7 +23,7 @@ __all__ = ["ReportError", "Summary", "load_records", "render", "summarize"]
 PERCENTILES = (50, 90, 95, 99)
 _BINS = 48
 # Diagnoses that are observations rather than faults (see `orspec.proxy.recorder.PROBLEMS`).
-_OBSERVATIONS = frozenset({"no-done-marker"})
+_OBSERVATIONS = frozenset({"no-done-marker", "request-not-checked"})
 
 
 class ReportError(Exception):
