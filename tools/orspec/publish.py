@@ -10,9 +10,9 @@ It differs from the spec as written in two ways.
   itself stays inline there (`event_union` finds it).
 - A request body says what a server does by default with what the spec does not define (see
   "What a server accepts" in `spec/README.md`): the body stays open to parameters it does not
-  define, and its `tools` admit a tool of any other type (`IgnoredToolParam`), both ignored and
-  named in the `OpenResponses-Ignored` header; `x-openresponses-ignored` on the body says so. The
-  tool unions themselves are the spec's, so is every other component.
+  define, and its `tools` admit a tool of any other type (an inline schema titled
+  `IgnoredToolParam`), both ignored and named in the `OpenResponses-Ignored` header;
+  `x-openresponses-ignored` on the body says so. Every component but the bodies is the spec's.
 """
 
 from __future__ import annotations
@@ -103,8 +103,7 @@ def _admit_what_is_ignored(doc: dict[str, Any]) -> None:
             if union is None:
                 continue
             known = sorted({*union["discriminator"]["mapping"], *_READ_TOOL_TYPES})
-            schemas.setdefault(IGNORED_TOOL, _ignored_tool(known))
-            array["items"] = {"anyOf": [items, {"$ref": f"#/components/schemas/{IGNORED_TOOL}"}]}
+            array["items"] = {"anyOf": [items, _ignored_tool(known)]}
             widened = True
         body["x-openresponses-ignored"] = {k: v for k, v in IGNORED.items() if widened or k != "tools"}
 
@@ -133,6 +132,7 @@ def _union(schemas: dict[str, Any], items: Any) -> dict[str, Any] | None:
 
 def _ignored_tool(known: list[str]) -> dict[str, Any]:
     return {
+        "title": IGNORED_TOOL,  # inline, so the components stay the spec's; generators name it by its title
         "type": "object",
         "description": "A tool of a type this document does not define. A server leaves it out, offers the model the"
         " other tools, and names it in the `OpenResponses-Ignored` response header as `tool:<type>`; in strict"
