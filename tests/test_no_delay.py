@@ -193,17 +193,8 @@ def test_orspec_serve(tmp_path):
 
 def test_orspec_serve_workers(tmp_path):
     port = free_port()
-    # Workers need a SQLite file. Each request writes it, and when no other connection holds it open,
-    # closing checkpoints its WAL to disk: tens of ms on a busy disk, which is not Nagle's wait. In
-    # memory (tmpfs) a write costs what it costs the other listeners' memory stores.
-    folder = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
-    store = folder / f"orspec-no-delay-{os.getpid()}-{port}.sqlite3"
-    try:
-        with running(_serve(port, "--workers", "2", "--store", str(store)), port) as proc:
-            check_listener(proc.pid, port, _create())
-    finally:
-        for leftover in folder.glob(store.name + "*"):
-            leftover.unlink()
+    with running(_serve(port, "--workers", "2", "--store", str(tmp_path / "r.sqlite3")), port) as proc:
+        check_listener(proc.pid, port, _create())
 
 
 def test_orspec_proxy(tmp_path):
