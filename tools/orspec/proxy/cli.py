@@ -65,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=DEFAULT_MAX_CHECKED_REQUEST,
         metavar="BYTES",
         help="forward a request body (or WebSocket turn) larger than BYTES as it arrives, unchecked, and say so in"
-        f" its record: checking holds several times a body's size in memory (default: {DEFAULT_MAX_CHECKED_REQUEST:,},"
+        f" its record: checking holds tens of times a body's size in memory (default: {DEFAULT_MAX_CHECKED_REQUEST:,},"
         " 8 MiB)",
     )
     p.add_argument("--quiet", action="store_true", help="no line per exchange on the console; only the summary at exit")
