@@ -20,6 +20,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from .schema import ref_name
+
 SSE = "text/event-stream"
 IGNORED_TOOL = "IgnoredToolParam"
 # Tool types a server reads though the spec does not define them: OpenAI's `namespace` of function tools.
@@ -116,8 +118,8 @@ def _request_bodies(doc: dict[str, Any]) -> set[str]:
             body = op.get("requestBody") if isinstance(op, dict) else None
             media = ((body or {}).get("content") or {}).get("application/json") if isinstance(body, dict) else None
             ref = (media or {}).get("schema", {}).get("$ref", "") if isinstance(media, dict) else ""
-            if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
-                names.add(ref.rsplit("/", 1)[1])
+            if name := ref_name(ref):
+                names.add(name)
     return names
 
 

@@ -131,7 +131,7 @@ def _secret(value: str) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .cli import UsageError
+    from .usage import UsageError
 
     try:
         return _serve(args)
