@@ -10,6 +10,8 @@ declared here, beside the others, for the caller to pass on. What uvicorn lacks 
 - a request's headers must arrive within `header_timeout` of its first byte (header trickle);
 - its body within `body_timeout` of its headers (slowloris);
 - running out of file descriptors is logged once a minute, not once per failed `accept()`;
+- a response's head leaves in one send with its body (`PairedWrites`): uvicorn writes them apart,
+  and with TCP_NODELAY each write is a segment and a system call of its own;
 - on SIGTERM or Ctrl-C it stops accepting and lets responses finish until `graceful_timeout`,
   then ends each the spec's way (`shutdown.end_responses`) and exits 0; a second signal ends
   them at once.
@@ -33,7 +35,17 @@ from uvicorn.supervisors.multiprocess import Multiprocess, Process
 from .shutdown import end_responses
 from .streams import DEFAULT_MAX_STREAMS
 
-__all__ = ["Limits", "add_arguments", "count", "limits_from", "no_delay", "seconds", "serve", "stream_cap"]
+__all__ = [
+    "Limits",
+    "PairedWrites",
+    "add_arguments",
+    "count",
+    "limits_from",
+    "no_delay",
+    "seconds",
+    "serve",
+    "stream_cap",
+]
 
 log = logging.getLogger("openresponses_runtime.server.serving")
 
@@ -119,12 +131,56 @@ def no_delay(transport: asyncio.BaseTransport) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
+class PairedWrites:
+    """A transport that sends two writes made in one turn of the event loop in one send.
+
+    uvicorn writes a response's head and its body apart; with TCP_NODELAY each write is a segment
+    and a system call of its own, so a JSON answer cost two of each. Here a write waits, until
+    the end of the loop's turn at most, for the next one: a JSON response's head and body leave
+    together, a stream's events in pairs. Nothing waits longer than that turn, and no more than
+    one write is ever held. Everything else is the wrapped transport's.
+    """
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop):
+        self.transport = transport
+        self._loop = loop
+        self._held: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if self._held is None:
+            self._held = data
+            self._loop.call_soon(self.flush)
+        else:
+            held, self._held = self._held, None
+            self.transport.write(held + data)
+
+    def flush(self) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            if not self.transport.is_closing():  # the client left during the turn: nothing to send it
+                self.transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def abort(self) -> None:
+        self._held = None
+        self.transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
 class _TimedH11(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with a deadline on each part of a request on its way in."""
+    """uvicorn's HTTP/1.1 protocol with a deadline on each part of a request on its way in, and a
+    response's head sent with its body."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         no_delay(transport)
-        super().connection_made(transport)
+        super().connection_made(PairedWrites(transport, asyncio.get_running_loop()))  # type: ignore[arg-type]
         self.limits: Limits = getattr(self.config, "limits", Limits())
         self._reading: str | None = None
         self._deadline: asyncio.TimerHandle | None = None
@@ -143,6 +199,11 @@ class _TimedH11(H11Protocol):
     def on_response_complete(self) -> None:
         self._disarm()  # between requests, uvicorn's keep-alive timeout applies
         super().on_response_complete()
+
+    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+        self.transport.flush()
+        self.transport = self.transport.transport  # the WebSocket protocol takes the socket's own transport
+        super().handle_websocket_upgrade(event)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
