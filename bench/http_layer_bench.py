@@ -5,10 +5,11 @@ in-memory store, observability as installed), and `minimal`, the minimal Starlet
 `server_bench.py` answering the bytes `orspec` produced. The layers, each app in its own process
 on loopback with one worker:
 
-- `serving`: the runtime's `serving.serve`, what `orspec serve` runs: uvicorn, h11, the timeouts
-  on the way in and a response's head sent with its body;
-- `uvicorn-h11`: uvicorn with its own h11 protocol, the same settings otherwise;
-- `uvicorn-httptools`: the same with httptools (needs `httptools`);
+- `serving`: the runtime's `serving.serve`, what `orspec serve` runs: uvicorn on httptools, the
+  timeouts on the way in and a response's head sent with its body;
+- `uvicorn-h11`: uvicorn with its own h11 protocol (what `serving.serve` ran before), the same
+  settings otherwise;
+- `uvicorn-httptools`: the same with uvicorn's own httptools protocol;
 - `granian`: granian's ASGI server, asyncio loop, one worker (needs `granian`).
 
 The asyncio loop everywhere (uvloop would speed every row alike). The load generator is

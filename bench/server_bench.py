@@ -14,8 +14,9 @@ Every server is its own process on loopback, started through its command line as
 - `fastapi`: a FastAPI endpoint that validates the body with openresponses-types'
   `CreateResponseBody` (what a team would write by hand with that library), the same bytes back.
 
-The last two run under uvicorn with the settings `orspec serve` gives it (`serving.serve`: h11,
-its keep-alive timeout and connection limit, the asyncio loop), with uvicorn's own h11 protocol.
+The last two run under uvicorn with the settings `orspec serve` gives it (`serving.serve`:
+httptools, its keep-alive timeout and connection limit, the asyncio loop), with uvicorn's own
+protocol (without the runtime's deadlines on the way in, and its head and body written apart).
 The load generator is `bench/loadgen.py`, in its own process; every figure prints its CPU share, so
 a client near a full core is seen. Server CPU is read from the server's process tree (psutil).
 
@@ -130,12 +131,12 @@ def make_fastapi_app(fixtures: Path):
 
 def uvicorn_settings() -> dict:
     """The uvicorn settings `orspec serve` runs with (`serving.serve` and its default `Limits`),
-    but uvicorn's own h11 protocol: what the minimal app and the peer run under."""
+    but uvicorn's own httptools protocol: what the minimal app and the peer run under."""
     from openresponses_runtime.server.serving import Limits
 
     limits = Limits()
     return {
-        "http": "h11",
+        "http": "httptools",
         "loop": "asyncio",
         "timeout_keep_alive": limits.keep_alive_timeout,
         "limit_concurrency": limits.max_connections,

@@ -1,6 +1,9 @@
 """Running an app on uvicorn with the limits a server facing real clients needs, shared by
 `orspec serve` and scaffolded providers (`add_arguments` gives both the same options).
 
+HTTP/1.1 is parsed by httptools (C), not h11 (pure Python): measured with `bench/http_layer_bench.py`,
+it costs about a third less server CPU per request.
+
 What uvicorn has is used as it is: the keep-alive idle timeout (`timeout_keep_alive`) and the
 maximum of concurrent connections (`limit_concurrency`, a 503 beyond it). The cap on streams
 (`--max-streams`) is the app's (`create_app(max_streams=...)`, see `streams`): its option is
@@ -27,9 +30,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
 from .shutdown import end_responses
@@ -174,9 +176,9 @@ class PairedWrites:
         return getattr(self.transport, name)
 
 
-class _TimedH11(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with a deadline on each part of a request on its way in, and a
-    response's head sent with its body."""
+class _TimedHttpTools(HttpToolsProtocol):
+    """uvicorn's HTTP/1.1 protocol on httptools with a deadline on each part of a request on its way
+    in, and a response's head sent with its body."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         no_delay(transport)
@@ -190,20 +192,24 @@ class _TimedH11(H11Protocol):
         if self._reading in (None, "idle"):  # the first byte of a request
             self._arm("headers", self.limits.header_timeout)
         super().data_received(data)
-        state = self.conn.their_state
-        if state is h11.SEND_BODY and self._reading != "body":
-            self._arm("body", self.limits.body_timeout)
-        elif state is not h11.SEND_BODY and state is not h11.IDLE:  # the request is in: the app has it
-            self._disarm()
+
+    def on_headers_complete(self) -> None:
+        self._arm("body", self.limits.body_timeout)  # until on_message_complete: at once without a body
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._disarm()  # the request is in: the app has it
+        super().on_message_complete()
 
     def on_response_complete(self) -> None:
         self._disarm()  # between requests, uvicorn's keep-alive timeout applies
         super().on_response_complete()
 
-    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+    def handle_websocket_upgrade(self) -> None:
+        self._disarm()  # the WebSocket protocol takes the connection, and its own timeouts
         self.transport.flush()
-        self.transport = self.transport.transport  # the WebSocket protocol takes the socket's own transport
-        super().handle_websocket_upgrade(event)
+        self.transport = self.transport.transport  # the socket's own transport, not the paired writes
+        super().handle_websocket_upgrade()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -290,7 +296,7 @@ def serve(
         app,
         host=host,
         port=port,
-        http=_TimedH11,
+        http=_TimedHttpTools,
         timeout_keep_alive=limits.keep_alive_timeout,
         limit_concurrency=limits.max_connections,
         # uvicorn cancels what still runs this long after the responses were ended: a provider stuck before its first step.
