@@ -55,11 +55,13 @@ def number(text: str) -> float | None:
     return float(digits) if digits not in ("", "-") else None
 
 
-def _svg(label: str, height: int, body: list[str]) -> str:
+def _svg(kind: str, label: str, height: int, body: list[str]) -> str:
     title = html.escape(label)
     return (
-        f'<svg role="img" aria-label="{title}" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
-        f'font-family="sans-serif" font-size="13"><title>{title}</title>' + "".join(body) + "</svg>"
+        f'<svg class="{kind}" role="img" aria-label="{title}" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="13"><title>{title}</title>'
+        + "".join(body)
+        + "</svg>"
     )
 
 
@@ -70,7 +72,7 @@ def goal_chart(goal: dict) -> str:
     height = 2 * ROW + 2 * PAD
     if value is None or target is None:
         text = '<text x="0" y="30" fill="currentColor">not measured: the benchmark failed or printed no figure</text>'
-        return _svg(label, height, [text])
+        return _svg("goal-chart", label, height, [text])
     unit = " ms" if goal["value"].endswith("ms") else "x"
     top = max(value, target) * 1.2 or 1.0
     span = WIDTH - LABEL_WIDTH - 70
@@ -85,7 +87,7 @@ def goal_chart(goal: dict) -> str:
         f'<line x1="{mark:.1f}" y1="{PAD}" x2="{mark:.1f}" y2="{PAD + 2 * ROW}" stroke="{GOAL_COLOUR}" stroke-width="2" stroke-dasharray="4 3"/>',
         f'<text x="{mark + 4:.1f}" y="{PAD + ROW + 17}" fill="{GOAL_COLOUR}">{target:g}{unit}</text>',
     ]  # fmt: skip
-    return _svg(label, height, body)
+    return _svg("goal-chart", label, height, body)
 
 
 def bar_chart(title: str, rows: list[tuple[str, float]], shown: str) -> str:
@@ -102,7 +104,7 @@ def bar_chart(title: str, rows: list[tuple[str, float]], shown: str) -> str:
             f'<rect x="{LABEL_WIDTH}" y="{y + 4}" width="{bar:.1f}" height="{ROW - 8}" fill="{BAR_COLOUR}"/>',
             f'<text x="{LABEL_WIDTH + bar + 6:.1f}" y="{y + 17}" fill="currentColor">{shown.format(value)}</text>',
         ]
-    return _svg(title, height, body)
+    return _svg("bar-chart", title, height, body)
 
 
 def _figure(svg: str) -> list[str]:
@@ -124,7 +126,7 @@ def render(results: dict) -> str:
         "is left out when it is not met.",
         "",
         f"The figures below are from one run of `{results['command']}`, started {results['started']}, which",
-        f"took {results['minutes']} minutes, on a **shared {machine['cores']}-core machine**: other jobs ran",
+        f"took {results['minutes']} min, on a **shared {machine['cores']}-core machine**: other jobs ran",
         f"beside it (the load average was {load[0]:g} when it started and {load[1]:g} when it ended), so",
         "absolute figures move from run to run; the ratios, taken from runs seconds apart, move less.",
         "",
