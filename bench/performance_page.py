@@ -59,9 +59,8 @@ def _svg(kind: str, label: str, height: int, body: list[str]) -> str:
     title = html.escape(label)
     return (
         f'<svg class="{kind}" role="img" aria-label="{title}" width="{WIDTH}" height="{height}" '
-        f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="13"><title>{title}</title>'
-        + "".join(body)
-        + "</svg>"
+        f'viewBox="0 0 {WIDTH} {height}" style="max-width: 100%; height: auto" font-family="sans-serif" '
+        f'font-size="13"><title>{title}</title>' + "".join(body) + "</svg>"
     )
 
 

@@ -73,7 +73,7 @@ def test_the_server_table_shows_the_measured_figures(results, page):
     assert len(rows) == len(servers)
     for row, figures in zip(rows, servers.values(), strict=True):
         for cell, (_, key, shown) in zip(row[1:], performance_page.SERVER_COLUMNS, strict=True):
-            decimals = len(shown.split(".")[1].split("f")[0]) if "." in shown else 0
+            decimals = int(shown.split(".")[1].split("f")[0]) if "." in shown else 0
             assert float(cell.replace(",", "")) == pytest.approx(figures[key], abs=0.5 * 10**-decimals), (row[0], key)
 
 
