@@ -7,9 +7,9 @@ Each test starts the command as users run it, opens a keep-alive connection, rea
 from the server's own end of that connection (taken from the serving process with
 `pidfd_getfd`), and times a few requests on it: a stall shows in their median.
 
-With TCP_NODELAY each write is a segment of its own, so the runtime's server sends a response's
-head with its body (`serving.PairedWrites`): the kernel's count of the data segments the
-server's end sent says so.
+With TCP_NODELAY each write is a segment of its own, so the runtime's server sends the writes of
+one turn of its event loop together, a response's head with its body (`serving.TurnWrites`): the
+kernel's count of the data segments the server's end sent says so.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from openresponses_runtime.server.serving import PairedWrites
+from openresponses_runtime.server.serving import TurnWrites
 
 from .conftest import ROOT, run_orspec
 from .server_helpers import API_KEY, free_port
@@ -292,24 +292,35 @@ class _Recorded:
         return f"info {name}"
 
 
-def test_paired_writes_hold_a_write_for_one_turn_of_the_loop_at_most():
+def test_writes_wait_for_the_end_of_their_turn_of_the_loop_at_most():
     async def scenario() -> list[list[bytes]]:
         seen = []
         recorded = _Recorded()
-        paired = PairedWrites(recorded, asyncio.get_running_loop())
-        paired.write(b"head")
-        paired.write(b"body")  # the second write of the turn sends both
-        seen.append(list(recorded.writes))
-        paired.write(b"")
-        paired.write(b"alone")
-        seen.append(list(recorded.writes))  # held...
+        writes = TurnWrites(recorded, asyncio.get_running_loop())
+        writes.write(b"head")
+        seen.append(list(recorded.writes))  # held for the next write...
+        writes.write(b"")
+        writes.write(b"body")
+        seen.append(list(recorded.writes))  # ...the turn's first two leave at once, together
+        writes.write(b"e1")
+        writes.write(b"e2")
+        seen.append(list(recorded.writes[1:]))  # the turn's later writes wait for its end...
         await asyncio.sleep(0)
-        seen.append(list(recorded.writes))  # ...until the turn ends
-        paired.write(b"last")
-        paired.close()  # closing sends what is held first
-        seen.append(list(recorded.writes))
-        assert paired.get_extra_info("socket") == "info socket"  # the rest is the transport's
-        other = PairedWrites(_Recorded(), asyncio.get_running_loop())
+        seen.append(list(recorded.writes[1:]))  # ...then leave in one send
+        writes.write(b"alone")
+        await asyncio.sleep(0)
+        seen.append(list(recorded.writes[2:]))  # one write in a turn leaves when the turn ends
+        writes.write(b"a")
+        writes.write(b"b")
+        writes.write(b"x" * TurnWrites.limit)  # the limit reached: sent at once (after the pair a, b)
+        seen.append([len(data) for data in recorded.writes[3:]])
+        writes.write(b"last")
+        writes.close()  # closing sends what is held first
+        seen.append(list(recorded.writes[5:]))
+        await asyncio.sleep(0)  # the end of the turn finds nothing left to send
+        assert len(recorded.writes) == 6
+        assert writes.get_extra_info("socket") == "info socket"  # the rest is the transport's
+        other = TurnWrites(_Recorded(), asyncio.get_running_loop())
         other.write(b"lost")
         other.transport.closed = True  # the client left during the turn
         await asyncio.sleep(0)
@@ -317,10 +328,13 @@ def test_paired_writes_hold_a_write_for_one_turn_of_the_loop_at_most():
         return seen
 
     assert asyncio.run(scenario()) == [
+        [],
         [b"headbody"],
-        [b"headbody"],
-        [b"headbody", b"alone"],
-        [b"headbody", b"alone", b"last"],
+        [],
+        [b"e1e2"],
+        [b"alone"],
+        [2, TurnWrites.limit],
+        [b"last"],
     ]
 
 

@@ -13,8 +13,9 @@ declared here, beside the others, for the caller to pass on. What uvicorn lacks 
 - a request's headers must arrive within `header_timeout` of its first byte (header trickle);
 - its body within `body_timeout` of its headers (slowloris);
 - running out of file descriptors is logged once a minute, not once per failed `accept()`;
-- a response's head leaves in one send with its body (`PairedWrites`): uvicorn writes them apart,
-  and with TCP_NODELAY each write is a segment and a system call of its own;
+- the writes of one turn of the event loop leave in one send (`TurnWrites`): a response's head
+  with its body, a burst of events together; uvicorn writes each apart, and with TCP_NODELAY each
+  write is a segment and a system call of its own;
 - on SIGTERM or Ctrl-C it stops accepting and lets responses finish until `graceful_timeout`,
   then ends each the spec's way (`shutdown.end_responses`) and exits 0; a second signal ends
   them at once.
@@ -39,7 +40,7 @@ from .streams import DEFAULT_MAX_STREAMS
 
 __all__ = [
     "Limits",
-    "PairedWrites",
+    "TurnWrites",
     "add_arguments",
     "count",
     "limits_from",
@@ -133,43 +134,59 @@ def no_delay(transport: asyncio.BaseTransport) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-class PairedWrites:
-    """A transport that sends two writes made in one turn of the event loop in one send.
+class TurnWrites:
+    """A transport that sends the writes made in one turn of the event loop together.
 
-    uvicorn writes a response's head and its body apart; with TCP_NODELAY each write is a segment
-    and a system call of its own, so a JSON answer cost two of each. Here a write waits, until
-    the end of the loop's turn at most, for the next one: a JSON response's head and body leave
-    together, a stream's events in pairs. Nothing waits longer than that turn, and no more than
-    one write is ever held. Everything else is the wrapped transport's.
+    uvicorn writes a response's head and its body apart, and a stream's events one by one; with
+    TCP_NODELAY each write is a segment and a system call of its own. Here the first two writes of
+    a turn leave at once in one send (a response's head and its first body bytes: a JSON answer
+    whole, a stream's first event), and the turn's later writes wait until it ends, or until
+    `limit` bytes wait (a burst of events in a few large sends). Nothing waits past the turn it
+    was written in: an event a provider yields after awaiting its model goes out at once.
+    Everything else is the wrapped transport's.
     """
+
+    limit = 64 * 1024  # a burst of events goes out in sends of about this size
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop):
         self.transport = transport
         self._loop = loop
-        self._held: bytes | None = None
+        self._held: list[bytes] = []
+        self._size = 0
+        self._flush_due = False  # one end-of-turn flush scheduled, however many writes wait for it
+        self._pair_due = True  # the turn's first two writes not sent yet
 
     def write(self, data: bytes) -> None:
         if not data:
             return
-        if self._held is None:
-            self._held = data
-            self._loop.call_soon(self.flush)
-        else:
-            held, self._held = self._held, None
-            self.transport.write(held + data)
+        self._held.append(data)
+        self._size += len(data)
+        if self._size >= self.limit or (self._pair_due and len(self._held) == 2):
+            self._pair_due = False
+            self.flush()
+        elif not self._flush_due:
+            self._flush_due = True
+            self._loop.call_soon(self._turn_ended)
+
+    def _turn_ended(self) -> None:
+        self._flush_due = False
+        self._pair_due = True
+        self.flush()
 
     def flush(self) -> None:
-        if self._held is not None:
-            held, self._held = self._held, None
-            if not self.transport.is_closing():  # the client left during the turn: nothing to send it
-                self.transport.write(held)
+        if not self._held:
+            return
+        data = self._held[0] if len(self._held) == 1 else b"".join(self._held)
+        self._held, self._size = [], 0
+        if not self.transport.is_closing():  # the client left during the turn: nothing to send it
+            self.transport.write(data)
 
     def close(self) -> None:
         self.flush()
         self.transport.close()
 
     def abort(self) -> None:
-        self._held = None
+        self._held, self._size = [], 0
         self.transport.abort()
 
     def __getattr__(self, name: str) -> Any:
@@ -178,11 +195,11 @@ class PairedWrites:
 
 class _TimedHttpTools(HttpToolsProtocol):
     """uvicorn's HTTP/1.1 protocol on httptools with a deadline on each part of a request on its way
-    in, and a response's head sent with its body."""
+    in, and the writes of one turn of the loop sent together."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         no_delay(transport)
-        super().connection_made(PairedWrites(transport, asyncio.get_running_loop()))  # type: ignore[arg-type]
+        super().connection_made(TurnWrites(transport, asyncio.get_running_loop()))  # type: ignore[arg-type]
         self.limits: Limits = getattr(self.config, "limits", Limits())
         self._reading: str | None = None
         self._deadline: asyncio.TimerHandle | None = None
@@ -208,7 +225,7 @@ class _TimedHttpTools(HttpToolsProtocol):
     def handle_websocket_upgrade(self) -> None:
         self._disarm()  # the WebSocket protocol takes the connection, and its own timeouts
         self.transport.flush()
-        self.transport = self.transport.transport  # the socket's own transport, not the paired writes
+        self.transport = self.transport.transport  # the socket's own transport, not the turn's writes
         super().handle_websocket_upgrade()
 
     def connection_lost(self, exc: Exception | None) -> None:
