@@ -25,6 +25,7 @@ from ..schema import EVENT_STREAM, REF_PREFIX, SpecModel, union_of
 from .history import History
 from .history import badges as badge_steps
 from .history import subject as pointer_subject
+from .samples import Sample, samples
 
 OUT = "docs"
 
@@ -126,6 +127,12 @@ def attr(value: Any) -> str:
     return text.replace("{", "&#123;").replace("}", "&#125;").replace("\r", "").replace("\n", "&#10;")
 
 
+def fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks in `text`, so that nothing in it closes it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def code(value: Any) -> str:
     """A literal value shown as code, e.g. a default or an enum value."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -214,6 +221,7 @@ class Operation:
     )  # name, in, type, required, description
     example: str = ""  # the JSON request body the console starts from, "" for an operation without one
     history: list[Any] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)  # from the spec's examples of its request body
 
 
 @dataclass
@@ -643,7 +651,10 @@ def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
         parameters = [
             (p.name, p.location, reader.type_md(p.schema, "http-api"), p.required, p.description) for p in op.parameters
         ]
-        example = next((request_example(reader, s) for m, s in op.request.items() if m == "application/json"), None)
+        media = _media(reader.document, op.path, op.method, "application/json")
+        example = next(
+            (request_example(reader, s, media) for m, s in op.request.items() if m == "application/json"), None
+        )
         ops.append(
             Operation(
                 op.method.upper(),
@@ -657,13 +668,38 @@ def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
                 op.vendor,
                 parameters,
                 "" if example is None else json.dumps(example, indent=2, ensure_ascii=False),
+                samples=samples(op.operation_id, op.method, op.path, request_examples(media)),
             )
         )
     return ops, sockets
 
 
-def request_example(reader: _Reader, schema: Any) -> Any:
-    """The spec's example of a request body, else one built from its schema (see `example_for`)."""
+def _media(document: dict, path: str, method: str, media: str) -> dict:
+    """The request body's media type object of an operation ({} if it has none)."""
+    node: Any = document.get("paths") or {}
+    for key in (path, method.lower(), "requestBody", "content", media):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}
+
+
+def request_examples(media: dict) -> list[tuple[str, str, Any]]:
+    """The spec's named examples of a request body: (name, summary, value)."""
+    named = media.get("examples") if isinstance(media.get("examples"), dict) else {}
+    out = [
+        (str(name), str(ex.get("summary") or ""), ex["value"])
+        for name, ex in named.items()
+        if isinstance(ex, dict) and "value" in ex
+    ]
+    if not out and "example" in media:
+        out.append(("example", "", media["example"]))
+    return out
+
+
+def request_example(reader: _Reader, schema: Any, media: dict | None = None) -> Any:
+    """The spec's (first) example of a request body, else one built from its schema (see `example_for`)."""
+    given = request_examples(media or {})
+    if given:
+        return given[0][2]
     for node in (schema, reader.deref(schema)):
         if isinstance(node, dict):
             if "example" in node:
@@ -734,6 +770,7 @@ def environment(templates: Path) -> SandboxedEnvironment:
         code=code,
         attr=attr,
         badge_steps=badge_steps,
+        fence=fence,
     )
     return env
 

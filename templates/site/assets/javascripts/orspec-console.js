@@ -88,7 +88,9 @@ async function showStream(answer, out, root) {
     const data = message.data;
     let type = message.event || "";
     try {
-      type = JSON.parse(data).type || type;
+      const parsed = JSON.parse(data);
+      type = parsed.type || type;
+      if (Number.isInteger(parsed.sequence_number)) row.dataset.seq = String(parsed.sequence_number);
     } catch {
       // not JSON: `[DONE]`, or a broken event the checker names
     }

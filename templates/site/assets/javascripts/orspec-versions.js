@@ -1,7 +1,7 @@
 // The version picker of the reference pages (the mkdocs hook puts its placeholder on each page).
 // It reads versions.json, which `orspec build` writes: every version's folder, pages and anchors.
 // Switching keeps the reader on the same schema, event or operation when the other version has it,
-// on the same page when it has that page, and on that version's index otherwise.
+// and takes them to that version's index when it has not; at the top of a page, to the same page.
 
 const pageUrl = (page) => (page === "index.md" ? "" : page.replace(/\.md$/, "/"));
 
@@ -18,10 +18,11 @@ function currentAnchor() {
 
 /** Where the same place is in `target`, relative to the reference's root. */
 export function placeIn(target, page, anchor) {
-  const where = anchor && target.anchors[anchor];
-  if (where) return `${target.folder}${pageUrl(where)}#${anchor}`;
-  if (target.pages.includes(page)) return `${target.folder}${pageUrl(page)}`;
-  return target.folder;
+  if (anchor) {
+    const where = target.anchors[anchor];
+    return where ? `${target.folder}${pageUrl(where)}#${anchor}` : target.folder;
+  }
+  return target.pages.includes(page) ? `${target.folder}${pageUrl(page)}` : target.folder;
 }
 
 function label(version) {
