@@ -232,6 +232,9 @@ def test_console_marks_a_broken_event_with_the_rule_check_stream_reports(page, s
     assert page.blocked == [] and page.errors == []
     broken.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "docs-console-violation.png"), full_page=False)
+    link.click()  # to the rule on the stream rules page
+    page.wait_for_url(f"{site_url}/reference/stream-rules/#rule-{first_rule}")
+    assert page.locator(f"h2#rule-{first_rule}").is_visible()
 
 
 def test_site_loads_and_works_with_every_other_host_blocked(page, site_url):

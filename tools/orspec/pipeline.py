@@ -12,10 +12,11 @@ from .cache import Stamp, digest, stage_key
 from .extensions import Fragment, extend
 from .generate.client import generate_client, generate_client_reference
 from .generate.docs import OUT as DOCS_OUT
-from .generate.docs import generate_docs
+from .generate.docs import environment, generate_docs
 from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
+from .generate.rules import generate_rules_page
 from .generate.server import check_handlers, generate_server
 from .generate.typescript_checker import generate_typescript_checker
 from .generate.versions import DRAFT, release_docs, spec_history, versions_map
@@ -93,6 +94,7 @@ def _docs(spec: Spec, templates: Path) -> Outputs:
         spec.model, templates, spec.bundle.sources, spec.bundle.root_file, titles, history=history, version=DRAFT
     )
     pages |= generate_client_reference(spec.model, templates)
+    pages |= generate_rules_page(spec.document, spec.state_machines, environment(templates))
     releases = release_docs(spec.releases, spec.state_machines, templates, history)
     versions = versions_map(pages, releases, [r.date for r in spec.releases])
     return pages | releases | {f"{DOCS_OUT}/versions.json": versions}

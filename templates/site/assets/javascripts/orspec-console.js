@@ -188,7 +188,9 @@ async function send(form, out, root) {
 }
 
 function mount(box) {
-  const { method, path, example, root } = box.dataset;
+  const { method, path, example } = box.dataset;
+  // The stream rules page sits at the reference's root, which the version bar knows.
+  const root = document.querySelector(".orspec-versions")?.dataset.root ?? "";
   const form = element("form", { class: "orspec-console-form", "data-method": method });
   const base = element("input", { name: "base", type: "url", value: remembered(STORE.base, DEFAULT_BASE) });
   const key = element("input", { name: "key", type: "password", autocomplete: "off", placeholder: "sk-…" });
@@ -207,7 +209,7 @@ function mount(box) {
     event.preventDefault();
     button.disabled = true;
     try {
-      await send(form, out, root || "");
+      await send(form, out, root);
     } finally {
       button.disabled = false;
     }
