@@ -205,8 +205,9 @@ def _complete_nav(config, uris: list[str]) -> None:
             label = f"{version['id']} (latest)" if version["status"] == "latest" else version["id"]
             released.append({label: pages})
             missing = [uri for uri in missing if not uri.startswith(folder)]
-    if released:
-        nav.append({RELEASES_SECTION: released})
+    if released:  # before the draft's Reference section: the latest release is the reader's default
+        at = next((i for i, e in enumerate(nav) if isinstance(e, dict) and SECTION in e), len(nav))
+        nav.insert(at, {RELEASES_SECTION: released})
     if not missing:
         return
     for entry in nav:
