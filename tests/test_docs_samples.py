@@ -1,6 +1,6 @@
 """The samples on the operation pages of the reference run as published: each is read from the
-generated Markdown and run against `orspec serve` (curl and both Python clients always; openai-node
-when the client matrix in .cache/clients has it). A streamed curl answer also passes `orspec check-stream`."""
+generated Markdown and run against `orspec serve` (curl and both Python clients always; the generated
+TypeScript client and openai-node when the client matrix in .cache/clients has openai and zod). A streamed curl answer also passes `orspec check-stream`."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ def published_samples(page: Path) -> list[tuple[str, str]]:
     return [(label, textwrap.dedent(body)) for label, _, _, body in TAB.findall(page.read_text())]
 
 
+NODE = ("openai-node", "TypeScript")
 SAMPLES = [(page, i, label, code) for page in PAGES for i, (label, code) in enumerate(published_samples(page))]
 
 
@@ -37,6 +38,7 @@ def test_every_operation_with_an_example_has_all_four_samples():
     assert labels.count("curl") >= 3  # two examples of createResponse, one of compactResponse
     for kind in ("Python", "openai (Python)", "openai-node"):
         assert labels.count(kind) == labels.count("curl"), kind
+    assert labels.count("TypeScript") == 2  # createResponse's examples; the generated client has no compact
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +53,7 @@ def _run(command: list[str], env: dict, cwd: Path) -> str:
     return done.stdout
 
 
-@pytest.mark.parametrize(("page", "index", "label", "code"), [s for s in SAMPLES if s[2] != "openai-node"])
+@pytest.mark.parametrize(("page", "index", "label", "code"), [s for s in SAMPLES if s[2] not in NODE])
 def test_sample_runs_against_orspec_serve(server, tmp_path, page, index, label, code):
     if label == "curl":
         if shutil.which("curl") is None:
@@ -71,9 +73,15 @@ def test_sample_runs_against_orspec_serve(server, tmp_path, page, index, label, 
     assert "completed" in out or '"object"' in out, out
 
 
-@pytest.mark.parametrize(("page", "index", "label", "code"), [s for s in SAMPLES if s[2] == "openai-node"])
-def test_openai_node_sample_runs_against_orspec_serve(server, tmp_path, page, index, label, code):
-    (tmp_path / "node_modules").symlink_to(npm_client(""))
+@pytest.mark.parametrize(("page", "index", "label", "code"), [s for s in SAMPLES if s[2] in NODE])
+def test_node_sample_runs_against_orspec_serve(server, tmp_path, page, index, label, code):
+    modules = tmp_path / "node_modules"
+    if label == "openai-node":
+        modules.symlink_to(npm_client(""))
+    else:  # the generated package as a user installs it, with its one dependency from the client matrix
+        modules.mkdir()
+        shutil.copytree(ROOT / "generated" / "typescript", modules / "openresponses-runtime")
+        (modules / "zod").symlink_to(npm_client("zod"), target_is_directory=True)
     node = shutil.which("node")
     assert node, "node is not on PATH (.ci/services installs it)"
     (tmp_path / "sample.mjs").write_text(code)

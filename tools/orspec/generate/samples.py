@@ -1,8 +1,9 @@
 """Code samples for an operation, made from the request examples the spec gives it.
 
 Each named example of an operation's JSON request body becomes a curl command, a program for
-orspec's Python client (`openresponses_runtime.client`), one for the openai Python SDK and one for
-openai-node (plain ES module JavaScript, so it runs as it is and type-checks as TypeScript). All
+orspec's Python client (`openresponses_runtime.client`), one for the openai Python SDK, one for the
+generated TypeScript client (the `openresponses-runtime` npm package) and one for openai-node (plain
+ES module JavaScript, so they run as they are and type-check as TypeScript). All
 read the server's base URL (ending in `/v1`) and key from `$OPENRESPONSES_BASE_URL` and
 `$OPENRESPONSES_API_KEY`, so they run unchanged against any server; the tests run them against
 `orspec serve`. The SDKs' method for each operation is named here, since the spec does not say it.
@@ -14,15 +15,17 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-# operationId -> the method of `client.responses` in orspec's Python client and in the openai SDKs.
+# operationId -> the method of `client.responses` in orspec's Python client and in the openai SDKs,
+# and in the generated TypeScript client (`generated/typescript`), which has no `compact` yet.
 SDK_METHODS = {"createResponse": "create", "compactResponse": "compact"}
+TYPESCRIPT_METHODS = {"createResponse": "create"}
 
 
 @dataclass(frozen=True)
 class Sample:
     example: str  # the example's name in the spec
     summary: str
-    label: str  # curl | Python | openai (Python) | openai-node
+    label: str  # curl | Python | openai (Python) | TypeScript | openai-node
     language: str  # the code fence's language
     code: str
     streams: bool
@@ -38,6 +41,9 @@ def samples(operation_id: str, method: str, path: str, examples: list[tuple[str,
         if sdk:
             out.append(Sample(name, summary, "Python", "python", _python(sdk, body, streams), streams))
             out.append(Sample(name, summary, "openai (Python)", "python", _openai_python(sdk, body, streams), streams))
+            if operation_id in TYPESCRIPT_METHODS:
+                code = _typescript(TYPESCRIPT_METHODS[operation_id], body, streams)
+                out.append(Sample(name, summary, "TypeScript", "js", code, streams))
             out.append(Sample(name, summary, "openai-node", "js", _openai_node(sdk, body, streams), streams))
     return out
 
@@ -95,6 +101,17 @@ def _openai_python(sdk: str, body: Any, streams: bool) -> str:
     if streams:
         return head + f"for event in client.responses.{sdk}(**body):\n    print(event.type)\n"
     return head + f"answer = client.responses.{sdk}(**body)\nprint(answer.model_dump_json(indent=2))\n"
+
+
+def _typescript(method: str, body: Any, streams: bool) -> str:
+    head = (
+        'import { OpenResponses } from "openresponses-runtime";\n\n'
+        "const client = new OpenResponses(); // $OPENRESPONSES_BASE_URL and $OPENRESPONSES_API_KEY\n"
+        f"const body = {json.dumps(body, indent=2, ensure_ascii=False)};\n"
+    )
+    if streams:
+        return head + f"for await (const event of await client.responses.{method}(body)) console.log(event.type);\n"
+    return head + f"console.log(JSON.stringify(await client.responses.{method}(body), null, 2));\n"
 
 
 def _openai_node(sdk: str, body: Any, streams: bool) -> str:
