@@ -97,7 +97,7 @@ def _docs(spec: Spec, templates: Path) -> Outputs:
     )
     pages |= generate_client_reference(spec.model, templates)
     pages |= generate_rules_page(spec.document, spec.state_machines, environment(templates))
-    releases = release_docs(spec.releases, spec.state_machines, templates, history)
+    releases = release_docs(spec.releases, spec.state_machines, templates, history, spec.document)
     versions = versions_map(pages, releases, [r.date for r in spec.releases])
     return pages | releases | {f"{DOCS_OUT}/versions.json": versions}
 

@@ -622,7 +622,9 @@ def _example(schemas: dict, schema: Any, stack: tuple[str, ...], key: str) -> An
 # Events and HTTP operations.
 
 
-def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
+def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Operation], list[WebSocket]]:
+    """The operations and WebSocket modes; an operation whose request body has no example in this
+    document starts its console from the one `fallback` (another version's document) gives it."""
     ops, sockets = [], []
     for op in reader.model.operations:
         ws = op.websocket
@@ -652,6 +654,18 @@ def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
             (p.name, p.location, reader.type_md(p.schema, "http-api"), p.required, p.description) for p in op.parameters
         ]
         media = _media(reader.document, op.path, op.method, "application/json")
+        if not request_examples(media) and fallback:
+            media = {
+                **media,
+                **{
+                    k: v
+                    for k, v in _media(fallback, op.path, op.method, "application/json").items()
+                    if k in ("example", "examples")
+                },
+            }
+            borrowed = True
+        else:
+            borrowed = False
         example = next(
             (request_example(reader, s, media) for m, s in op.request.items() if m == "application/json"), None
         )
@@ -668,7 +682,7 @@ def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
                 op.vendor,
                 parameters,
                 "" if example is None else json.dumps(example, indent=2, ensure_ascii=False),
-                samples=samples(op.operation_id, op.method, op.path, request_examples(media)),
+                samples=[] if borrowed else samples(op.operation_id, op.method, op.path, request_examples(media)),
             )
         )
     return ops, sockets
@@ -834,6 +848,7 @@ def generate_docs(
     client_page: bool = True,
     history: History | None = None,
     version: str = "",
+    examples_from: dict | None = None,
 ) -> dict[str, bytes]:
     """`generated/docs/*.md` from the spec's model.
 
@@ -843,6 +858,8 @@ def generate_docs(
     and the catalogue its lifecycle diagrams. `client_page`: the index links the generated client's
     page (a release's reference has none). `history` puts "added in", "changed in" and "removed in"
     badges on schemas, fields, events and operations, and `version`'s changes on a page of their own.
+    `examples_from` (the draft's document, for a release's reference): where the consoles of
+    operations without request examples of their own take theirs; their samples stay off.
     """
     env = environment(templates)
     document = model.document
@@ -851,7 +868,7 @@ def generate_docs(
     reader = _Reader(model, domains)
     categories = event_sections(model, reader)
     events = [e for _, _, _, section in categories for e in section]
-    ops, sockets = operations(reader)
+    ops, sockets = operations(reader, examples_from)
     groups = operation_groups(model, ops, sources, titles or {})
     if history is not None:
         _add_history(history, pages, events, ops)
@@ -891,8 +908,8 @@ def generate_docs(
         out[f"{OUT}/changes.md"] = env.get_template("docs/changes.md.jinja").render(
             version=version,
             previous=history.previous.get(version, ""),
-            client_changes=_changes_for(changes, "clients", domains),
-            server_changes=_changes_for(changes, "servers", domains),
+            client_changes=_changes_for(changes, "clients", domains, _operation_links(groups)),
+            server_changes=_changes_for(changes, "servers", domains, _operation_links(groups)),
             **context,
         )
     schema_template = env.get_template("docs/schemas.md.jinja")
@@ -915,17 +932,28 @@ def _add_history(history: History, pages: list[Page], events: list[Event], ops: 
         op.history = history.of_operation(op.method, op.path)
 
 
-def _changes_for(changes: list[Any], side: str, domains: dict[str, str]) -> list[tuple[bool, str, str]]:
+def _operation_links(groups: list[OperationGroup]) -> dict[str, str]:
+    """`METHOD /path` -> where the operation is described (page and anchor)."""
+    return {
+        f"{op.method} {op.path}": f"{group.slug}.md#op-{anchor(op.operation_id or op.method + op.path)}"
+        for group in groups
+        for op in group.operations
+    }
+
+
+def _changes_for(
+    changes: list[Any], side: str, domains: dict[str, str], operations: dict[str, str]
+) -> list[tuple[bool, str, str]]:
     """(breaking for `side`, what it is about as Markdown, the change's message), breaking ones first."""
     rows = []
     for change in changes:
         breaking = change.breaking_for_clients if side == "clients" else change.breaking_for_servers
-        subject = subject_md(change.pointer, domains)
+        subject = subject_md(change.pointer, domains, operations)
         rows.append((breaking, subject, change.message))
     return sorted(rows, key=lambda row: not row[0])
 
 
-def subject_md(pointer: str, domains: dict[str, str]) -> str:
+def subject_md(pointer: str, domains: dict[str, str], operations: dict[str, str]) -> str:
     """What a change's pointer names, linked to its entry when this version's reference has it."""
     found = pointer_subject(pointer)
     if found is None:
@@ -935,6 +963,8 @@ def subject_md(pointer: str, domains: dict[str, str]) -> str:
         label = f"{name}.{prop}" if prop else name
         shown = f"[{md_inline(label)}]({domains[name]}.md#{anchor(name)})" if name in domains else md_inline(label)
         return shown
+    if kind == "operation" and name in operations:
+        return f"[{md_inline(name)}]({operations[name]})"
     return code(name)
 
 

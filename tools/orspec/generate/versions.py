@@ -34,13 +34,20 @@ def spec_history(releases: Sequence[Release], core: dict) -> History:
 
 
 def release_docs(
-    releases: Sequence[Release], machines: Any, templates: Path, history: History | None = None
+    releases: Sequence[Release],
+    machines: Any,
+    templates: Path,
+    history: History | None = None,
+    draft: dict | None = None,
 ) -> dict[str, bytes]:
-    """`docs/<date>/*.md` for each release: its frozen document read as the draft is read."""
+    """`docs/<date>/*.md` for each release: its frozen document read as the draft is read (with the
+    `draft` document's request examples for the consoles, where the release froze none)."""
     out: dict[str, bytes] = {}
     for i, release in enumerate(releases):
         model = build(release.document, machines, releases[: i + 1])
-        pages = generate_docs(model, templates, client_page=False, history=history, version=release.date)
+        pages = generate_docs(
+            model, templates, client_page=False, history=history, version=release.date, examples_from=draft
+        )
         for path, data in pages.items():
             out[f"{OUT}/{release.date}/{path.removeprefix(OUT + '/')}"] = data
     return out
