@@ -892,6 +892,8 @@ def generate_docs(
         "diagrams": lifecycle_diagrams(model.machines) if model.machines is not None else [],
         "client_page": client_page,
         "changes_page": changes is not None,
+        # The stream rules page (generate/rules.py) is the draft's, beside its index.
+        "rules_page": client_page and bool(getattr(model.machines, "rules", None)),
         "servers": [str(s.get("url")) for s in document.get("servers") or [] if isinstance(s, dict) and s.get("url")],
     }
     out = {
