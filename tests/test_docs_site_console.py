@@ -137,7 +137,22 @@ def test_console_streams_from_orspec_serve_and_every_event_is_valid(page, site_u
         example = json.loads(page.locator(".orspec-console-form [name=body]").first.input_value())
         assert example["stream"] is True and example["input"]  # the spec's example, not an empty body
         status = _console(page, site_url, base, STREAM_BODY)
-    events = page.locator(".orspec-event")
+        events = page.locator(".orspec-event")
+        streamed = events.count()
+        # The same form, a JSON answer: shown as the server returned it, and no event list.
+        form = page.locator(".orspec-console-form").first
+        form.locator("[name=body]").fill(json.dumps({**STREAM_BODY, "stream": False}))
+        form.locator("button").click()
+        answer = page.locator(".orspec-answer").first
+        answer.wait_for(state="visible")
+        assert json.loads(answer.inner_text())["status"] == "completed"
+        assert page.locator(".orspec-status").first.inner_text().startswith("200 ")
+        assert events.count() == 0
+        form.locator("[name=body]").fill(json.dumps(STREAM_BODY))
+        form.locator("button").click()
+        status = page.locator(".orspec-stream-status.orspec-valid, .orspec-stream-status.orspec-invalid").first
+        status.wait_for(state="visible")
+    assert events.count() == streamed
     assert events.count() > 5
     assert page.locator(".orspec-event.orspec-valid").count() == events.count()
     assert page.locator(".orspec-event.orspec-invalid").count() == 0
