@@ -80,6 +80,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="text",
         help="text: warnings and errors only (default); json: one JSON object a line, one per request among them",
     )
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="let pages from ORIGIN (e.g. http://127.0.0.1:8000, a docs site's console) call the server from a"
+        " browser: CORS headers for that origin only; repeatable; off by default",
+    )
     # The runtime's `serving.Limits`, declared here so that `orspec` starts without importing the runtime.
     for flag, kind, help in _LIMITS:
         p.add_argument(flag, type=kind, default=argparse.SUPPRESS, help=help)
@@ -155,7 +162,16 @@ def _serve(args: argparse.Namespace) -> int:
         "store": args.store or os.environ.get("ORSPEC_STORE"),
         **{
             name: getattr(args, name)
-            for name in ("store_timeout", "pool_size", "delay", "debug", "strict", "log_format", "max_streams")
+            for name in (
+                "store_timeout",
+                "pool_size",
+                "delay",
+                "debug",
+                "strict",
+                "log_format",
+                "max_streams",
+                "cors_origin",
+            )
         },
         "reasoning_key": args.reasoning_key,
     }
@@ -258,7 +274,7 @@ def _app(settings: dict[str, Any]) -> Any:
     configure_logging(settings["log_format"], debug=settings["debug"])
     if settings["log_format"] == "json":
         _log_the_rest_as_json()
-    return create_app(
+    app = create_app(
         DemoProvider(delay=settings["delay"]),
         store=open_store(settings["store"], timeout=settings["store_timeout"], pool_size=settings["pool_size"]),
         api_keys=settings["key"],
@@ -267,4 +283,22 @@ def _app(settings: dict[str, Any]) -> Any:
         reasoning_key=settings["reasoning_key"],
         observability=installed(),
         max_streams=settings["max_streams"],
+    )
+    return _with_cors(app, settings.get("cors_origin") or [])
+
+
+def _with_cors(app: Any, origins: list[str]) -> Any:
+    """The app behind CORS headers for `origins` (none: the app itself, so browsers on other origins
+    are refused as usual). The key travels as a bearer header, not a cookie, so no credentials mode."""
+    if not origins:
+        return app
+    from starlette.middleware.cors import CORSMiddleware
+
+    return CORSMiddleware(
+        app,
+        allow_origins=origins,
+        allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+        allow_headers=["Authorization", "Content-Type", "Accept", "OpenResponses-Version"],
+        expose_headers=["OpenResponses-Ignored", "X-Request-Id"],
+        max_age=600,
     )
