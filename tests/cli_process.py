@@ -39,6 +39,13 @@ _context = multiprocessing.get_context("forkserver")
 _context.set_forkserver_preload(PRELOAD)
 
 
+def start() -> None:
+    """Start the forkserver now; it imports PRELOAD in the background instead of within the first command."""
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
+
+
 def _child(args: list[str], cwd: str, env: dict[str, str], streams: tuple[str, str], memory: int | None) -> None:
     """In the forked process: become the command, run it, and exit with its code."""
     if memory:

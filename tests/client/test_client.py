@@ -28,6 +28,8 @@ from orspec.scaffold import scaffold
 
 from ..server_helpers import API_KEY, free_port, served_process
 
+pytestmark = pytest.mark.process
+
 ORSPEC = [sys.executable, "-m", "orspec"]
 PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 MASKED = {"id", "call_id", "item_id", "previous_response_id", "created_at", "completed_at", "response_id"}

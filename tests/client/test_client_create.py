@@ -6,6 +6,7 @@ import inspect
 import shutil
 import typing
 
+import pytest
 from openresponses_runtime import models
 from openresponses_runtime.client import CREATE_PARAMS, AsyncClient, Client, Tool
 from orspec.generate.client import annotation, client_operations, create_params, python_name
@@ -78,6 +79,7 @@ def test_annotation_mapping():
     assert python_name("check", {"check"}) == "check_"
 
 
+@pytest.mark.process
 def test_a_vendor_fragment_field_becomes_a_keyword_of_create(tmp_path):
     spec = tmp_path / "spec"
     shutil.copytree(ROOT / "spec", spec)
@@ -169,6 +171,7 @@ def test_tools_from_plain_callables():
     assert explicit.name == "weather" and explicit.call('{"city": "Oslo"}') == "Oslo C"
 
 
+@pytest.mark.process
 def test_core_runtime_imports_without_httpx():
     code = (
         "import sys\n"

@@ -10,8 +10,12 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from ..conftest import ROOT
 from ..server_helpers import free_port, served_process
+
+pytestmark = pytest.mark.process
 
 GUIDE = ROOT / "docs" / "guides" / "client.md"
 

@@ -18,6 +18,8 @@ from openresponses_runtime.client import APIConnectionError, AsyncClient, Client
 from ..server.test_background import LONG, serving
 from ..server_helpers import API_KEY
 
+pytestmark = pytest.mark.process
+
 BACKGROUND = {"model": "demo", "input": LONG, "background": True}
 CUTS = (4000, 9000)  # the first connection breaks after 4000 bytes, the first resume after 9000
 

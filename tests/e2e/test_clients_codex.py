@@ -18,6 +18,8 @@ from .. import client_servers
 from ..conftest import npm_client
 from ..server_helpers import API_KEY
 
+pytestmark = [pytest.mark.clients, pytest.mark.process]
+
 served = client_servers.served  # a fixture: every test runs against each server of the matrix
 
 CODEX = ".bin/codex"

@@ -16,6 +16,8 @@ from .. import client_servers
 from ..conftest import ROOT, npm_client
 from ..server_helpers import API_KEY
 
+pytestmark = [pytest.mark.clients, pytest.mark.process]
+
 served = client_servers.served  # a fixture: every test runs against each server of the matrix
 
 SCRIPTS = ROOT / "tests" / "e2e" / "clients"

@@ -20,6 +20,8 @@ from .. import client_servers
 from ..conftest import ROOT
 from ..server_helpers import API_KEY, RecordingProvider, live_server
 
+pytestmark = [pytest.mark.clients, pytest.mark.process]
+
 served = client_servers.served  # a fixture: every test runs against each server of the matrix
 
 

@@ -39,6 +39,8 @@ pytestmark = [
         reason="set ORSPEC_TEST_FRESH_VENV=1 to build the wheels and install them into fresh venvs (a few minutes)",
     ),
     pytest.mark.slow,
+    pytest.mark.venv,
+    pytest.mark.process,
 ]
 
 GENERATOR_ONLY = ("datamodel-code-generator", "jinja2", "ruff", "openapi-spec-validator")

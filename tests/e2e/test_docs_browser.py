@@ -15,6 +15,8 @@ import pytest
 
 from ..conftest import ROOT, run_orspec
 
+pytestmark = [pytest.mark.browser, pytest.mark.process]
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
 ARGS = [

@@ -26,6 +26,8 @@ import pytest
 
 from ..conftest import ROOT, UPSTREAM
 
+pytestmark = pytest.mark.process
+
 DOCUMENT_PATH = ROOT / "generated" / "openapi.json"
 DOCUMENT = json.loads(DOCUMENT_PATH.read_text())
 TOOLS = Path(os.environ.get("ORSPEC_DOWNSTREAM_TOOLS", ROOT / ".cache" / "downstream"))

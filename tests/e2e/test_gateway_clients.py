@@ -21,6 +21,8 @@ from ..gateways.test_gateway_recordings import recorded
 from ..server_helpers import API_KEY, live_server
 from ..upstream_replay import UPSTREAM_KEY, upstream
 
+pytestmark = [pytest.mark.clients, pytest.mark.process]
+
 RECORDINGS = SHARED / "recordings" / "upstream"
 # Per gateway: its provider, where its upstream API sits under the replay's /v1, and three recordings:
 # a text answer, an answer with tool calls, and the answer to the tool results that follow it.

@@ -21,6 +21,8 @@ import pytest
 from ..conftest import ROOT, readme_commands
 from ..server_helpers import free_port
 
+pytestmark = pytest.mark.process
+
 GUIDE = ROOT / "docs" / "guides" / "provider.md"
 INSTALL = 'python3 -m venv .venv && .venv/bin/pip install -q -e ../orspec -e ../orspec/generated/python -e ".[test]"'
 TEST = f"{INSTALL} && .venv/bin/python -m pytest -q"

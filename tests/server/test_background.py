@@ -109,6 +109,7 @@ def _stream(base: str, path: str, body: dict | None = None, *, cut: int | None =
     return read
 
 
+@pytest.mark.process
 def test_background_answers_at_once_then_polls_to_completed(tmp_path):
     with serving(str(tmp_path / "r.sqlite3"), delay=0.01) as (_, base):
         sdk = openai.OpenAI(base_url=base, api_key=API_KEY, max_retries=0)
@@ -125,6 +126,7 @@ def test_background_answers_at_once_then_polls_to_completed(tmp_path):
         assert "already ended (completed)" in info.value.body["message"]
 
 
+@pytest.mark.process
 def test_cancel_stops_a_background_response(store):
     with serving(store, delay=0.05) as (_, base):
         sdk = openai.OpenAI(base_url=base, api_key=API_KEY, max_retries=0)
@@ -141,6 +143,7 @@ def test_cancel_stops_a_background_response(store):
         assert info.value.body["param"] == "response_id"
 
 
+@pytest.mark.process
 def test_async_sdk_creates_polls_and_cancels(tmp_path):
     import asyncio
 
@@ -173,6 +176,7 @@ def test_background_needs_the_response_stored():
     assert (answer.json()["error"]["code"], answer.json()["error"]["param"]) == ("invalid_value", "store")
 
 
+@pytest.mark.process
 def test_a_resumed_stream_equals_the_uninterrupted_one(store):
     """Cut 20 background streams at seeded random points; each resumed one, joined with what was read, is the
     whole stream byte for byte. Half resume on a second instance on the same store, while the run goes on."""
@@ -195,6 +199,7 @@ def test_a_resumed_stream_equals_the_uninterrupted_one(store):
             assert _sequence(_frames(resumed)[0]) == last + 1 and b"response.completed" in resumed
 
 
+@pytest.mark.process
 def test_the_sdk_resumes_after_a_restart(tmp_path):
     store = str(tmp_path / "r.sqlite3")
     body = {"model": "demo", "input": LONG, "background": True, "stream": True}
@@ -219,6 +224,7 @@ def test_the_sdk_resumes_after_a_restart(tmp_path):
             assert f"has events 0 to {end}" in answer.json()["error"]["message"]
 
 
+@pytest.mark.process
 def test_a_background_response_without_stream_cannot_be_resumed(tmp_path):
     with serving(str(tmp_path / "r.sqlite3")) as (_, base):
         created = httpx.post(base + "/responses", json={"input": "hi", "background": True}, headers=HEADERS).json()
@@ -226,6 +232,7 @@ def test_a_background_response_without_stream_cannot_be_resumed(tmp_path):
     assert answer.status_code == 400 and answer.json()["error"]["code"] == "response_not_resumable"
 
 
+@pytest.mark.process
 def test_cancel_from_another_instance_reaches_the_run(store):
     with serving(store, delay=0.05) as (_, base), serving(store) as (_, other):
         created = openai.OpenAI(base_url=base, api_key=API_KEY, max_retries=0).responses.create(
@@ -253,6 +260,7 @@ def _kept_events(store: str, response_id: str) -> int:
     return sqlite3.connect(store).execute("SELECT COUNT(*) FROM run_frames WHERE id = ?", (response_id,)).fetchone()[0]
 
 
+@pytest.mark.process
 def test_delete_removes_the_kept_events(store):
     body = {"model": "demo", "input": "keep these", "background": True, "stream": True}
     with serving(store) as (_, base):
@@ -264,6 +272,7 @@ def test_delete_removes_the_kept_events(store):
         assert answer.status_code == 404
 
 
+@pytest.mark.process
 def test_runs_of_a_killed_process_fail_once_their_lease_lapses(store):
     """kill -9 with 10 background responses running: after the lease, none is left in_progress."""
     with serving(store, delay=0.05) as (proc, base):
@@ -288,6 +297,7 @@ def test_runs_of_a_killed_process_fail_once_their_lease_lapses(store):
         assert b"response.failed" in streamed[-2] and streamed[-1] == b"data: [DONE]\n\n"
 
 
+@pytest.mark.process
 def test_a_lapsed_run_is_failed_when_another_instance_starts(tmp_path):
     store = str(tmp_path / "r.sqlite3")
     with serving(store, delay=0.05) as (proc, base):
@@ -302,6 +312,7 @@ def test_a_lapsed_run_is_failed_when_another_instance_starts(tmp_path):
         assert json.loads(row[0])["response"]["status"] == "failed"
 
 
+@pytest.mark.process
 def test_a_server_that_shuts_down_fails_its_runs_at_once(tmp_path):
     store = str(tmp_path / "r.sqlite3")
     with serving(store, delay=0.05, lease=600) as (proc, base):  # a lease that would outlast the test
@@ -341,6 +352,7 @@ def test_a_streamed_run_writes_its_events_in_batches():
     assert len(writes) <= took / FLUSH_SECONDS + 2 < events / 10
 
 
+@pytest.mark.process
 def test_deleting_a_running_response_stops_it_for_good(store):
     with serving(store, delay=0.05) as (_, base), serving(store) as (_, other):
         sdk = openai.OpenAI(base_url=base, api_key=API_KEY, max_retries=0)

@@ -20,6 +20,8 @@ from orspec.scaffold import scaffold
 
 from ..server_helpers import API_KEY, free_port, served_process
 
+pytestmark = pytest.mark.process
+
 INPUT = [
     {"role": "developer", "content": "Answer briefly."},
     {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "First question"}]},

@@ -29,7 +29,7 @@ import pytest
 from ..conftest import ROOT, run_orspec
 from ..server_helpers import API_KEY, free_port
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 _SYS_PIDFD_OPEN, _SYS_PIDFD_GETFD = 434, 438  # the same numbers on x86_64 and aarch64
 _libc = ctypes.CDLL(None, use_errno=True)

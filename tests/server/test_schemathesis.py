@@ -24,7 +24,7 @@ import pytest
 from openresponses_runtime.server import DemoProvider, MemoryStore, create_app
 from openresponses_runtime.streaming import check_sse
 
-from ..conftest import ROOT
+from ..conftest import ROOT, examples
 from ..server_helpers import API_KEY, live_server
 
 schemathesis = pytest.importorskip("schemathesis")
@@ -42,7 +42,7 @@ def _validator(name: str):
 
 
 ERROR_PAYLOAD = _validator("ErrorPayload")
-MAX_EXAMPLES = int(os.environ.get("ORSPEC_SCHEMATHESIS_EXAMPLES", "50"))
+MAX_EXAMPLES = int(os.environ.get("ORSPEC_SCHEMATHESIS_EXAMPLES", examples(50)))
 RESULT_SCHEMAS = {"/responses": "ResponseResource", "/responses/compact": "CompactResource"}
 
 schema = schemathesis.openapi.from_dict(DOCUMENT)

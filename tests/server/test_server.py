@@ -577,6 +577,7 @@ def test_route_specs_from_a_minimal_document():
     )
 
 
+@pytest.mark.process
 def test_an_operation_without_a_handler_fails_the_build(tmp_path):
     spec = tmp_path / "spec"
     shutil.copytree(ROOT / "spec", spec)
@@ -607,6 +608,7 @@ def test_an_operation_without_a_handler_fails_the_build(tmp_path):
     assert "archiveResponse" not in routes and "compactResponse" in routes
 
 
+@pytest.mark.process
 def test_orspec_serve_prints_a_key_and_serves(tmp_path):
     port = free_port()
     env = {k: v for k, v in __import__("os").environ.items() if k not in ("ORSPEC_API_KEY", "ORSPEC_STORE")}

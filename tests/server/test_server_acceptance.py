@@ -369,6 +369,7 @@ def test_generate_over_http_is_ignored_and_named(server):
 # -- strict, as the command line serves it -------------------------------------------------------
 
 
+@pytest.mark.process
 def test_orspec_serve_strict_refuses_what_the_default_ignores():
     port = free_port()
     command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]

@@ -307,6 +307,7 @@ def cluster():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_stopped_postgres_is_503_or_a_failed_stream_and_one_log_line_each(cluster, tmp_path):
     import psycopg
@@ -361,6 +362,7 @@ def test_stopped_postgres_is_503_or_a_failed_stream_and_one_log_line_each(cluste
 # -- orspec serve --------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_serve_without_its_store_says_so_in_one_line(tmp_path):
     # A store that cannot be opened at start is a configuration mistake (exit 2), not an outage to wait out.
@@ -375,6 +377,7 @@ def test_serve_without_its_store_says_so_in_one_line(tmp_path):
     assert said.endswith("or pass another with --store")
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_serve_debug_logs_one_traceback_for_many_store_failures(tmp_path):
     path = tmp_path / "responses.sqlite3"

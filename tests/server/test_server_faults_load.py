@@ -31,6 +31,8 @@ from openresponses_runtime.streaming import StreamChecker
 from ..server_helpers import API_KEY, free_port, served_process
 from .test_server_faults import HEADERS, assert_unavailable, cluster, failed_stream  # noqa: F401 - a fixture
 
+pytestmark = pytest.mark.process
+
 CLIENTS = 6
 TIMEOUT = 30  # seconds any one request may take: a store that does not answer is a 503 within its timeout
 

@@ -240,6 +240,7 @@ def test_pool_stats_of_a_store_are_gauges():
     assert pool == {"size": 4, "idle": 3, "waiting": 0}
 
 
+@pytest.mark.process
 def test_without_the_extra_nothing_is_imported_and_asking_for_it_says_which_extra():
     script = """
 import sys
@@ -266,6 +267,7 @@ def test_configure_logging_refuses_an_unknown_format():
         configure_logging("xml")
 
 
+@pytest.mark.process
 def test_orspec_serve_log_format_json_metrics_and_readyz(tmp_path):
     port = free_port()
     log_file = tmp_path / "serve.log"
@@ -283,6 +285,7 @@ def test_orspec_serve_log_format_json_metrics_and_readyz(tmp_path):
     assert PROMPT not in log_file.read_text() and API_KEY not in log_file.read_text()
 
 
+@pytest.mark.process
 def test_a_scaffolded_provider_observes_and_logs_json(tmp_path):
     out = tmp_path / "proj"
     done = run_orspec("scaffold", "provider", "Watched Demo", "--out", str(out))

@@ -265,6 +265,7 @@ def test_openai_client_sees_the_refusals(server, strict_server):
     assert final.output_text == "The function returned: 18C and sunny"
 
 
+@pytest.mark.clients
 def test_openai_agents_agent_with_a_function_tool(server):
     agents = pytest.importorskip("agents", reason="openai-agents is in the test extra")
     agents.set_tracing_disabled(True)
@@ -290,6 +291,7 @@ def test_openai_agents_agent_with_a_function_tool(server):
     assert result.final_output == "The function returned: 18C and sunny in example city"
 
 
+@pytest.mark.clients
 def test_openai_agents_streaming(server):
     agents = pytest.importorskip("agents", reason="openai-agents is in the test extra")
     agents.set_tracing_disabled(True)

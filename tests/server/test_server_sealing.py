@@ -223,6 +223,7 @@ def test_sealer_binds_a_blob_to_its_item():
         Sealer(b"")
 
 
+@pytest.mark.process
 def test_orspec_serve_reasoning_key_outlives_a_restart():
     port = free_port()
     command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]

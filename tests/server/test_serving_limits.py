@@ -20,7 +20,7 @@ from openresponses_runtime.streaming import StreamChecker
 from ..server_helpers import API_KEY, free_port
 
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 
 def start(*options: str) -> tuple[subprocess.Popen, str, int]:

@@ -56,6 +56,7 @@ async def one_get_forbidden(*_: object) -> None:
     raise AssertionError("the chain was walked one get a turn")
 
 
+@pytest.mark.slow
 def test_sqlite_chain_of_100_turns_is_one_query(tmp_path):
     store = CountingSQLiteStore(tmp_path / "chain.sqlite3")
     for record in turns("resp_chain", 100):
@@ -160,6 +161,7 @@ def frozen(cluster_folder) -> list[int]:
     return [postmaster, *map(int, children.stdout.split())]
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_frozen_postgres_answers_503_within_the_store_timeout(cluster):  # noqa: F811 - the fixture
     port = free_port()
@@ -182,6 +184,7 @@ def test_frozen_postgres_answers_503_within_the_store_timeout(cluster):  # noqa:
                 os.kill(pid, signal.SIGCONT)
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_500_concurrent_chain_continuations_on_postgres_get_no_500(pg_url):  # noqa: F811 - the fixture
     port = free_port()

@@ -35,7 +35,7 @@ from openresponses_runtime.events import EVENT_TYPES
 from openresponses_runtime.streaming import StreamChecker, Violation
 from pydantic import TypeAdapter
 
-from ..conftest import ROOT
+from ..conftest import ROOT, examples
 
 hypothesis_jsonschema = pytest.importorskip("hypothesis_jsonschema")
 jsonschema = pytest.importorskip("jsonschema")
@@ -51,7 +51,7 @@ _BASE_URI = "urn:orspec:openapi"
 pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr:hypothesis.errors.HypothesisWarning")
 
 PAYLOAD_SETTINGS = settings(
-    max_examples=20,
+    max_examples=examples(20),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
@@ -270,7 +270,7 @@ def _aliased_fields() -> list[tuple[str, str, str]]:
 def test_unknown_field_named_like_a_python_attribute_round_trips(name, attr, alias):
     model = adapter(name)
 
-    @settings(PAYLOAD_SETTINGS, max_examples=5, phases=[Phase.generate])  # it fails at once; no shrinking
+    @settings(PAYLOAD_SETTINGS, max_examples=examples(5), phases=[Phase.generate])  # it fails at once; no shrinking
     @given(component(name))
     def check(payload):
         payload = {k: v for k, v in payload.items() if k != alias}
@@ -332,7 +332,7 @@ def _stream_element(draw) -> Any:
 
 _STREAMS = st.lists(_stream_element(), max_size=12)
 _STREAM_SETTINGS = settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],

@@ -125,6 +125,7 @@ def test_a_deleted_text_done_is_reported():
     assert ("sequence-gap", True) in rules  # the deleted event leaves a hole in the numbering
 
 
+@pytest.mark.process
 def test_check_stream_allow_missing_done(tmp_path):
     clean = STREAMS / "background_mode_streaming_vcr.0.sse"
     strict = run_orspec("check-stream", str(clean))

@@ -459,6 +459,7 @@ def test_cli_violations(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.process
 def test_cli_garbage_and_stdin():
     import subprocess
     import sys
@@ -494,6 +495,7 @@ def test_malformed_fields_are_violations_not_exceptions():
     assert len(accumulator.as_dict()["output"]) == 4
 
 
+@pytest.mark.process
 def test_checker_on_a_runtime_built_without_state_machines(tmp_path, shared):
     """A single upstream OpenAPI file has no state-machines.yaml; the checker falls back to the core rules."""
     out = tmp_path / "out"

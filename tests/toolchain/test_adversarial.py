@@ -19,6 +19,8 @@ import yaml
 
 from ..conftest import ROOT, run_orspec, run_python
 
+pytestmark = pytest.mark.process
+
 SPEC = ROOT / "tests" / "fixtures" / "adversarial" / "openapi.yaml"
 
 ROUND_TRIP = r"""

@@ -20,11 +20,13 @@ print(len(names))
 """
 
 
+@pytest.mark.process
 def test_generated_tree_is_up_to_date():
     result = run_orspec("build", "--check")
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.process
 def test_build_is_deterministic_and_matches_committed(tmp_path):
     for out in ("one", "two"):
         result = run_orspec("build", "--out", str(tmp_path / out))
@@ -35,6 +37,7 @@ def test_build_is_deterministic_and_matches_committed(tmp_path):
     assert not any(re.search(rb"/work/|/tmp/|\d{4}-\d\d-\d\dT\d\d:", data) for data in one.values())
 
 
+@pytest.mark.process
 def test_building_the_shipped_spec_warns_about_nothing(tmp_path):
     """A newcomer's first build must not look like something is wrong."""
     result = run_orspec("build", "--out", str(tmp_path / "out"))
@@ -42,6 +45,7 @@ def test_building_the_shipped_spec_warns_about_nothing(tmp_path):
     assert [line for line in result.stderr.splitlines() if ": warning: " in line] == []
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("release", sorted(RELEASES))
 def test_upstream_releases_build_with_lenient(tmp_path, shared, release):
     out = tmp_path / "out"
@@ -66,6 +70,7 @@ print(len(models.__all__))
 """
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_openai_full_spec_builds_into_an_importable_package(tmp_path, shared):
     spec = shared / "upstream" / "openai" / "openapi.json"
@@ -97,6 +102,7 @@ def test_failed_build_leaves_output_byte_identical(tmp_path):
     assert read_tree(out) == before
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("given", ["a file", "a folder of the user's"])
 def test_build_never_replaces_what_no_build_wrote(tmp_path, given):
     """A build swaps its whole output folder: `--out` naming a file or someone's folder is refused, untouched."""
@@ -117,6 +123,7 @@ def test_build_never_replaces_what_no_build_wrote(tmp_path, given):
     assert sorted((p.relative_to(tmp_path), p.is_file() and p.read_bytes()) for p in tmp_path.rglob("*")) == before
 
 
+@pytest.mark.process
 def test_check_lists_stale_files(tmp_path):
     out = tmp_path / "out"
     shutil.copytree(ROOT / "generated", out)

@@ -69,6 +69,7 @@ def test_fail_on_passes_when_nothing_breaks():
     assert done.returncode == 0 and "no structural differences" in done.stdout
 
 
+@pytest.mark.process
 def test_release_sets_info_version(tmp_path):
     shutil.copytree(ROOT / "spec", tmp_path / "spec")
     root = tmp_path / "spec" / "openapi.yaml"
@@ -82,6 +83,7 @@ def test_release_sets_info_version(tmp_path):
     assert validated.returncode == 0, validated.stderr
 
 
+@pytest.mark.process
 def test_build_templates_are_layered_file_by_file(tmp_path):
     mine = tmp_path / "mine"
     (mine / "runtime").mkdir(parents=True)
@@ -134,6 +136,7 @@ def test_runtime_version_is_the_spec_release_then_the_generator(spec_version, ex
     assert Runtime(expected).requirement == requirement
 
 
+@pytest.mark.process
 def test_docs_build_without_a_mkdocs_config_publishes_the_reference(tmp_path):
     pytest.importorskip("material")
     for folder in ("spec", "generated"):

@@ -27,6 +27,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_output_into_a_closed_pipe_ends_quietly(name, shared):
     """`orspec ... | head` where the reader is gone before the first byte: no traceback, no error line."""
@@ -45,6 +46,7 @@ def test_output_into_a_closed_pipe_ends_quietly(name, shared):
     assert [line for line in stderr.splitlines() if ": warning: " not in line] == []
 
 
+@pytest.mark.process
 def test_gateway_without_its_base_url_exits_with_one_clear_line(tmp_path):
     out = tmp_path / "gw"
     scaffold("gw", out, template="chat-completions")
@@ -116,6 +118,7 @@ def busy_port():
         yield taken.getsockname()[1]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command", sorted(LISTENERS))
 def test_a_busy_port_is_one_line_naming_it_and_the_fix(tmp_path, busy_port, command):
     """Nothing said to be served, no proxy summary, no record file: one line and exit 2 for both."""
@@ -138,6 +141,7 @@ def test_docs_serve_says_its_port_is_busy_before_building(tmp_path, busy_port):
     assert done.stderr.splitlines() == [f"orspec: --dev-addr {busy_port} is not HOST:PORT; pass e.g. 127.0.0.1:8000"]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command", sorted(LISTENERS))
 @pytest.mark.parametrize(
     ("where", "expected"),
@@ -156,6 +160,7 @@ def test_a_port_that_cannot_be_had_is_one_line(tmp_path, command, where, expecte
     assert done.stderr.splitlines() == [f"orspec: {expected}"]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command", sorted(LISTENERS))
 def test_the_serving_line_comes_once_the_port_is_taken(tmp_path, command):
     """Port 0 takes a free port; the line names it, and a client may connect the moment it is printed."""
@@ -182,6 +187,7 @@ def test_the_serving_line_comes_once_the_port_is_taken(tmp_path, command):
     assert "Traceback" not in err
 
 
+@pytest.mark.process
 def test_a_store_that_cannot_be_opened_is_a_configuration_mistake(tmp_path):
     """Named (without its password) with what to check, one line, exit 2: not an internal error."""
     pytest.importorskip("psycopg")
@@ -202,6 +208,7 @@ def test_a_store_that_cannot_be_opened_is_a_configuration_mistake(tmp_path):
     assert "hunter2" not in done.stderr + done.stdout and done.stdout == ""
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("kind", ["a folder", "not SQLite"])
 def test_a_sqlite_store_that_cannot_be_opened_is_a_configuration_mistake(tmp_path, kind):
     store = tmp_path / "store"
@@ -218,6 +225,7 @@ def test_a_sqlite_store_that_cannot_be_opened_is_a_configuration_mistake(tmp_pat
     assert line.endswith("); check that it names a SQLite file in a folder you may write, or pass another with --store")
 
 
+@pytest.mark.process
 def test_a_scaffolded_provider_says_the_same_of_its_store(tmp_path):
     out = tmp_path / "prov"
     scaffold("prov", out)
@@ -235,6 +243,7 @@ def test_a_scaffolded_provider_says_the_same_of_its_store(tmp_path):
     assert line.startswith(f"prov: cannot open the response store {tmp_path} (")
 
 
+@pytest.mark.process
 def test_compliance_against_no_server_is_one_line_not_a_failure_per_test():
     with socket.socket() as closed:  # a port nothing listens on
         closed.bind(("127.0.0.1", 0))

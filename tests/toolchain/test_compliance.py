@@ -42,6 +42,7 @@ def served():
         yield base
 
 
+@pytest.mark.process
 def test_orspec_serve_passes_everything(served):
     done = run_orspec("compliance", "--base-url", served, "--api-key", API_KEY, "--json")
     report = json.loads(done.stdout)
@@ -51,6 +52,7 @@ def test_orspec_serve_passes_everything(served):
     assert all(r["must"] and r["sends"] and r["checks"] for r in report["results"])
 
 
+@pytest.mark.process
 def test_text_output_and_exit_codes(served):
     filtered = ("--filter", "basic-text,error-*", "--wait", "5")
     done = run_orspec("compliance", "--base-url", served, *filtered, env={"ORSPEC_API_KEY": API_KEY})
@@ -193,6 +195,7 @@ def test_extension_cases_are_marked_with_their_fragment():
     assert not [c for c in CASES if c.group != "lifecycle" and c.extension]
 
 
+@pytest.mark.process
 def test_a_core_only_server_skips_the_extension_cases_and_passes():
     with live_server(core_only(demo_app())) as base:
         results = run(base, API_KEY, filters=["lifecycle-*", "basic-text"])

@@ -289,6 +289,7 @@ def test_untrusted_strings_render_as_text(tmp_path):
 # -- determinism and other specs --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_docs_are_deterministic_and_relative():
     spec = load_spec(ROOT / "spec")
     first = generate_docs(spec.model, TEMPLATES, spec.bundle.sources, spec.bundle.root_file)
@@ -310,6 +311,7 @@ def test_single_file_spec_is_split_by_name(shared):
 # -- the site ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_orspec_docs_build_is_strict_and_clean(tmp_path):
     pytest.importorskip("mkdocs")
     pytest.importorskip("material")
@@ -342,6 +344,7 @@ def test_nav_leads_with_the_provider_and_client_guides():
     assert sorted(guides) == sorted(f"guides/{p.name}" for p in (ROOT / "docs" / "guides").glob("*.md"))
 
 
+@pytest.mark.process
 def test_docs_build_fails_on_a_broken_link(tmp_path):
     pytest.importorskip("material")
     docs = tmp_path / "docs"

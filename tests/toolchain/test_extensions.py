@@ -175,6 +175,7 @@ def test_response_with_vendor_items_and_fields_round_trips(shared):
     assert parsed.model_dump(mode="json", exclude_unset=True) == data
 
 
+@pytest.mark.process
 def test_stream_mixing_core_and_vendor_events_parses_typed(shared):
     stream = subprocess.run(
         [sys.executable, str(shared / "bench" / "make_stream.py"), "20"], capture_output=True, text=True, check=True

@@ -28,6 +28,7 @@ def build(project: Path, *args: str):
     return result
 
 
+@pytest.mark.process
 def test_no_op_build_reuses_everything(project):
     cold = build(project)
     assert (
@@ -44,6 +45,7 @@ def test_no_op_build_reuses_everything(project):
     assert check.returncode == 0 and "up to date" in check.stdout
 
 
+@pytest.mark.process
 def test_no_op_build_still_reports_the_specs_warnings(project):
     root = project / "spec" / "openapi.yaml"
     root.write_text(root.read_text().replace("  schemas:\n", "  schemas:\n    Lonely: {type: string}\n", 1))
@@ -54,6 +56,7 @@ def test_no_op_build_still_reports_the_specs_warnings(project):
     assert again.stderr == cold.stderr  # the warnings come from the cache, the same as when they were found
 
 
+@pytest.mark.process
 def test_docs_template_change_rerenders_only_the_docs(project):
     build(project)
     before = read_tree(project / "out")
@@ -66,6 +69,7 @@ def test_docs_template_change_rerenders_only_the_docs(project):
     assert changed == {"docs/http-api.md"}
 
 
+@pytest.mark.process
 def test_spec_change_reruns_every_stage(project):
     build(project)
     items = project / "spec" / "components" / "items.yaml"
@@ -73,6 +77,7 @@ def test_spec_change_reruns_every_stage(project):
     assert "ran bundle, package, models, registry, server, client, docs, releases" in build(project).stdout
 
 
+@pytest.mark.process
 def test_hand_edited_output_is_rebuilt(project):
     build(project)
     models = project / "out" / "python" / "openresponses_runtime" / "models.py"
@@ -83,6 +88,7 @@ def test_hand_edited_output_is_rebuilt(project):
     assert models.read_bytes() == original
 
 
+@pytest.mark.process
 def test_progress_is_shown_on_a_terminal(project):
     """Stage progress goes to stderr when it is a terminal, and nowhere otherwise."""
     import pty
@@ -119,6 +125,7 @@ def test_progress_is_shown_on_a_terminal(project):
     assert "models ..." not in piped.stderr
 
 
+@pytest.mark.process
 def test_the_cli_starts_without_heavy_imports():
     """The no-op build path must not pay for pydantic, the validator or the generators."""
     import subprocess

@@ -6,6 +6,8 @@ import ast
 import subprocess
 import sys
 
+import pytest
+
 from ..conftest import ROOT
 
 TOOLS = ROOT / "tools" / "orspec"
@@ -28,6 +30,7 @@ def test_schema_imports_nothing_above_it():
     assert _orspec_imports(TOOLS / "schema.py") == {"pointers"}
 
 
+@pytest.mark.process
 def test_importing_schema_loads_no_other_orspec_module():
     code = "import sys, orspec.schema; print(' '.join(sorted(m for m in sys.modules if m.startswith('orspec.'))))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

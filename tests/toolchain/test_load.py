@@ -58,6 +58,7 @@ def test_bad_files_are_located_problems(tmp_path, name, content, expected):
     assert any(expected in p for p in found), found
 
 
+@pytest.mark.slow
 def test_alias_bomb_is_bounded(tmp_path):
     levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     for i in range(1, 9):

@@ -103,6 +103,7 @@ def test_upstream_example_is_rejected_with_its_four_errors(shared):
     assert len(info.value.errors()) == 4
 
 
+@pytest.mark.process
 def test_every_streamed_event_round_trips(shared):
     stream = subprocess.run(
         [sys.executable, str(shared / "bench" / "make_stream.py"), "200"], capture_output=True, text=True, check=True

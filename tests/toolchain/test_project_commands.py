@@ -97,3 +97,14 @@ def test_the_real_clients_page_names_the_versions_ci_pins():
     for name in ("openai", "openai-agents", "pydantic-ai-slim", "langchain-openai", "litellm"):
         ((version, _),) = locked[name]
         assert f"| {version} |" in page, f"docs/guides/real-clients.md does not name {name} {version}"
+
+
+def test_test_modules_sit_in_the_folder_of_what_they_test():
+    # tests/ mirrors the packages (README's layout table); its top holds only the helpers they share.
+    folders = {"toolchain", "server", "gateways", "client", "streaming", "e2e"}
+    tests = ROOT / "tests"
+    misplaced = [str(path.relative_to(tests)) for path in tests.rglob("test_*.py") if path.parent.name not in folders]
+    assert not misplaced, f"move these into one of tests/{{{','.join(sorted(folders))}}}/: {misplaced}"
+    assert all((tests / folder / "__init__.py").is_file() for folder in folders)
+    for folder in folders:
+        assert f"`{folder}/`" in README, f"README.md's layout table does not name tests/{folder}/"

@@ -384,6 +384,7 @@ def test_a_stream_without_a_terminal_event_is_diagnosed(tmp_path):
     assert "one-terminal" in [v["rule"] for v in record["violations"]]
 
 
+@pytest.mark.slow
 def test_real_openai_streams_pass_unchanged_and_a_missing_done_is_its_own_finding(shared, tmp_path):
     """The recordings from api.openai.com omit `[DONE]`: noted as `no-done-marker`, not as a broken stream."""
     captures = sorted((shared / "recordings" / "streams").glob("*.sse"))
@@ -407,6 +408,7 @@ def test_real_openai_streams_pass_unchanged_and_a_missing_done_is_its_own_findin
 # -- concurrency, disconnects, upstream failures ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fifty_concurrent_streams_are_kept_apart_and_all_recorded(tmp_path):
     app = create_app(DemoProvider(delay=0.002), store=MemoryStore(), api_keys=API_KEY)
 
@@ -461,7 +463,7 @@ def _failing_upstream(status: int = 503, delay: float = 0.0):
     ("setup", "status", "code", "kind"),
     [
         ("5xx", 502, "upstream_error", "upstream-error"),
-        ("slow", 504, "upstream_timeout", "upstream-timeout"),
+        pytest.param("slow", 504, "upstream_timeout", "upstream-timeout", marks=pytest.mark.slow),  # waits 2 s
         ("down", 502, "upstream_unreachable", "upstream-unreachable"),
     ],
 )
@@ -537,6 +539,7 @@ def test_records_hold_no_key_and_no_prompt(tmp_path, bodies):
 # -- the command, end to end ----------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_the_openai_client_works_through_orspec_proxy_in_front_of_orspec_serve(tmp_path):
     import os
     import signal
@@ -592,6 +595,7 @@ def _wait_for_port(port: int) -> None:
     raise RuntimeError(f"nothing listens on port {port}")
 
 
+@pytest.mark.process
 def test_bad_proxy_arguments_get_a_clear_error():
     from ..conftest import run_orspec
 

@@ -54,6 +54,7 @@ def test_names_are_sanitised():
         names_for("x", "9lives")
 
 
+@pytest.mark.process
 @pytest.mark.slow
 @pytest.mark.parametrize("template", ["demo", "chat-completions", "anthropic-messages"])
 def test_scaffolded_project_passes_its_own_tests(tmp_path, template):
@@ -105,6 +106,7 @@ def test_a_file_in_the_way_is_refused(tmp_path):
     assert target.read_text() == "x"
 
 
+@pytest.mark.process
 def test_gitignore_covers_what_running_the_project_leaves_and_none_of_its_files(tmp_path):
     from openresponses_runtime.server.store import DEFAULT_SQLITE_PATH
 
@@ -204,6 +206,7 @@ def test_runtime_option_refuses_what_is_not_a_runtime_or_would_leak_a_path(tmp_p
     assert not (tmp_path / "p").exists()
 
 
+@pytest.mark.process
 def test_main_serves_strictly_when_asked(tmp_path):
     """`python -m <package> --strict` refuses what the default server ignores and reports."""
     out = tmp_path / "proj"
@@ -237,6 +240,7 @@ for argv in (["--api-key", "k"], ["--api-key", "k", "--strict", "--graceful-time
     ]
 
 
+@pytest.mark.process
 def test_main_caps_streams_with_max_streams(tmp_path):
     """`python -m <package> --max-streams N` reaches the app: one stream more than N is a 503."""
     out = tmp_path / "proj"
