@@ -14,6 +14,7 @@ Slow (it makes five venvs): CI runs it (`.ci/run` sets ORSPEC_TEST_FRESH_VENV=1)
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -123,7 +124,13 @@ def test_wheels_hold_what_they_should(wheels):
     assert "orspec/templates/site/assets/javascripts/mermaid.min.js" in tool_files
     assert "orspec/state-machines.yaml" in tool_files
     assert not any(name.startswith("openresponses_runtime/") for name in tool_files)
+    # The runtime's hand-written modules ride along, for builds into other folders to copy.
+    assert "orspec/runtime/server/app.py" in tool_files and "orspec/runtime/streaming.py" in tool_files
+    assert not any("__pycache__" in name for name in tool_files)
     runtime_files = zipfile.ZipFile(runtime).namelist()
+    # Users see no change: the wheel holds the files it held while the runtime was copied from templates/.
+    expected = json.loads((ROOT / "tests" / "fixtures" / "runtime" / "runtime_wheel_files.json").read_text())
+    assert sorted(n for n in runtime_files if not n.endswith("RECORD")) == expected
     assert "openresponses_runtime/models.py" in runtime_files and "openresponses_runtime/py.typed" in runtime_files
     metadata = next(n for n in runtime_files if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(runtime).read(metadata).decode()

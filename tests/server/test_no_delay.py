@@ -5,7 +5,7 @@ response (its body after its headers) until the client's delayed ACK: about 40 m
 
 Each test starts the command as users run it, opens a keep-alive connection, reads the option
 from the server's own end of that connection (taken from the serving process with
-`pidfd_getfd`), and times a few requests on it: a stall shows in their median.
+`pidfd_getfd`), and times a few requests on it: a stall shows in the fastest of them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import json
 import os
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -33,7 +32,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 _SYS_PIDFD_OPEN, _SYS_PIDFD_GETFD = 434, 438  # the same numbers on x86_64 and aarch64
 _libc = ctypes.CDLL(None, use_errno=True)
-STALL = 0.02  # a median above this is Nagle's wait (about 40 ms on Linux), not work
+# Nagle's wait is the client's delayed ACK, about 40 ms on Linux, on every response: even the fastest
+# of a few answers takes that long. Without it the fastest is a millisecond or two, on a loaded machine too.
+STALL = 0.03
 CREATE = {"model": "demo", "input": "hi"}
 
 
@@ -133,7 +134,7 @@ def check_listener(pid: int, port: int, request: bytes, *, keep_alive: bool = Tr
                 s.sendall(request)
                 assert _read_response(s) == 200
             waits.append(time.perf_counter() - started)
-    assert statistics.median(waits) < STALL, f"median {statistics.median(waits) * 1000:.1f} ms a response"
+    assert min(waits) < STALL, f"the fastest of {times} answers took {min(waits) * 1000:.1f} ms"
 
 
 @contextlib.contextmanager

@@ -264,7 +264,7 @@ def _aliased_fields() -> list[tuple[str, str, str]]:
     reason="pydantic counts an extra key in model_fields_set, so an unknown field spelt like an aliased "
     "field's Python name (`acme_cache_hit` beside `acme:cache_hit`) marks that field as set and "
     "`exclude_unset` dumps it as `null` under its JSON name; the unknown field itself is kept unchanged "
-    "(models read input by JSON name only, templates/runtime/_base.py)",
+    "(models read input by JSON name only, openresponses_runtime/_base.py)",
 )
 @pytest.mark.parametrize(("name", "attr", "alias"), _aliased_fields())
 def test_unknown_field_named_like_a_python_attribute_round_trips(name, attr, alias):

@@ -105,7 +105,7 @@ def test_failed_build_leaves_output_byte_identical(tmp_path):
 @pytest.mark.process
 @pytest.mark.parametrize("given", ["a file", "a folder of the user's"])
 def test_build_never_replaces_what_no_build_wrote(tmp_path, given):
-    """A build swaps its whole output folder: `--out` naming a file or someone's folder is refused, untouched."""
+    """`--out` naming a file or someone's folder is refused, and left untouched."""
     out = tmp_path / "out"
     if given == "a file":
         out.write_text("notes\n")
@@ -118,7 +118,7 @@ def test_build_never_replaces_what_no_build_wrote(tmp_path, given):
     before = sorted((p.relative_to(tmp_path), p.is_file() and p.read_bytes()) for p in tmp_path.rglob("*"))
     result = run_orspec("build", "--out", str(out))
     assert result.returncode == 2
-    expected = f"orspec: {problem}; a build replaces its whole output folder, so pass a new or empty one to --out"
+    expected = f"orspec: {problem}; pass a new or empty folder to --out, or move that file away"
     assert result.stderr.splitlines()[-1:] == [expected] and "Traceback" not in result.stderr
     assert sorted((p.relative_to(tmp_path), p.is_file() and p.read_bytes()) for p in tmp_path.rglob("*")) == before
 

@@ -15,8 +15,8 @@ from ..conftest import ROOT, run_orspec
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    """A copy of the toolchain, templates and spec, so templates can change without touching ours."""
-    for part in ("tools", "templates", "spec"):
+    """A copy of the toolchain, templates, runtime source and spec, so they can change without touching ours."""
+    for part in ("tools", "templates", "spec", "generated/python"):
         shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
     return tmp_path
 

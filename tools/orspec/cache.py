@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .project import CORE_STATE_MACHINES
-from .write import STAMP
+from .project import CORE_STATE_MACHINES, RUNTIME
+from .write import STAMP, hand_written
 
 TOOLS = Path(__file__).resolve().parent
 MAX_HASHED_BYTES = 64 * 1024 * 1024
@@ -48,7 +48,7 @@ def _hash_files(paths: list[Path], root: Path) -> str:
 def _tree(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
-    return [p for p in folder.rglob("*") if not p.is_dir() and "__pycache__" not in p.parts]
+    return [p for p in folder.rglob("*") if not p.is_dir() and not {"__pycache__", "node_modules"} & set(p.parts)]
 
 
 def fingerprint(spec: Path, templates: Path, *, lenient: bool, loaded: tuple[str, ...] = ()) -> dict[str, str]:
@@ -71,6 +71,9 @@ def fingerprint(spec: Path, templates: Path, *, lenient: bool, loaded: tuple[str
     tool.update("\n".join([__version__, *versions]).encode())
     tool.update(CORE_STATE_MACHINES.read_bytes())  # what the registry uses for a spec without its own
     parts["tool"] = tool.hexdigest()
+    # The runtime's hand-written modules: the server stage reads the app's handlers, and a build into
+    # another folder copies them. What a build generated there is its output, not its input.
+    parts["runtime"] = _hash_files([p for p in _tree(RUNTIME) if hand_written("python/", p)], RUNTIME)
     parts["flags"] = f"lenient={lenient}"
     return parts
 
@@ -137,10 +140,12 @@ class Stamp:
         return {path: sha for stage in self.stages.values() for path, sha in stage["files"].items()}
 
     def matches_disk(self, out: Path) -> bool:
-        """The output directory holds exactly the files this stamp recorded, byte for byte."""
+        """The output directory holds exactly the files this stamp recorded, byte for byte, beside
+        hand-written source in its distributions."""
         expected = self.files()
-        on_disk = {p.relative_to(out).as_posix() for p in _tree(out) if p.name != STAMP}
-        if on_disk != set(expected):
+        on_disk = {p.relative_to(out).as_posix(): p for p in _tree(out) if p.name != STAMP}
+        theirs = {rel for rel, path in on_disk.items() if rel not in expected and hand_written(rel, path)}
+        if set(on_disk) - theirs != set(expected):
             return False
         return all(digest((out / path).read_bytes()) == sha for path, sha in expected.items())
 

@@ -235,11 +235,9 @@ def _build(args: argparse.Namespace, templates: Path) -> int:
         print(f"up to date: {len(outputs)} files in {out}")
         return 0
     try:
-        changed = write_tree(out, outputs)
+        changed = write_tree(out, outputs, frozenset(previous.files()) if previous else frozenset())
     except NotOurs as exc:
-        raise UsageError(
-            f"{exc}; a build replaces its whole output folder, so pass a new or empty one to --out"
-        ) from None
+        raise UsageError(f"{exc}; pass a new or empty folder to --out, or move that file away") from None
     problems = [[p.file, p.line, p.pointer, p.message, p.level.value] for p in spec.problems]
     loaded = sorted(str(path) for path in spec.bundle.files)
     Stamp(inputs, records, problems, loaded).write(out)

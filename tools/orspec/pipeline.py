@@ -19,13 +19,13 @@ from .generate.server import check_handlers, generate_server
 from .mappings import add_mappings
 from .native import NativeNames, check_native_names
 from .problems import Level, Problem, SpecError, errors
-from .project import TEMPLATES
+from .project import RUNTIME, TEMPLATES
 from .publish import published
 from .releases import Release, load_releases, release_outputs
 from .schema import SpecModel, build
 from .statemachines import StateMachines, check_state_machines
 from .validate import validate
-from .write import Outputs
+from .write import DISTRIBUTIONS, MARK, Outputs, hand_written, is_generated
 
 
 @dataclass
@@ -73,11 +73,13 @@ def load_spec(path: Path, *, lenient: bool = False, known_problems: list[Problem
 
 @dataclass(frozen=True)
 class Stage:
-    """One generator: the inputs it reads (fingerprint names, see cache.py) and how it runs."""
+    """One generator: the inputs it reads (fingerprint names, see cache.py), how it runs, and what
+    its modules are made from (for their generated header)."""
 
     name: str
     inputs: tuple[str, ...]
     run: Callable[[Spec, Path], Outputs]
+    made_from: str | None = "the spec"  # None: its files are copies of source, with no header
 
 
 def _docs(spec: Spec, templates: Path) -> Outputs:
@@ -90,28 +92,68 @@ STAGES = (
     Stage("bundle", ("spec", "tool"), lambda spec, _: {"openapi.json": bundled_json(published(spec.document))}),
     Stage(
         "package",
-        ("spec", "tool", "templates/package", "templates/runtime"),
+        ("spec", "tool", "templates/package"),
         lambda spec, t: generate_package(spec.document, t),
+        "the spec's info and templates/package/",
     ),
     Stage(
         "models",
         ("spec", "tool", "templates/models"),
         lambda spec, t: {f"{PACKAGE}/models.py": generate_models(spec.model, spec.bundle.sources, t).encode()},
+        "the spec's schemas and templates/models/",
     ),
     Stage(
         "registry",
         ("spec", "tool", "templates/registry"),
         lambda spec, t: generate_registry(spec.model, t),
+        "the spec's events, its state machines and templates/registry/",
     ),
     Stage(
         "server",
-        ("spec", "tool", "templates/server", "templates/runtime"),
+        ("spec", "tool", "templates/server", "runtime"),
         lambda spec, t: generate_server(spec.model, t, spec.native),
+        "the spec's operations and request schemas, spec/openai-native.yaml and templates/server/",
     ),
-    Stage("client", ("spec", "tool", "templates/client"), lambda spec, t: generate_client(spec.model, t)),
+    Stage(
+        "client",
+        ("spec", "tool", "templates/client"),
+        lambda spec, t: generate_client(spec.model, t),
+        "the spec's operations and templates/client/",
+    ),
     Stage("docs", ("spec", "tool", "templates/docs"), _docs),
     Stage("releases", ("spec", "tool"), lambda spec, _: release_outputs(spec.releases)),
 )
+# Copies the runtime's hand-written modules into an output folder other than their own.
+RUNTIME_STAGE = Stage("runtime", ("runtime",), lambda spec, _: runtime_source(), made_from=None)
+
+
+def runtime_source(runtime: Path = RUNTIME) -> Outputs:
+    """The runtime's hand-written modules, as outputs of the runtime's package folder."""
+    return {
+        f"{PACKAGE}/{path.relative_to(runtime).as_posix()}": path.read_bytes()
+        for path in sorted(runtime.rglob("*"))
+        if path.is_file()
+        and "__pycache__" not in path.parts
+        and hand_written("python/", path)  # the modules an earlier build generated there are made anew
+    }
+
+
+def builds_in_place(out: Path | None) -> bool:
+    """Whether `out` is the output folder the runtime's hand-written modules live in."""
+    return out is not None and (out / PACKAGE).resolve() == RUNTIME.resolve()
+
+
+_COMMENTS = {".py": "# {}", ".toml": "# {}", ".md": "<!-- {} -->", ".js": "// {}", ".ts": "// {}"}
+
+
+def with_header(path: str, data: bytes, made_from: str | None) -> bytes:
+    """A module of a distribution, beginning with the line that says it is generated, from what
+    and by which command; the build touches no file there without it."""
+    comment = _COMMENTS.get(Path(path).suffix)
+    if made_from is None or not path.startswith(DISTRIBUTIONS) or comment is None or is_generated(data):
+        return data
+    line = f"{MARK.decode()} from {made_from}; do not edit by hand: change those and run it again."
+    return comment.format(line).encode() + b"\n" + data
 
 
 def run_stages(
@@ -130,14 +172,17 @@ def run_stages(
     outputs: Outputs = {}
     records: dict[str, dict] = {}
     ran: list[str] = []
-    for stage in STAGES:
+    stages = STAGES if builds_in_place(out) else (*STAGES, RUNTIME_STAGE)
+    for stage in stages:
         key = stage_key(inputs, stage.inputs) if inputs is not None else ""
         reused = previous.reusable(stage.name, key, out) if previous and out and inputs is not None else None
         if reused is None:
             started = time.perf_counter()
             if progress:
                 progress(f"{stage.name} ...")
-            produced = stage.run(spec, templates)
+            produced = {
+                path: with_header(path, data, stage.made_from) for path, data in stage.run(spec, templates).items()
+            }
             if progress:
                 progress(f"{stage.name} {time.perf_counter() - started:.1f}s")
             ran.append(stage.name)

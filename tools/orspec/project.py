@@ -19,8 +19,11 @@ def _shipped(name: str, checkout: str) -> Path:
     return installed if installed.exists() else package.parents[1] / checkout
 
 
-# Jinja templates and hand-written runtime modules.
+# Jinja templates.
 TEMPLATES = _shipped("templates", "templates")
+# The runtime's hand-written modules: ordinary source in the distribution folder of a checkout, shipped
+# in orspec's wheel so that a build for another spec or output folder has them (`pipeline.runtime_source`).
+RUNTIME = _shipped("runtime", "generated/python/openresponses_runtime")
 # The core streaming protocol, for specs that come without their own state machines.
 CORE_STATE_MACHINES = _shipped("state-machines.yaml", "spec/state-machines.yaml")
 
@@ -41,7 +44,7 @@ def find_root(start: Path | None = None) -> Path | None:
 @contextmanager
 def layered_templates(overrides: Path | None) -> Iterator[Path]:
     """The shipped templates with `overrides` laid over them file by file (a file of the same
-    relative path replaces the shipped one; a new file under `runtime/` adds a module).
+    relative path replaces the shipped one).
 
     Without overrides this is the shipped folder itself; with them, a temporary merged copy that
     lives as long as the `with` block.

@@ -553,7 +553,9 @@ class StreamChecker:
         if not isinstance(output, list):
             return
         if len(output) != len(self.order):
-            self._add("terminal-output", f"{kind} lists {len(output)} output items, but {len(self.order)} were streamed")
+            self._add(
+                "terminal-output", f"{kind} lists {len(output)} output items, but {len(self.order)} were streamed"
+            )
             return
         for i, (final, item) in enumerate(zip(output, self.order, strict=True)):
             if item.done is None:  # never finished: `item-closed` has said so

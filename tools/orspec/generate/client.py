@@ -3,7 +3,7 @@
 `create` takes one keyword per property of the create-request schema, typed from the schema and
 documented from its description, so a field added to the spec or by a vendor fragment becomes a
 keyword of `client.responses.create` at the next build. The hand-written rest of the client
-(`templates/runtime/client/`) calls into it.
+(`openresponses_runtime/client/`, hand-written) calls into it.
 
 `_operations` holds a method for every operation on one stored object of `/responses` (a path
 with a parameter, from the core or a fragment), named by the REST convention the `openai` SDK

@@ -1,5 +1,7 @@
-"""The runtime distribution around the models: its `pyproject.toml` and README, `__init__`, and the
-hand-written modules copied verbatim."""
+"""The runtime distribution around the models: its `pyproject.toml`, README and `__init__`.
+
+The runtime's hand-written modules are ordinary source beside them (`project.RUNTIME`); the build
+copies them only into an output folder other than their own (`pipeline.runtime_source`)."""
 
 from __future__ import annotations
 
@@ -76,8 +78,4 @@ def generate_package(document: dict, templates: Path) -> dict[str, bytes]:
     out = {f"{PACKAGE}/__init__.py": format_python(init).encode()}
     for name in ("pyproject.toml", "README.md"):
         out[f"{DISTRIBUTION}/{name}"] = env.get_template(f"package/{name}.jinja").render(context).encode()
-    runtime = templates / "runtime"
-    for path in sorted(runtime.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            out[f"{PACKAGE}/{path.relative_to(runtime).as_posix()}"] = path.read_bytes()
     return out

@@ -6,7 +6,7 @@ Each operation becomes one `Operation`: its URL under the servers' base path, it
 the handler that serves it, the request model that validates the body, and whether the path also
 takes WebSocket connections (`x-openresponses-websocket`). The handler is named after the
 operation id (`createResponse` -> `create_response`, see `schema.handler_name`); the hand-written
-app (`templates/runtime/server/app.py`) lists the handlers it has in `HANDLERS`, and an operation
+app (`openresponses_runtime/server/app.py`) lists the handlers it has in `HANDLERS`, and an operation
 it has no handler for is a spec problem (`check_handlers`), never a route that silently 404s.
 """
 
@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from ..bundle import SourceMap
 from ..native import NativeNames
 from ..problems import Problem
-from ..project import TEMPLATES
+from ..project import RUNTIME
 from ..schema import SpecModel, handler_name, ref_name
 from .normalize import class_names
 from .package import PACKAGE, environment
@@ -30,7 +30,7 @@ from .pyformat import format_python
 OUTPUT = f"{PACKAGE}/server/routes.py"
 SCHEMAS_OUTPUT = f"{PACKAGE}/server/request_schemas.py"
 NATIVE_OUTPUT = f"{PACKAGE}/server/native.py"
-APP = Path("runtime/server/app.py")
+APP = Path("server/app.py")
 
 
 @dataclass(frozen=True)
@@ -51,20 +51,20 @@ def base_path(document: dict) -> str:
 
 
 @functools.cache
-def runtime_handlers(templates: Path = TEMPLATES) -> frozenset[str]:
+def runtime_handlers(runtime: Path = RUNTIME) -> frozenset[str]:
     """The handler names the runtime app declares in its `HANDLERS` tuple."""
-    tree = ast.parse((templates / APP).read_text())
+    tree = ast.parse((runtime / APP).read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "HANDLERS" for t in targets) and node.value is not None:
                 return frozenset(ast.literal_eval(node.value))
-    raise ValueError(f"{templates / APP} declares no HANDLERS")
+    raise ValueError(f"{runtime / APP} declares no HANDLERS")
 
 
-def check_handlers(model: SpecModel, sources: SourceMap, templates: Path = TEMPLATES) -> list[Problem]:
+def check_handlers(model: SpecModel, sources: SourceMap, runtime: Path = RUNTIME) -> list[Problem]:
     """One error per operation the runtime app has no handler for, naming the operation."""
-    known = runtime_handlers(templates)
+    known = runtime_handlers(runtime)
     problems = []
     for op in model.operations:
         name = handler_name(op)
@@ -107,7 +107,7 @@ def route_specs(model: SpecModel, handlers: frozenset[str] | None = None) -> lis
     return routes
 
 
-# What the server's null check (`templates/runtime/server/nulls.py`) reads of a schema.
+# What the server's null check (`openresponses_runtime/server/nulls.py`) reads of a schema.
 _NULL_KEYWORDS = ("$ref", "type", "enum", "const", "not", "properties", "additionalProperties", "items")
 _NULL_KEYWORDS += ("oneOf", "anyOf", "allOf", "discriminator")
 
@@ -174,7 +174,7 @@ def _schema_names(node: object) -> list[str]:
 
 def generate_server(model: SpecModel, templates: Path, native: NativeNames | None = None) -> dict[str, bytes]:
     env = environment(templates)
-    code = env.get_template("server/routes.py.jinja").render(routes=route_specs(model, runtime_handlers(templates)))
+    code = env.get_template("server/routes.py.jinja").render(routes=route_specs(model, runtime_handlers()))
     document = model.document
     schemas = request_schemas(document)
     classes = class_names(((document.get("components") or {}).get("schemas") or {}).keys())

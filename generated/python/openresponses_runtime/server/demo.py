@@ -45,8 +45,9 @@ __all__ = ["DemoProvider", "chunks", "tools_matching"]
 _CHUNK = re.compile(r"\S+\s*|\s+")
 _WORD = re.compile(r"[a-z0-9]+")
 # Words too common to say which tool a message is about.
+# A line of words reads better than a literal of one word a line.
 _STOPWORDS = frozenset(
-    "a an and are can current for from get give how in is it its like me my of on or set show "
+    "a an and are can current for from get give how in is it its like me my of on or set show "  # noqa: SIM905
     "tell that the this to use what whats when where which with you your".split()
 )
 
