@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import compileall
-import contextlib
 import json
 import os
 import re
@@ -148,19 +147,15 @@ _CALL_TIME = pytest.StashKey[float]()
 
 
 def _waited_for_cpu() -> float:
-    """Seconds this process's threads have spent ready to run but waiting for a CPU (Linux; 0 elsewhere)."""
-    waited = 0
-    for stat in Path("/proc/self/task").glob("*/schedstat"):
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            waited += int(stat.read_text().split()[1])
-    return waited / 1e9
+    """Seconds this process's threads, and the `orspec` commands it ran, waited for a CPU so far."""
+    return cli_process.threads_waited_for_cpu() + cli_process.waited_for_cpu
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    # The call's time as an idle machine would give it: wall time less what this process's threads waited
-    # for a CPU, so that a busy machine (other jobs, the extra xdist worker) does not fail a fast test.
-    # A thread that ends within the call takes its waits with it, which only makes the guard stricter.
+    # The call's time as an idle machine would give it: wall time less what this process's threads and its
+    # `orspec` commands waited for a CPU, so that a busy machine (other jobs, the extra xdist worker) does
+    # not fail a fast test. A thread that ends within the call takes its waits with it (a stricter guard).
     start, waited = time.perf_counter(), _waited_for_cpu()
     try:
         return (yield)

@@ -112,6 +112,7 @@ def test_counters_move_with_requests_streams_errors_and_tokens():
     assert store_ops == {"put": 2, "get": 1, "delete": 0}  # two responses saved, one looked up
 
 
+@pytest.mark.slow
 def test_active_streams_while_a_stream_runs():
     app = create_app(DemoProvider(delay=0.2), store=MemoryStore(), api_keys=API_KEY, observability=True)
     with live_server(app) as base:

@@ -118,7 +118,6 @@ def busy_port():
         yield taken.getsockname()[1]
 
 
-@pytest.mark.process
 @pytest.mark.parametrize("command", sorted(LISTENERS))
 def test_a_busy_port_is_one_line_naming_it_and_the_fix(tmp_path, busy_port, command):
     """Nothing said to be served, no proxy summary, no record file: one line and exit 2 for both."""
@@ -141,7 +140,6 @@ def test_docs_serve_says_its_port_is_busy_before_building(tmp_path, busy_port):
     assert done.stderr.splitlines() == [f"orspec: --dev-addr {busy_port} is not HOST:PORT; pass e.g. 127.0.0.1:8000"]
 
 
-@pytest.mark.process
 @pytest.mark.parametrize("command", sorted(LISTENERS))
 @pytest.mark.parametrize(
     ("where", "expected"),
@@ -243,7 +241,6 @@ def test_a_scaffolded_provider_says_the_same_of_its_store(tmp_path):
     assert line.startswith(f"prov: cannot open the response store {tmp_path} (")
 
 
-@pytest.mark.process
 def test_compliance_against_no_server_is_one_line_not_a_failure_per_test():
     with socket.socket() as closed:  # a port nothing listens on
         closed.bind(("127.0.0.1", 0))

@@ -14,7 +14,7 @@ import pytest
 from orspec.pipeline import runtime_source
 from orspec.write import MARK, NotOurs, hand_written, is_generated, read_tree, stale_files, write_tree
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 PACKAGE = ROOT / "generated" / "python" / "openresponses_runtime"
 FIXTURES = ROOT / "tests" / "fixtures" / "runtime"
