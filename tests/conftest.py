@@ -37,7 +37,7 @@ COST_MARKERS = {
 }
 FAST_LIMIT = 2.0  # seconds
 
-# Property tests (hypothesis, schemathesis): a short run here, the full one in CI (CI=true, .ci/run).
+# Property tests (hypothesis, schemathesis): a short run here, the full one in CI (CI=true: .ci/services).
 # A test that sets its own number of examples asks `examples(n)`: n in CI, at most the profile's here.
 settings.register_profile("ci", max_examples=100)
 settings.register_profile("dev", max_examples=5)
