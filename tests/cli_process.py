@@ -9,7 +9,8 @@ test worker) that imported those modules once. An environment that changes how P
 CLI (`python -m orspec`, the console script) is tested with real processes in test_cli_manners.py
 and test_distribution.py.
 
-Only the standard library is imported at the top: the forkserver imports this module to find `_child`.
+Only the standard library (and cpu_wait.py, which needs nothing else) is imported at the top: the
+forkserver imports this module to find `_child`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from . import cpu_wait
+
 # What a command imports before its own work; nothing that a build writes (the runtime) is among them.
 PRELOAD = [
     "tests.cli_process",
@@ -34,10 +37,6 @@ PRELOAD = [
     "openapi_spec_validator",
     "jsonschema",
 ]
-
-# Seconds the commands run here have spent ready to run but waiting for a CPU (Linux; 0 elsewhere): the
-# suite's time guard (conftest.py) does not count them against a test.
-waited_for_cpu = 0.0
 
 _context = multiprocessing.get_context("forkserver")
 _context.set_forkserver_preload(PRELOAD)
@@ -77,18 +76,9 @@ def _child(args: list[str], cwd: str, env: dict[str, str], streams: tuple[str, s
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError):  # a closed pipe: the command has dealt with it
             stream.flush()
-    with contextlib.suppress(OSError):
-        Path(streams[0]).with_name("waited").write_text(str(threads_waited_for_cpu()))
+    with contextlib.suppress(OSError):  # for the suite's time guard
+        Path(streams[0]).with_name("waited").write_text(str(cpu_wait.of_this_process()))
     os._exit(code or 0)
-
-
-def threads_waited_for_cpu() -> float:
-    """Seconds this process's threads have spent ready to run but waiting for a CPU (Linux; 0 elsewhere)."""
-    waited = 0
-    for stat in Path("/proc/self/task").glob("*/schedstat"):
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            waited += int(stat.read_text().split()[1])
-    return waited / 1e9
 
 
 def _starts_differently(env: dict[str, str]) -> bool:
@@ -125,8 +115,7 @@ def run(
             process.join()
             raise subprocess.TimeoutExpired(command, timeout)
         out, err = (_text(Path(path).read_bytes()) for path in streams)
-        global waited_for_cpu
         with contextlib.suppress(OSError, ValueError):
-            waited_for_cpu += float(Path(folder, "waited").read_text())
+            cpu_wait.ended += float(Path(folder, "waited").read_text())
     # A process killed by signal N has exit code -N here, as subprocess reports it.
     return subprocess.CompletedProcess(command, process.exitcode, out, err)

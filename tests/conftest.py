@@ -16,7 +16,7 @@ import pytest
 from filelock import FileLock
 from hypothesis import settings
 
-from . import cli_process
+from . import cli_process, cpu_wait
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -146,21 +146,16 @@ def _costs(item: pytest.Item) -> list[str]:
 _CALL_TIME = pytest.StashKey[float]()
 
 
-def _waited_for_cpu() -> float:
-    """Seconds this process's threads, and the `orspec` commands it ran, waited for a CPU so far."""
-    return cli_process.threads_waited_for_cpu() + cli_process.waited_for_cpu
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    # The call's time as an idle machine would give it: wall time less what this process's threads and its
-    # `orspec` commands waited for a CPU, so that a busy machine (other jobs, the extra xdist worker) does
-    # not fail a fast test. A thread that ends within the call takes its waits with it (a stricter guard).
-    start, waited = time.perf_counter(), _waited_for_cpu()
+    # The call's time as an idle machine would give it: wall time less what its threads and its `orspec`
+    # commands waited for a CPU (cpu_wait.py), so that a busy machine (other jobs, the extra xdist worker)
+    # fails no fast test.
+    start, waited = time.perf_counter(), cpu_wait.total()
     try:
         return (yield)
     finally:
-        item.stash[_CALL_TIME] = time.perf_counter() - start - (_waited_for_cpu() - waited)
+        item.stash[_CALL_TIME] = time.perf_counter() - start - (cpu_wait.total() - waited)
 
 
 @pytest.hookimpl(wrapper=True)
