@@ -32,7 +32,8 @@ def build(project: Path, *args: str):
 def test_no_op_build_reuses_everything(project):
     cold = build(project)
     assert (
-        cold.returncode == 0 and "ran bundle, package, models, registry, server, client, docs, releases" in cold.stdout
+        cold.returncode == 0
+        and "ran bundle, package, models, registry, server, client, typescript-checker, docs, releases" in cold.stdout
     )
     first = read_tree(project / "out")
     assert first == read_tree(ROOT / "generated")  # the copy builds what we committed
@@ -74,7 +75,10 @@ def test_spec_change_reruns_every_stage(project):
     build(project)
     items = project / "spec" / "components" / "items.yaml"
     items.write_text(items.read_text().replace("Server-assigned", "Server assigned", 1))
-    assert "ran bundle, package, models, registry, server, client, docs, releases" in build(project).stdout
+    assert (
+        "ran bundle, package, models, registry, server, client, typescript-checker, docs, releases"
+        in build(project).stdout
+    )
 
 
 @pytest.mark.process

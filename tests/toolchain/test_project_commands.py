@@ -101,7 +101,7 @@ def test_the_real_clients_page_names_the_versions_ci_pins():
 
 def test_test_modules_sit_in_the_folder_of_what_they_test():
     # tests/ mirrors the packages (README's layout table); its top holds only the helpers they share.
-    folders = {"toolchain", "server", "gateways", "client", "streaming", "e2e"}
+    folders = {"toolchain", "server", "gateways", "client", "streaming", "typescript", "e2e"}
     tests = ROOT / "tests"
     misplaced = [str(path.relative_to(tests)) for path in tests.rglob("test_*.py") if path.parent.name not in folders]
     assert not misplaced, f"move these into one of tests/{{{','.join(sorted(folders))}}}/: {misplaced}"

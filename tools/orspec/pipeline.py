@@ -16,6 +16,7 @@ from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
 from .generate.server import check_handlers, generate_server
+from .generate.typescript_checker import generate_typescript_checker
 from .mappings import add_mappings
 from .native import NativeNames, check_native_names
 from .problems import Level, Problem, SpecError, errors
@@ -119,6 +120,12 @@ STAGES = (
         ("spec", "tool", "templates/client"),
         lambda spec, t: generate_client(spec.model, t),
         "the spec's operations and templates/client/",
+    ),
+    Stage(
+        "typescript-checker",
+        ("spec", "tool"),
+        lambda spec, _: generate_typescript_checker(spec.model),
+        "spec/state-machines.yaml and the spec's streaming events",
     ),
     Stage("docs", ("spec", "tool", "templates/docs"), _docs),
     Stage("releases", ("spec", "tool"), lambda spec, _: release_outputs(spec.releases)),

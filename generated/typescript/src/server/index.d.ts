@@ -1,0 +1,16 @@
+export {
+  DONE_FRAME,
+  emitEvents,
+  Emitter,
+  newId,
+  OpenResponsesError,
+  ProviderError,
+  responseSkeleton,
+  sseFrame,
+  StreamViolation,
+  ToolPolicy,
+  type EmitterOptions,
+  type ErrorObject,
+  type Step,
+  type StreamEvent,
+} from "./emitter.js";

@@ -1,0 +1,14 @@
+/** Builds the response of a stream from its events. */
+export declare class ResponseAccumulator {
+  /** The latest lifecycle event's response snapshot. */
+  response: Record<string, unknown>;
+  /** The items streamed so far, by output index. */
+  readonly output: Map<number, Record<string, unknown>>;
+  /** Whether a terminal event was seen. */
+  finished: boolean;
+  /** Feed every event of an SSE capture (bytes, text, or chunks), up to `[DONE]`. */
+  feedSse(source: Uint8Array | string | Iterable<Uint8Array | string>): this;
+  feed(event: unknown): void;
+  /** The response as a plain object: the latest snapshot, with the streamed items if it lists none. */
+  asObject(): Record<string, unknown>;
+}

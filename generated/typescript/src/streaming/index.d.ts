@@ -1,0 +1,29 @@
+export {
+  checkSse,
+  StreamChecker,
+  Violation,
+  type EventValidator,
+  type StreamCheckerOptions,
+  type ValidationResult,
+} from "./checker.js";
+export { ResponseAccumulator } from "./accumulator.js";
+export {
+  DONE,
+  iterSse,
+  readEvents,
+  readSse,
+  SSEDecoder,
+  type SSEMessage,
+} from "./sse.js";
+export {
+  CUSTOM_EVENT_PATTERN,
+  EVENT_TYPES,
+  ITEM_STATUS_TYPES,
+  OPAQUE_FIELDS,
+  RESPONSE_STATUSES,
+  RULES,
+  TERMINAL_EVENT_TYPES,
+  TEXT_PARTS,
+  WARNING_RULES,
+  type EventTypeInfo,
+} from "./protocol.js";
