@@ -27,6 +27,7 @@ BENCHMARKS = {
     "observability": ["observability_bench.py", "--repeat", "7", "--seconds", "3"],
     "background": ["background_bench.py", "--repeat", "3"],
     "chain": ["chain_bench.py", "--repeat", "3"],
+    "typescript": ["ts_events_bench.py", "--repeat", "7"],
 }
 
 # "  <figure>[:] 0.94x  (goal >= 0.9x)  MET", with or without a leading "goal:".

@@ -37,7 +37,7 @@ def make_floor_app(events: int):
     from openresponses_runtime import models
     from openresponses_runtime.server import response_skeleton
     from openresponses_runtime.server.app import input_items
-    from openresponses_runtime.server.emitter import new_id
+    from openresponses_runtime.server.ids import new_id
 
     provider = bench._Deltas(events)
     records: dict[str, bytes] = {}

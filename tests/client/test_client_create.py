@@ -65,16 +65,28 @@ def test_annotation_mapping():
             "schemas": {
                 "Mode": {"type": "string", "enum": ["a", "b"]},
                 "Thing": {"type": "object", "properties": {"x": {"type": "string"}}},
+                "Tier": {"anyOf": [{"type": "string", "enum": ["auto", "flex"]}, {"type": "null"}]},
+                "Things": {"oneOf": [{"$ref": "#/components/schemas/Thing"}]},
             }
         }
     }
-    classes = {"Mode": "Mode", "Thing": "Thing"}
-    ref = {"$ref": "#/components/schemas/"}
-    assert annotation({"$ref": ref["$ref"] + "Mode"}, document, classes) == "models.Mode | str"
-    assert annotation({"$ref": ref["$ref"] + "Thing"}, document, classes) == "models.Thing | dict[str, Any]"
-    assert annotation({"anyOf": [{"type": "string"}, {"type": "null"}]}, document, classes) == "str"
-    assert annotation({"type": "array", "items": {"type": "integer"}}, document, classes) == "Sequence[int]"
-    assert annotation({"enum": ["x", "y"]}, document, classes) == "Literal['x', 'y']"
+    model = build(document)
+    classes = {name: name for name in model.schemas}
+
+    def python(node):
+        return annotation(model.shape(node), model, classes)
+
+    ref = "#/components/schemas/"
+    assert python({"$ref": ref + "Mode"}) == "models.Mode | str"
+    assert python({"$ref": ref + "Thing"}) == "models.Thing | dict[str, Any]"
+    assert python({"anyOf": [{"type": "string"}, {"type": "null"}]}) == "str"
+    assert python({"type": "array", "items": {"type": "integer"}}) == "Sequence[int]"
+    assert python({"enum": ["x", "y"]}) == "Literal['x', 'y']"
+    # One view of the types: a documented reference (`allOf` around it) is still the model, a
+    # nullable string enum takes strings, and a one-member union keeps its own model's name.
+    assert python({"allOf": [{"$ref": ref + "Thing"}], "description": "d"}) == "models.Thing | dict[str, Any]"
+    assert python({"$ref": ref + "Tier"}) == "models.Tier | str"
+    assert python({"$ref": ref + "Things"}) == "models.Things | dict[str, Any]"
     assert python_name("zeta:priority") == "zeta_priority" and python_name("class") == "class_"
     assert python_name("check", {"check"}) == "check_"
 

@@ -126,6 +126,7 @@ def test_wheels_hold_what_they_should(wheels):
     assert not any(name.startswith("openresponses_runtime/") for name in tool_files)
     # The runtime's hand-written modules ride along, for builds into other folders to copy.
     assert "orspec/runtime/server/app.py" in tool_files and "orspec/runtime/streaming.py" in tool_files
+    assert "orspec/runtime-typescript/client.js" in tool_files and "orspec/runtime-typescript/sse.d.ts" in tool_files
     assert not any("__pycache__" in name for name in tool_files)
     runtime_files = zipfile.ZipFile(runtime).namelist()
     # Users see no change: the wheel holds the files it held while the runtime was copied from templates/.
@@ -148,7 +149,8 @@ def test_installed_orspec_validates_builds_and_publishes_outside_the_repo(toolch
     assert validated.stdout.startswith("OK: ")
     run(toolchain / "orspec", "build", cwd=outside, env=env)
     built = outside / "generated"
-    for name in ("openapi.json", "python/pyproject.toml", "python/openresponses_runtime/models.py", "docs/index.md"):
+    names = ("openapi.json", "python/pyproject.toml", "python/openresponses_runtime/models.py", "docs/index.md")
+    for name in (*names, "typescript/package.json", "typescript/models.js", "typescript/client.js"):
         assert (built / name).read_bytes() == (ROOT / "generated" / name).read_bytes(), name
     assert run(toolchain / "orspec", "build", "--check", cwd=outside, env=env).stdout.startswith("up to date")
     run(toolchain / "orspec", "docs", "build", cwd=outside, env=env)

@@ -333,7 +333,7 @@ def test_a_streamed_run_writes_its_events_in_batches():
     from openresponses_runtime.server.background import FLUSH_SECONDS
 
     app = create_app(DemoProvider(delay=0.002), store=MemoryStore(), api_keys=API_KEY)
-    runs = app.state.openresponses.runs
+    runs = app.state.openresponses.background.runs
     writes = []
     append = runs.append
 
@@ -391,7 +391,9 @@ def test_a_run_another_instance_failed_stops_and_keeps_that_end():
     with live_server(app) as base:
         created = httpx.post(base + "/responses", json={"input": "go", "background": True}, headers=HEADERS).json()
         assert provider.started.wait(5)
-        asyncio.run(app.state.openresponses.fail_lapsed(created["id"]))  # as an instance that found it lapsed does
+        asyncio.run(
+            app.state.openresponses.background.fail_lapsed(created["id"])
+        )  # as an instance that found it lapsed does
         assert provider.closed.wait(5)  # at its next renewal the owner learns it, and stops
         time.sleep(0.3)
         failed = httpx.get(base + f"/responses/{created['id']}", headers=HEADERS).json()
@@ -412,7 +414,7 @@ def test_a_cancel_that_arrives_as_the_run_settles_is_refused_and_the_run_still_s
             yield TextDelta("done")
 
     app = create_app(Quick(), store=MemoryStore(), api_keys=API_KEY)
-    server = app.state.openresponses
+    server = app.state.openresponses.background
     settling, ended = threading.Event(), threading.Event()
     end = server.runs.end
 

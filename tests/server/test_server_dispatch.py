@@ -7,8 +7,7 @@ import json
 
 import httpx
 import pytest
-from openresponses_runtime.server import MemoryStore, TextDelta, create_app
-from openresponses_runtime.server import app as server_app
+from openresponses_runtime.server import MemoryStore, TextDelta, bodies, create_app
 from starlette.middleware import Middleware
 
 from ..server_helpers import API_KEY, StepsProvider
@@ -118,7 +117,7 @@ def test_bodies_decode_as_json_loads_reads_them(raw):
     except (ValueError, UnicodeDecodeError):
         expected = "error"
     try:
-        got, _ = server_app._loads(raw.decode(server_app._encoding(raw), "surrogatepass"))
+        got, _ = bodies._loads(raw.decode(bodies._encoding(raw), "surrogatepass"))
     except (ValueError, UnicodeDecodeError):
         got = "error"
     assert got == expected

@@ -109,7 +109,7 @@ def test_counters_move_with_requests_streams_errors_and_tokens():
         for (name, labels), value in after.items()
         if name == "openresponses_store_operation_seconds_count"
     }
-    assert store_ops == {"put": 2, "get": 1, "delete": 0}  # two responses saved, one looked up
+    assert store_ops == {"put": 2, "get": 1, "chain": 0, "delete": 0}  # two responses saved, one looked up
 
 
 @pytest.mark.slow

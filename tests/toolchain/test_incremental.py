@@ -33,7 +33,8 @@ def test_no_op_build_reuses_everything(project):
     cold = build(project)
     assert (
         cold.returncode == 0
-        and "ran bundle, package, models, registry, server, client, typescript-checker, docs, releases" in cold.stdout
+        and "ran bundle, package, models, registry, server, client, typescript, typescript-checker, docs, releases"
+        in cold.stdout
     )
     first = read_tree(project / "out")
     assert first == read_tree(ROOT / "generated")  # the copy builds what we committed
@@ -76,7 +77,7 @@ def test_spec_change_reruns_every_stage(project):
     items = project / "spec" / "components" / "items.yaml"
     items.write_text(items.read_text().replace("Server-assigned", "Server assigned", 1))
     assert (
-        "ran bundle, package, models, registry, server, client, typescript-checker, docs, releases"
+        "ran bundle, package, models, registry, server, client, typescript, typescript-checker, docs, releases"
         in build(project).stdout
     )
 

@@ -23,7 +23,10 @@ import httpx
 import pytest
 from openresponses_runtime.server import DemoProvider, MemoryStore, create_app
 from openresponses_runtime.server import app as server_app
+from openresponses_runtime.server import compaction as server_compaction
 from openresponses_runtime.server import emitter as server_emitter
+from openresponses_runtime.server import resource as server_resource
+from openresponses_runtime.server import turns as server_turns
 from openresponses_runtime.streaming import StreamChecker
 from orspec.proxy import ProxyApp, ProxyConfig, Recorder
 from starlette.applications import Starlette
@@ -51,8 +54,9 @@ def deterministic(monkeypatch):
         return f"{prefix}_{next(counter['ids']):06d}"
 
     clock = types.SimpleNamespace(time=lambda: 1_790_000_000.0, monotonic=time.monotonic)
-    for module in (server_app, server_emitter):
+    for module in (server_app, server_turns, server_emitter, server_compaction):
         monkeypatch.setattr(module, "new_id", new_id)
+    for module in (server_app, server_resource, server_emitter):
         monkeypatch.setattr(module, "time", clock)
 
     def restart() -> None:

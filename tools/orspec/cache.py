@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .project import CORE_STATE_MACHINES, RUNTIME
+from .project import CORE_STATE_MACHINES, RUNTIME, TS_RUNTIME
 from .write import STAMP, hand_written
 
 TOOLS = Path(__file__).resolve().parent
@@ -74,6 +74,12 @@ def fingerprint(spec: Path, templates: Path, *, lenient: bool, loaded: tuple[str
     # The runtime's hand-written modules: the server stage reads the app's handlers, and a build into
     # another folder copies them. What a build generated there is its output, not its input.
     parts["runtime"] = _hash_files([p for p in _tree(RUNTIME) if hand_written("python/", p)], RUNTIME)
+    typescript = [
+        p
+        for p in _tree(TS_RUNTIME)
+        if "node_modules" not in p.parts and hand_written(f"typescript/{p.relative_to(TS_RUNTIME).as_posix()}", p)
+    ]
+    parts["runtime-typescript"] = _hash_files(typescript, TS_RUNTIME)
     parts["flags"] = f"lenient={lenient}"
     return parts
 

@@ -9,11 +9,7 @@ from pathlib import Path
 
 from . import __version__
 from .problems import Problem, SpecError
-from .project import find_root
-
-
-class UsageError(Exception):
-    pass
+from .usage import UsageError, project_path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,20 +137,10 @@ def _print_problems(problems: list[Problem]) -> None:
         print(problem, file=sys.stderr)
 
 
-def _project_path(given: Path | None, folder: str, flag: str) -> Path:
-    """`given` if the user passed it, else `folder` of the project found above the working directory."""
-    if given:
-        return given
-    root = find_root()
-    if root is None:
-        raise UsageError(f"not inside an orspec project (no spec/openapi.yaml above here); pass {flag}")
-    return root / folder
-
-
 def _spec_path(args: argparse.Namespace) -> Path:
     if args.spec:
         return _existing_spec(args.spec, "pass a spec directory or an OpenAPI file to --spec")
-    return _project_path(None, "spec", "--spec")
+    return project_path(None, "spec", "--spec")
 
 
 def _existing_spec(path: Path, fix: str) -> Path:
@@ -172,7 +158,7 @@ def _existing_spec(path: Path, fix: str) -> Path:
 
 
 def _out_path(args: argparse.Namespace) -> Path:
-    return _project_path(args.out, "generated", "--out")
+    return project_path(args.out, "generated", "--out")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -317,7 +303,7 @@ def _spec_or_release(given: str) -> Path:
 
     if not DATE.match(given) or Path(given).exists():
         return _existing_spec(Path(given), "pass a spec directory, an OpenAPI file or the date of a release")
-    folder = releases_dir(_project_path(None, "spec", "a spec path instead of a date"))
+    folder = releases_dir(project_path(None, "spec", "a spec path instead of a date"))
     frozen = folder / given / "openapi.json"
     if not frozen.is_file():
         dates = sorted(p.parent.name for p in folder.glob("*/openapi.json"))

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .cli import UsageError, _project_path
 from .project import TEMPLATES, find_root
+from .usage import UsageError, project_path
 
 INSTALL_HINT = "pip install 'orspec[docs]'"
 
@@ -49,7 +49,7 @@ def _config(args: argparse.Namespace, site_dir: Path | None = None) -> Iterator[
         with _reference_site(root, (site_dir or root / "site").resolve()) as config:
             yield config, root / "site", True
         return
-    config = _project_path(args.config_file, "mkdocs.yml", "--config-file")
+    config = project_path(args.config_file, "mkdocs.yml", "--config-file")
     if not config.is_file():
         raise UsageError(f"no mkdocs config at {config}")
     yield config.resolve(), config.resolve().parent / "site", False

@@ -13,7 +13,7 @@ import errno
 import socket
 from typing import Any
 
-from .cli import UsageError
+from .usage import UsageError
 
 _REASONS = {
     errno.EADDRINUSE: "port {port} on {host} is in use; pick another with {port_flag}",

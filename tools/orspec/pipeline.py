@@ -16,11 +16,13 @@ from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
 from .generate.server import check_handlers, generate_server
+from .generate.typescript import ROOT as TS_ROOT
+from .generate.typescript import generate_typescript
 from .generate.typescript_checker import generate_typescript_checker
 from .mappings import add_mappings
 from .native import NativeNames, check_native_names
 from .problems import Level, Problem, SpecError, errors
-from .project import RUNTIME, TEMPLATES
+from .project import RUNTIME, TEMPLATES, TS_RUNTIME
 from .publish import published
 from .releases import Release, load_releases, release_outputs
 from .schema import SpecModel, build
@@ -113,13 +115,19 @@ STAGES = (
         "server",
         ("spec", "tool", "templates/server", "runtime"),
         lambda spec, t: generate_server(spec.model, t, spec.native),
-        "the spec's operations and request schemas, spec/openai-native.yaml and templates/server/",
+        "the spec's operations, request and response schemas, spec/openai-native.yaml and templates/server/",
     ),
     Stage(
         "client",
         ("spec", "tool", "templates/client"),
         lambda spec, t: generate_client(spec.model, t),
         "the spec's operations and templates/client/",
+    ),
+    Stage(
+        "typescript",
+        ("spec", "tool"),
+        lambda spec, _: generate_typescript(spec.model),
+        "the spec's schemas, events and operations",
     ),
     Stage(
         "typescript-checker",
@@ -132,6 +140,9 @@ STAGES = (
 )
 # Copies the runtime's hand-written modules into an output folder other than their own.
 RUNTIME_STAGE = Stage("runtime", ("runtime",), lambda spec, _: runtime_source(), made_from=None)
+TS_RUNTIME_STAGE = Stage(
+    "runtime-typescript", ("runtime-typescript",), lambda spec, _: typescript_source(), made_from=None
+)
 
 
 def runtime_source(runtime: Path = RUNTIME) -> Outputs:
@@ -145,9 +156,26 @@ def runtime_source(runtime: Path = RUNTIME) -> Outputs:
     }
 
 
+def typescript_source(runtime: Path = TS_RUNTIME) -> Outputs:
+    """The npm package's hand-written modules, as outputs of its folder."""
+    found = {f"{TS_ROOT}/{p.relative_to(runtime).as_posix()}": p for p in sorted(runtime.rglob("*")) if p.is_file()}
+    return {
+        rel: path.read_bytes()
+        for rel, path in found.items()
+        if "node_modules" not in path.relative_to(runtime).parts and hand_written(rel, path)
+    }
+
+
 def builds_in_place(out: Path | None) -> bool:
     """Whether `out` is the output folder the runtime's hand-written modules live in."""
     return out is not None and (out / PACKAGE).resolve() == RUNTIME.resolve()
+
+
+def _copies(out: Path | None) -> tuple[Stage, ...]:
+    """The stages that copy hand-written modules into an output folder other than their own."""
+    python = () if builds_in_place(out) else (RUNTIME_STAGE,)
+    typescript = () if out is not None and (out / TS_ROOT).resolve() == TS_RUNTIME.resolve() else (TS_RUNTIME_STAGE,)
+    return python + typescript
 
 
 _COMMENTS = {".py": "# {}", ".toml": "# {}", ".md": "<!-- {} -->", ".js": "// {}", ".ts": "// {}"}
@@ -179,7 +207,7 @@ def run_stages(
     outputs: Outputs = {}
     records: dict[str, dict] = {}
     ran: list[str] = []
-    stages = STAGES if builds_in_place(out) else (*STAGES, RUNTIME_STAGE)
+    stages = (*STAGES, *_copies(out))
     for stage in stages:
         key = stage_key(inputs, stage.inputs) if inputs is not None else ""
         reused = previous.reusable(stage.name, key, out) if previous and out and inputs is not None else None

@@ -1,7 +1,9 @@
 """A typed view of the bundled spec, built once by the pipeline and read by every stage.
 
 The bundle is a plain JSON document; this module says once what its parts mean: which component
-schemas exist (their properties, required fields, defaults, vendor and release), which unions
+schemas exist (their properties, required fields, defaults, vendor and release, and the shape of
+their values: a small tree of references, unions, arrays, maps, literals and primitives, each
+nullable or not, which every language's output renders), which unions
 there are (their members, tags and fallbacks), which events the streaming union holds (with their
 place in `state-machines.yaml`) and which HTTP operations the spec serves. Stages read the
 `SpecModel` instead of walking raw dicts, and share its three helpers: `deref` (one way to follow
@@ -17,7 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Protocol
 
 from jsonpointer import escape, unescape
@@ -337,6 +340,16 @@ class SpecModel:
     operations: list[Operation]
     machines: Any = None  # the `Places` given to `build` (a `StateMachines`), for the stages that draw or enforce them
 
+    @cached_property
+    def shapes(self) -> dict[str, Shape]:
+        """The shape of every component schema, by name (worked out on first use)."""
+        raw = (self.document.get("components") or {}).get("schemas")
+        return {str(name): shape_of(node, self.document) for name, node in raw.items()} if isinstance(raw, dict) else {}
+
+    def shape(self, node: Any) -> Shape:
+        """The shape of a schema node of this document (a property, a parameter)."""
+        return shape_of(node, self.document)
+
     def deref(self, node: Any) -> Any:
         return deref(node, self.document)
 
@@ -525,3 +538,178 @@ def handler_name(operation: Operation) -> str:
         words = [w.lower() for w in _IDENTIFIER_WORDS.findall(f"{operation.method} {operation.path}")]
     name = "_".join(words) or operation.method
     return f"op_{name}" if name[0].isdigit() else name
+
+
+# --------------------------------------------------------------------------------------------------
+# The shape of a value: one small tree per schema, which each language renders in its own syntax.
+
+
+@dataclass(frozen=True, kw_only=True)
+class Shape:
+    """What a JSON value of a schema may be; `nullable` says whether `null` is one of its values too."""
+
+    nullable: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class RefShape(Shape):
+    name: str  # a component schema
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrimitiveShape(Shape):
+    kind: str  # string | integer | number | boolean | any | null | never
+    constraints: tuple[tuple[str, Any], ...] = ()  # (JSON Schema keyword, value): minLength, maximum, pattern, ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class LiteralShape(Shape):
+    values: tuple[Any, ...]  # strings, numbers or booleans; one of them
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArrayShape(Shape):
+    items: Shape
+    constraints: tuple[tuple[str, Any], ...] = ()  # minItems, maxItems
+
+
+@dataclass(frozen=True, kw_only=True)
+class MapShape(Shape):
+    values: Shape  # an object with any keys, each holding one of these
+    constraints: tuple[tuple[str, Any], ...] = ()  # maxProperties
+
+
+@dataclass(frozen=True)
+class Property:
+    name: str  # as on the wire
+    shape: Shape
+    required: bool
+    description: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObjectShape(Shape):
+    properties: tuple[Property, ...]  # other keys are allowed and kept
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnionShape(Shape):
+    members: tuple[Shape, ...]  # told apart by value, not by a tag (tags are `SpecModel.unions`' business)
+
+
+_CONSTRAINTS = {
+    "string": ("minLength", "maxLength", "pattern"),
+    "integer": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"),
+    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"),
+    "array": ("minItems", "maxItems"),
+    "object": ("maxProperties",),
+}
+MAX_SHAPE_DEPTH = 24  # inline schemas nested this deep at most; deeper is `any`
+NULL = {"type": "null"}
+
+
+def shape_of(node: Any, doc: dict, depth: int = 0) -> Shape:
+    """The shape of a schema node; a `$ref` to a component schema stays a reference."""
+    if not isinstance(node, dict) or depth > MAX_SHAPE_DEPTH:
+        return PrimitiveShape(kind="any")
+    if node.get("x-openresponses-disallowed") is True or node.get("not") == {}:
+        return PrimitiveShape(kind="never")  # a field that must be absent (or null)
+    name = ref_name(node.get("$ref"))
+    if name is not None:
+        return RefShape(name=name)
+    parts = node.get("allOf") if isinstance(node.get("allOf"), list) else []
+    if parts:
+        refs = [p for p in parts if isinstance(p, dict) and "$ref" in p]
+        rest = {k: v for k, v in node.items() if k != "allOf"}
+        if len(parts) == 1 and not (set(rest) - _ANNOTATIONS):
+            return shape_of(parts[0], doc, depth + 1)
+        if (
+            len(refs) == 1
+            and all(set(p) <= _ANNOTATIONS for p in parts if p not in refs)
+            and not rest.get("properties")
+        ):
+            return shape_of(refs[0], doc, depth + 1)
+        return _object_shape([node, *(deref(p, doc) for p in parts)], doc, depth)
+    found = union_of(node)
+    if found is not None and not node.get("properties"):
+        members = [m for m in found[1] if m != NULL]
+        shapes = _flatten([shape_of(m, doc, depth + 1) for m in members])
+        nullable = len(members) < len(found[1]) or any(s.nullable for s in shapes)
+        if not shapes:
+            return PrimitiveShape(kind="null")
+        if len(shapes) == 1:
+            return _nullable(shapes[0], nullable)
+        return UnionShape(members=tuple(_nullable(s, False) for s in shapes), nullable=nullable)
+    if "const" in node:
+        return _literal((node["const"],))
+    if isinstance(node.get("enum"), list) and node["enum"]:
+        return _literal(tuple(node["enum"]))
+    kind = node.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        shapes = [shape_of({**node, "type": k}, doc, depth + 1) for k in kinds]
+        if not shapes:
+            return PrimitiveShape(kind="null")
+        nullable = len(kinds) < len(kind)
+        if len(shapes) == 1:
+            return _nullable(shapes[0], nullable)
+        return UnionShape(members=tuple(shapes), nullable=nullable)
+    limits = tuple((k, node[k]) for k in _CONSTRAINTS.get(kind, ()) if k in node) if isinstance(kind, str) else ()
+    if kind == "array":
+        return ArrayShape(items=shape_of(node.get("items"), doc, depth + 1), constraints=limits)
+    if kind == "object" or isinstance(node.get("properties"), dict):
+        if node.get("properties"):
+            return _object_shape([node], doc, depth)
+        extra = node.get("additionalProperties")
+        values = shape_of(extra, doc, depth + 1) if isinstance(extra, dict) else PrimitiveShape(kind="any")
+        return MapShape(values=values, constraints=limits)
+    if kind in ("string", "integer", "number", "boolean", "null"):
+        return PrimitiveShape(kind=kind, constraints=limits)
+    return PrimitiveShape(kind="any")
+
+
+_ANNOTATIONS = {"description", "title", "example", "examples", "x-enumDescriptions", ADDED_IN, VENDOR}
+
+
+def _object_shape(parts: list[Any], doc: dict, depth: int) -> ObjectShape:
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        props.update({str(k): v for k, v in (part.get("properties") or {}).items()})
+        required += [r for r in part.get("required") or () if isinstance(r, str)]
+    return ObjectShape(
+        properties=tuple(
+            Property(
+                name,
+                shape_of(prop, doc, depth + 1),
+                name in required,
+                " ".join(str(prop.get("description") or "").split()) if isinstance(prop, dict) else "",
+            )
+            for name, prop in props.items()
+        )
+    )
+
+
+def _literal(values: tuple[Any, ...]) -> Shape:
+    kept = tuple(v for v in values if v is None or isinstance(v, str | int | float | bool))
+    non_null = tuple(v for v in kept if v is not None)
+    if not non_null:
+        return PrimitiveShape(kind="null")
+    return LiteralShape(values=non_null, nullable=len(non_null) < len(kept))
+
+
+def _nullable(shape: Shape, nullable: bool) -> Shape:
+    return replace(shape, nullable=shape.nullable or nullable)
+
+
+def _flatten(shapes: list[Shape]) -> list[Shape]:
+    """Members of nested inline unions lifted into one list, each once."""
+    out: list[Shape] = []
+    for shape in shapes:
+        for member in shape.members if isinstance(shape, UnionShape) else (shape,):
+            member = _nullable(member, shape.nullable) if isinstance(shape, UnionShape) else member
+            if member not in out:
+                out.append(member)
+    return out

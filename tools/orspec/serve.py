@@ -125,8 +125,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from openresponses_runtime.server import StoreError
     from openresponses_runtime.server.serving import Limits, serve
 
-    from .cli import UsageError
     from .listening import listen
+    from .usage import UsageError
 
     given = args.api_key or os.environ.get("ORSPEC_API_KEY")
     settings = {

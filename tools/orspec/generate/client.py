@@ -19,7 +19,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..schema import Operation, SpecModel, deref, handler_name, ref_name
+from ..schema import (
+    ArrayShape,
+    LiteralShape,
+    MapShape,
+    ObjectShape,
+    Operation,
+    PrimitiveShape,
+    RefShape,
+    Shape,
+    SpecModel,
+    UnionShape,
+    deref,
+    handler_name,
+    ref_name,
+)
 from .normalize import class_names
 from .package import PACKAGE, environment
 from .pyformat import format_python
@@ -71,7 +85,7 @@ def create_params(model: SpecModel) -> list[CreateParam]:
             CreateParam(
                 json_name=json_name,
                 name=python,
-                annotation=annotation(prop, document, classes),
+                annotation=annotation(model.shape(prop), model, classes),
                 description=_description(prop, document),
                 required=json_name in schema.required,
             )
@@ -147,7 +161,7 @@ def client_operations(model: SpecModel) -> list[ClientOperation]:
                 ClientParam(
                     parameter.name,
                     name,
-                    annotation(parameter.schema, model.document, classes),
+                    annotation(model.shape(parameter.schema), model, classes),
                     " ".join(parameter.description.split()),
                 )
             )
@@ -190,38 +204,35 @@ def python_name(json_name: str, taken: set[str] | frozenset[str] = frozenset()) 
     return name
 
 
-def annotation(schema: Any, document: dict, classes: dict[str, str], depth: int = 0) -> str:
-    """The Python type a caller may pass for `schema`: a model or its plain dict, never narrower than the wire."""
-    if not isinstance(schema, dict) or depth > 8:
+def annotation(shape: Shape, model: SpecModel, classes: dict[str, str], depth: int = 0) -> str:
+    """The Python type a caller may pass for a value of `shape`: a model or its plain dict, never
+    narrower than the wire. `None` is left out: every keyword that may take it defaults to it."""
+    if depth > 8:
         return "Any"
-    name = ref_name(schema.get("$ref"))
-    if name is not None:
-        target = deref(schema, document)
-        cls = classes.get(name)
-        if not isinstance(target, dict) or cls is None:
+    if isinstance(shape, RefShape):
+        cls, target = classes.get(shape.name), model.shapes.get(shape.name)
+        for _ in range(depth, 8):  # an alias of another schema (a one-member union): the model is this one's
+            if not isinstance(target, RefShape):
+                break
+            target = model.shapes.get(target.name)
+        if cls is None or target is None:
             return "Any"
-        if "enum" in target and target.get("type") == "string":
+        if isinstance(target, LiteralShape) and all(isinstance(v, str) for v in target.values):
             return f"models.{cls} | str"
-        if "properties" in target or "anyOf" in target or "oneOf" in target or "discriminator" in target:
+        if isinstance(target, ObjectShape | UnionShape):
             return f"models.{cls} | dict[str, Any]"
-        return annotation(target, document, classes, depth + 1)
-    for key in ("anyOf", "oneOf"):
-        if isinstance(schema.get(key), list):
-            return _union(annotation(s, document, classes, depth + 1) for s in schema[key])
-    if "const" in schema:
-        return f"Literal[{schema['const']!r}]"
-    if isinstance(schema.get("enum"), list) and all(isinstance(v, str | int | bool) for v in schema["enum"]):
-        return f"Literal[{', '.join(repr(v) for v in schema['enum'])}]"
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        return _union(annotation({**schema, "type": k}, document, classes, depth + 1) for k in kind)
-    if kind == "array":
-        return f"Sequence[{annotation(schema.get('items'), document, classes, depth + 1)}]"
-    if kind == "object":
-        extra = schema.get("additionalProperties")
-        value = annotation(extra, document, classes, depth + 1) if isinstance(extra, dict) else "Any"
-        return f"Mapping[str, {value}]"
-    return _PRIMITIVES.get(kind, "Any") if isinstance(kind, str) else "Any"
+        return annotation(target, model, classes, depth + 1)
+    if isinstance(shape, UnionShape):
+        return _union(annotation(m, model, classes, depth + 1) for m in shape.members)
+    if isinstance(shape, LiteralShape):
+        return f"Literal[{', '.join(repr(v) for v in shape.values)}]"
+    if isinstance(shape, ArrayShape):
+        return f"Sequence[{annotation(shape.items, model, classes, depth + 1)}]"
+    if isinstance(shape, MapShape):
+        return f"Mapping[str, {annotation(shape.values, model, classes, depth + 1)}]"
+    if isinstance(shape, ObjectShape):
+        return "Mapping[str, Any]"
+    return _PRIMITIVES.get(shape.kind, "Any") if isinstance(shape, PrimitiveShape) else "Any"
 
 
 def _union(parts) -> str:

@@ -1,6 +1,7 @@
 """The server's generated data: the route table (`openresponses_runtime.server.routes`, from the
-spec's operations), what decides whether a request field may be null (`request_schemas`), and
-OpenAI's names the spec does not define (`native`, from `spec/openai-native.yaml`).
+spec's operations), what decides whether a request field may be null (`request_schemas`),
+OpenAI's names the spec does not define (`native`, from `spec/openai-native.yaml`), and the
+response object's fields and declared defaults (`skeleton`).
 
 Each operation becomes one `Operation`: its URL under the servers' base path, its `operationId`,
 the handler that serves it, the request model that validates the body, and whether the path also
@@ -16,6 +17,7 @@ import ast
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..bundle import SourceMap
@@ -30,6 +32,9 @@ from .pyformat import format_python
 OUTPUT = f"{PACKAGE}/server/routes.py"
 SCHEMAS_OUTPUT = f"{PACKAGE}/server/request_schemas.py"
 NATIVE_OUTPUT = f"{PACKAGE}/server/native.py"
+SKELETON_OUTPUT = f"{PACKAGE}/server/skeleton.py"
+RESPONSE_SCHEMA = "ResponseResource"
+CREATE_HANDLER = "create_response"
 APP = Path("server/app.py")
 
 
@@ -172,6 +177,33 @@ def _schema_names(node: object) -> list[str]:
     return names
 
 
+@dataclass(frozen=True)
+class Skeleton:
+    """What the server's response skeleton reads of the spec."""
+
+    response: str
+    request: str
+    fields: tuple[str, ...]  # the response schema's required fields, in the spec's order
+    response_defaults: dict[str, Any]
+    request_defaults: dict[str, Any]
+
+
+def skeleton(model: SpecModel) -> Skeleton:
+    """The fields of `ResponseResource` and the defaults it and the create request declare."""
+    response = model.schemas.get(RESPONSE_SCHEMA)
+    create = next((op for op in model.operations if handler_name(op) == CREATE_HANDLER), None)
+    request_name = create.request_schema if create is not None else None
+    request = model.schemas.get(request_name) if request_name else None
+    fields = tuple(name for name in response.properties if name in response.required) if response else ()
+    return Skeleton(
+        response=RESPONSE_SCHEMA,
+        request=request_name or "",
+        fields=fields,
+        response_defaults={k: v for k, v in (response.defaults if response else {}).items() if k in fields},
+        request_defaults=dict(request.defaults) if request else {},
+    )
+
+
 def generate_server(model: SpecModel, templates: Path, native: NativeNames | None = None) -> dict[str, bytes]:
     env = environment(templates)
     code = env.get_template("server/routes.py.jinja").render(routes=route_specs(model, runtime_handlers()))
@@ -182,8 +214,17 @@ def generate_server(model: SpecModel, templates: Path, native: NativeNames | Non
     data = env.get_template("server/request_schemas.py.jinja").render(schemas=schemas, roots=roots)
     native = native or NativeNames()
     names = env.get_template("server/native.py.jinja").render(parameters=native.parameters, tools=native.tools)
+    shape = skeleton(model)
+    skeleton_code = env.get_template("server/skeleton.py.jinja").render(
+        response=shape.response,
+        request=shape.request,
+        fields=shape.fields,
+        response_defaults=shape.response_defaults,
+        request_defaults=shape.request_defaults,
+    )
     return {
         OUTPUT: format_python(code, filename="routes.py").encode(),
         SCHEMAS_OUTPUT: format_python(data, filename="request_schemas.py").encode(),
         NATIVE_OUTPUT: format_python(names, filename="native.py").encode(),
+        SKELETON_OUTPUT: format_python(skeleton_code, filename="skeleton.py").encode(),
     }

@@ -135,9 +135,8 @@ def protocol_module(model: SpecModel) -> str:
             "WARNING_RULES", "The rules whose findings are warnings rather than errors.", tables.warnings
         )
     text += "\n/** The stream rules of the state machines, by the id the stream checker reports. */\n"
-    text += "export const RULES = {\n"
-    text += "".join(_value_line(_key(rule), _js(description), 2) for rule, description in rules.items())
-    text += "};\n\n"
+    entries = "".join(_value_line(_key(rule), _js(description), 2) for rule, description in rules.items())
+    text += f"export const RULES = {{\n{entries}}};\n\n" if entries else "export const RULES = {};\n\n"
     text += "/** Vendor event types (`<vendor>:<name>`) match this pattern. */\n"
     text += f"export const CUSTOM_EVENT_PATTERN = {_regex(pattern)};\n"
     return text
@@ -182,24 +181,8 @@ export declare const CUSTOM_EVENT_PATTERN: RegExp | null;
 """
 
 
-# Just enough of a package for Node to load the modules as ESM and find the bin; the package's
-# own manifest (dependencies, every export) is the models' stage's to write.
-MANIFEST = {
-    "name": "openresponses-runtime",
-    "private": True,
-    "type": "module",
-    "bin": {"openresponses-check-stream": "bin/openresponses-check-stream.js"},
-    "exports": {
-        "./streaming": {"types": "./src/streaming/index.d.ts", "default": "./src/streaming/index.js"},
-        "./server": {"types": "./src/server/index.d.ts", "default": "./src/server/index.js"},
-    },
-    "engines": {"node": ">=20"},
-}
-
-
 def generate_typescript_checker(model: SpecModel) -> dict[str, bytes]:
     return {
         f"{PROTOCOL}.js": protocol_module(model).encode(),
         f"{PROTOCOL}.d.ts": DECLARATIONS.encode(),
-        f"{TYPESCRIPT}/package.json": (json.dumps(MANIFEST, indent=2) + "\n").encode(),
     }

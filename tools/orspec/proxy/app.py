@@ -18,69 +18,31 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 import anyio
 from openresponses_runtime.server.acceptance import Acceptance
-from openresponses_runtime.server.emitter import dumps, sse_frame
 from openresponses_runtime.server.errors import OpenResponsesError, ServerError
 from openresponses_runtime.server.routes import ROUTES
+from openresponses_runtime.server.wire import dumps, sse_frame
 
+from .config import ProxyConfig
+from .headers import HOP_BY_HOP, credentials, drop_hop_by_hop
 from .observer import StreamObserver, check_json_response, check_request, side_decoder
 from .recorder import Exchange, Recorder
+from .websocket import relay
 
 __all__ = ["ProxyApp", "ProxyConfig"]
 
 log = logging.getLogger("orspec.proxy")
 
-# Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded; `host` and
-# `content-length` are set anew for the upstream connection.
-_HOP_BY_HOP = frozenset(
-    {b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"proxy-connection"}
-    | {b"te", b"trailer", b"trailers", b"transfer-encoding", b"upgrade"}
-)
-_NOT_TO_UPSTREAM = _HOP_BY_HOP | {b"host", b"content-length"}
-_WEBSOCKET_HANDSHAKE = frozenset(
-    {b"sec-websocket-key", b"sec-websocket-version", b"sec-websocket-extensions", b"sec-websocket-protocol"}
-)
+_NOT_TO_UPSTREAM = HOP_BY_HOP | {b"host", b"content-length"}
 _MAX_CHECKED_BODY = 32 * 1024 * 1024  # JSON bodies larger than this are forwarded but not checked
 # aiohttp adds these unless told not to; the upstream gets only what the client sent.
 _NO_AUTO_HEADERS = frozenset({"User-Agent", "Accept", "Accept-Encoding", "Content-Type"})
 _OPERATIONS = {op.path: op for op in ROUTES if op.method == "POST"}
-_WEBSOCKET_OPERATIONS = {op.path: op for op in ROUTES if op.websocket and op.websocket_model is not None}
-
-
-@dataclass(frozen=True)
-class ProxyConfig:
-    upstream: str
-    tool_timeout: float = 30.0
-    stall_timeout: float = 60.0
-    upstream_timeout: float = 60.0
-    enforce: bool = False
-
-
-def _drop_hop_by_hop(headers: list[tuple[bytes, bytes]], also: frozenset[bytes] = frozenset()) -> list:
-    named = {
-        token.strip().lower() for name, value in headers if name.lower() == b"connection" for token in value.split(b",")
-    }
-    skip = _HOP_BY_HOP | also | named
-    return [(name, value) for name, value in headers if name.lower() not in skip]
-
-
-def _bearer(headers: list[tuple[bytes, bytes]]) -> tuple[str, ...]:
-    """The client's credentials, so a record can be scrubbed of them wherever they appear."""
-    found = []
-    for name, value in headers:
-        if name.lower() in (b"authorization", b"api-key", b"x-api-key"):
-            text = value.decode("latin-1")
-            found.append(text)
-            scheme, _, token = text.partition(" ")
-            if token.strip():
-                found.append(token.strip())
-    return tuple(found)
 
 
 class ProxyApp:
@@ -121,8 +83,6 @@ class ProxyApp:
         if scope["type"] == "http":
             await self._http(scope, receive, send)
         elif scope["type"] == "websocket":
-            from .websocket import relay
-
             await relay(self, scope, receive, send)
         elif scope["type"] == "lifespan":
             while True:
@@ -144,7 +104,7 @@ class ProxyApp:
     async def _http(self, scope: dict, receive: Any, send: Any) -> None:
         exchange = Exchange(scope["method"], scope["path"])
         headers = list(scope["headers"])
-        secrets = _bearer(headers)
+        secrets = credentials(headers)
         try:
             await self._exchange(exchange, scope, receive, send, headers)
         finally:
@@ -170,7 +130,7 @@ class ProxyApp:
                     data=body,
                     headers=[
                         (k.decode("latin-1"), v.decode("latin-1"))
-                        for k, v in _drop_hop_by_hop(headers, _NOT_TO_UPSTREAM)
+                        for k, v in drop_hop_by_hop(headers, _NOT_TO_UPSTREAM)
                     ],
                     skip_auto_headers=_NO_AUTO_HEADERS,  # send what the client sent, nothing of the proxy's own
                     allow_redirects=False,
@@ -216,7 +176,7 @@ class ProxyApp:
                 observer = StreamObserver(exchange)
         exchange.status = status
         await send(
-            {"type": "http.response.start", "status": status, "headers": _drop_hop_by_hop(list(upstream.raw_headers))}
+            {"type": "http.response.start", "status": status, "headers": drop_hop_by_hop(list(upstream.raw_headers))}
         )
         kept: list[bytes] | None = [] if checked and observer is None and decoder is not False else None
         cut: tuple[str, str] | None = None  # (code, message) when the proxy ends the stream itself

@@ -55,8 +55,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_proxy(args: argparse.Namespace) -> int:
-    from ..cli import UsageError
     from ..listening import listen, serve
+    from ..usage import UsageError
     from .app import ProxyApp, ProxyConfig
     from .recorder import Recorder
 

@@ -9,19 +9,19 @@ from __future__ import annotations
 import json
 import time
 import zlib
-from dataclasses import dataclass
 from typing import Any
 
 from openresponses_runtime import models
 from openresponses_runtime.events import TERMINAL_EVENT_TYPES
 from openresponses_runtime.server.acceptance import Acceptance, check_function_outputs
-from openresponses_runtime.server.app import input_items, parse_body
+from openresponses_runtime.server.bodies import parse_body
 from openresponses_runtime.server.errors import OpenResponsesError
-from openresponses_runtime.server.websocket import _transport_fields as transport_fields
+from openresponses_runtime.server.resource import input_items
+from openresponses_runtime.server.websocket import transport_fields
 from openresponses_runtime.streaming import StreamChecker
 from pydantic import ValidationError
 
-from .recorder import Exchange
+from .recorder import Exchange, RequestCheck
 
 __all__ = ["RequestCheck", "SSEFeed", "StreamObserver", "check_json_response", "check_request", "side_decoder"]
 
@@ -36,16 +36,6 @@ _RESPONSE_MODELS: dict[str, type] = {
     "/v1/responses": models.ResponseResource,
     "/v1/responses/compact": models.CompactResource,
 }
-
-
-@dataclass(frozen=True)
-class RequestCheck:
-    """What a server makes of a request body: its JSON (empty if not an object), the names it
-    ignores, or the error it refuses it with."""
-
-    data: dict[str, Any]
-    ignored: tuple[str, ...] = ()
-    refusal: OpenResponsesError | None = None
 
 
 def check_request(raw: bytes, model: type, acceptance: Acceptance, *, websocket: bool = False) -> RequestCheck:

@@ -18,14 +18,13 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
-if TYPE_CHECKING:
-    from .observer import RequestCheck
+from openresponses_runtime.server.errors import OpenResponsesError
 
 from ..report import percentile
 
-__all__ = ["Diagnosis", "Exchange", "Recorder", "scrub"]
+__all__ = ["Diagnosis", "Exchange", "Recorder", "RequestCheck", "scrub"]
 
 REDACTED = "[redacted]"
 # Field names that hold credentials, in a body or a tool's configuration.
@@ -47,6 +46,16 @@ PROBLEMS = frozenset(
         "upstream-died",
     }
 )
+
+
+@dataclass(frozen=True)
+class RequestCheck:
+    """What a server makes of a request body: its JSON (empty if not an object), the names it
+    ignores, or the error it refuses it with."""
+
+    data: dict[str, Any]
+    ignored: tuple[str, ...] = ()
+    refusal: OpenResponsesError | None = None
 
 
 @dataclass(slots=True)

@@ -11,26 +11,39 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
-from openresponses_runtime.server.emitter import dumps
+from openresponses_runtime.server.acceptance import Acceptance
 from openresponses_runtime.server.errors import OpenResponsesError, ServerError
+from openresponses_runtime.server.routes import ROUTES
+from openresponses_runtime.server.wire import dumps
 from starlette.responses import Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from .app import _WEBSOCKET_HANDSHAKE, _WEBSOCKET_OPERATIONS, _bearer, _drop_hop_by_hop
+from .config import ProxyConfig
+from .headers import WEBSOCKET_HANDSHAKE, credentials, drop_hop_by_hop
 from .observer import StreamObserver, check_request
-from .recorder import Exchange
+from .recorder import Exchange, Recorder
 
-if TYPE_CHECKING:
-    from .app import ProxyApp
+
+class Relaying(Protocol):
+    """What a relay asks of the proxy (`ProxyApp`): its settings, the checks it makes, where it
+    records, and the upstream URL of a path."""
+
+    config: ProxyConfig
+    acceptance: Acceptance
+    recorder: Recorder
+
+    def upstream_url(self, path: str, query: bytes, *, websocket: bool = False) -> str: ...
+
 
 __all__ = ["relay"]
 
-_NOT_TO_UPSTREAM = _WEBSOCKET_HANDSHAKE | {b"host", b"content-length", b"user-agent", b"origin"}
+_WEBSOCKET_OPERATIONS = {op.path: op for op in ROUTES if op.websocket and op.websocket_model is not None}
+_NOT_TO_UPSTREAM = WEBSOCKET_HANDSHAKE | {b"host", b"content-length", b"user-agent", b"origin"}
 
 
 class _Turn:
@@ -39,13 +52,13 @@ class _Turn:
         self.observer = StreamObserver(exchange, websocket=True)
 
 
-async def relay(app: ProxyApp, scope: dict, receive: Any, send: Any) -> None:
+async def relay(app: Relaying, scope: dict, receive: Any, send: Any) -> None:
     websocket = WebSocket(scope, receive, send)
     headers = list(scope["headers"])
-    secrets = _bearer(headers)
+    secrets = credentials(headers)
     operation = _WEBSOCKET_OPERATIONS.get(scope["path"])
     forwarded = [
-        (name.decode("latin-1"), value.decode("latin-1")) for name, value in _drop_hop_by_hop(headers, _NOT_TO_UPSTREAM)
+        (name.decode("latin-1"), value.decode("latin-1")) for name, value in drop_hop_by_hop(headers, _NOT_TO_UPSTREAM)
     ]
     user_agent = next((v.decode("latin-1") for n, v in headers if n.lower() == b"user-agent"), None)
     origin = next((v.decode("latin-1") for n, v in headers if n.lower() == b"origin"), None)
@@ -221,6 +234,6 @@ async def _close_quietly(websocket: WebSocket, code: int, reason: str) -> None:
         await websocket.close(code, reason)
 
 
-def _finish(app: ProxyApp, exchange: Exchange, secrets: tuple[str, ...]) -> None:
+def _finish(app: Relaying, exchange: Exchange, secrets: tuple[str, ...]) -> None:
     exchange.end()
     app.recorder.record(exchange, secrets)

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from ..events import SSEDecoder
-from ..server.emitter import loads
+from ..server.wire import loads
 
 __all__ = ["UpstreamClient", "aiter_of", "finish_reading", "json_events"]
 

@@ -5,7 +5,9 @@ A provider is an object with `async def respond(request: ProviderRequest)` yield
 models, resolves `previous_response_id`, enforces `tool_choice`, turns the steps into a
 spec-exact event stream (or one JSON response) and stores the result.
 
-This subpackage is hand-written, except `routes`, which is generated from the spec's paths.
+This subpackage is hand-written, except `routes`, `skeleton`, `request_schemas` and `native`,
+which `orspec build` generates from the spec (each says so on its first line). Its rooms, and
+what each may import, are mapped in the architecture guide.
 It needs the `server` extra: `pip install 'openresponses-runtime[server]'`.
 """
 

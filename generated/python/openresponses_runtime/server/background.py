@@ -33,24 +33,27 @@ from contextlib import asynccontextmanager
 from functools import cached_property
 from typing import Any
 
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.types import ASGIApp
 
-from .emitter import DONE_FRAME, Emitter, ToolPolicy, dumps, new_id, sse_frame
+from .asgi import event_stream
+from .emitter import Emitter, ToolPolicy
 from .errors import InvalidRequest, OpenResponsesError, ServerError
+from .ids import new_id
 from .runs import Run, runs_for
 from .steps import ProviderRequest
 from .store import ResponseStore, StoredResponse
 from .streams import Streams
+from .turns import Turns
+from .wire import DONE_FRAME, dumps, sse_frame
 
-__all__ = ["Background", "event_stream"]
+__all__ = ["BackgroundRuns"]
 
 log = logging.getLogger("openresponses_runtime.server.background")
 
 FLUSH_SECONDS = 0.1  # how often a streamed run's new events are written to the store, in one batch
 POLL_SECONDS = 0.25  # how often a task renews its lease and reads whether it was cancelled
 FOLLOW_SECONDS = 0.05  # how often a stream of another instance's run reads the store for new events
-_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def lease_seconds() -> float:
@@ -90,33 +93,30 @@ class _Live:
         changed.set()
 
 
-class Background:
-    """Background runs, for a server with a `store`, `streams` and the `first_step`, `run` and `save` of `app._Server`."""
+class BackgroundRuns:
+    """The server's background runs: each a task of this process that drives a turn (`turns`) under
+    one of the server's stream slots (`streams`), with a lease and its events kept in the store."""
 
-    store: ResponseStore
-    streams: Streams
-
-    @cached_property
-    def instance(self) -> str:
-        return new_id("instance")
-
-    @cached_property
-    def live(self) -> dict[str, _Live]:
-        return {}
+    def __init__(self, turns: Turns, streams: Streams):
+        self.turns = turns
+        self.store: ResponseStore = turns.store
+        self.streams = streams
+        self.instance = new_id("instance")
+        self.live: dict[str, _Live] = {}
+        self.swept = False  # whether this process has failed the runs whose lease lapsed
 
     @cached_property
     def runs(self) -> Any:
+        """The ledger of runs, in the store's database; made at first use (it creates its tables)."""
         return runs_for(self.store)
 
     @asynccontextmanager
-    async def background_lifespan(self, app: Any) -> AsyncIterator[None]:
+    async def lifespan(self, app: Any) -> AsyncIterator[None]:
         """The app's lifespan: runs whose process died are failed as it starts, and its own runs as it stops
         (they cannot finish without it, and an instance that shuts down never renews their lease again).
         A store with connections to keep (PostgreSQL's pool) opens them here and closes them as it stops."""
-        opening = getattr(self.store, "open", None)
         try:
-            if callable(opening):
-                await opening()
+            await self.store.open()
             await self.runs_settled()
         except Exception as exc:  # the store is down: the server starts all the same, and answers 503 until it is back
             log.error("the response store is not ready as the server starts (%s); requests get 503 until it is", exc)
@@ -128,15 +128,13 @@ class Background:
                 task.cancel()  # not `live.cancel()`: no client asked, so the response ends `failed`
             if tasks:
                 await asyncio.wait(tasks, timeout=10)
-            closing = getattr(self.store, "aclose", None)
-            if callable(closing):
-                await closing()
+            await self.store.aclose()
 
     async def runs_settled(self) -> Any:
         """The ledger, once this process has failed the runs whose lease lapsed (the first call only)."""
         runs = self.runs
-        if not self.__dict__.get("_swept"):
-            self.__dict__["_swept"] = True
+        if not self.swept:
+            self.swept = True
             for response_id in await runs.lapsed():
                 await self.fail_lapsed(response_id)
         return runs
@@ -167,13 +165,11 @@ class Background:
                 param="store",
             )
         stream = bool(data.get("stream"))
-        emitter = Emitter(
-            response, policy, check=getattr(self, "debug", False), events=stream, frames=stream, seal=seal
-        )
+        emitter = Emitter(response, policy, check=self.turns.debug, events=stream, frames=stream, seal=seal)
         answer = dumps(response)  # as it is now: in_progress, before the task changes it
         release = self.streams.take()  # beyond the cap: a 503 before anything is stored
         try:
-            await self.save(response, own_input)
+            await self.turns.save(response, own_input)
             runs = await self.runs_settled()
             await runs.begin(response["id"], self.instance, stream, lease_seconds())
         except BaseException:
@@ -200,24 +196,24 @@ class Background:
         watch = asyncio.create_task(self._watch(response_id, live))
         try:
             try:
-                steps, first = await self.first_step(request)
+                steps, first = await self.turns.first_step(request)
             except OpenResponsesError as exc:
                 await deliver(emitter.start() + emitter.fail(exc))
-                await self.save(emitter.response, own_input)
+                await self.turns.save(emitter.response, own_input)
             else:
-                await self.run(emitter, steps, first, own_input, deliver)
+                await self.turns.run(emitter, steps, first, own_input, deliver)
         except asyncio.CancelledError:
             if live.abandoned:
                 pass
             elif not live.cancelled:  # the server shuts down: the response cannot finish
                 await deliver(emitter.fail(_lost("The server running this background response shut down.")))
-                await self.save(emitter.response, own_input)
+                await self.turns.save(emitter.response, own_input)
             elif await runs.get(response_id) is not None:  # not deleted meanwhile
-                await self.save({**emitter.preview(), "status": "cancelled"}, own_input)
+                await self.turns.save({**emitter.preview(), "status": "cancelled"}, own_input)
         except Exception:
             log.exception("background response %s failed", response_id)
             await deliver(emitter.fail(ServerError("The server failed running this background response.")))
-            await self.save(emitter.response, own_input)
+            await self.turns.save(emitter.response, own_input)
         finally:
             live.settling = True
             watch.cancel()
@@ -366,11 +362,6 @@ def _failure(error: OpenResponsesError) -> dict[str, Any]:
         "error": {"code": error.code or error.type, "message": error.message},
         "completed_at": int(time.time()),
     }
-
-
-def event_stream(frames: AsyncIterator[bytes], headers: list[tuple[str, str]]) -> StreamingResponse:
-    """A `text/event-stream` answer of `frames`; the client leaving stops reading them, never the run."""
-    return StreamingResponse(frames, media_type="text/event-stream", headers={**_SSE_HEADERS, **dict(headers)})
 
 
 def _not_running(record: StoredResponse) -> InvalidRequest:

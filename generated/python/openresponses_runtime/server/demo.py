@@ -23,7 +23,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .app import default_compaction
+from .compaction import default_compaction
 from .instances import instance_of
 from .steps import (
     ArgumentsDelta,

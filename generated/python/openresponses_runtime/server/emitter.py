@@ -10,8 +10,6 @@ through the `StreamChecker`, and a violation raises `StreamViolation` at once.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +18,7 @@ from .. import models
 from ..events import EVENT_TYPES
 from ..streaming import StreamChecker, Violation
 from .errors import ModelError, OpenResponsesError
+from .ids import new_id
 from .steps import (
     Accepted,
     ArgumentsDelta,
@@ -38,16 +37,9 @@ from .steps import (
     UsageReport,
     VendorItem,
 )
-
-try:  # orjson is optional; it only makes encoding and decoding faster
-    from orjson import dumps as _orjson_dumps
-    from orjson import loads as _orjson_loads
-except ImportError:  # pragma: no cover
-    _orjson_dumps = _orjson_loads = None
+from .wire import DONE_FRAME, dumps, loads, sse_frame
 
 __all__ = ["DONE_FRAME", "Emitter", "StreamViolation", "ToolPolicy", "dumps", "loads", "new_id", "sse_frame"]
-
-DONE_FRAME = b"data: [DONE]\n\n"
 
 
 def _event(model: type) -> str:
@@ -89,48 +81,6 @@ _SUMMARY_DELTA = _event(models.ResponseReasoningSummaryDeltaStreamingEvent)
 _SUMMARY_DONE = _event(models.ResponseReasoningSummaryDoneStreamingEvent)
 _ARGUMENTS_DELTA = _event(models.ResponseFunctionCallArgumentsDeltaStreamingEvent)
 _ARGUMENTS_DONE = _event(models.ResponseFunctionCallArgumentsDoneStreamingEvent)
-
-
-def new_id(prefix: str) -> str:
-    """A fresh opaque id such as `msg_3f2a...`: 16 bytes from the OS's secure random source."""
-    try:
-        return f"{prefix}_{_RANDOM_HEX.pop()}"
-    except IndexError:
-        block = os.urandom(4096).hex()  # a page at a time: each id costs a pop, not a system call
-        _RANDOM_HEX.extend([block[i : i + 32] for i in range(0, len(block), 32)])
-        return new_id(prefix)
-
-
-# Popping is atomic, so no two ids share their bytes, whichever threads ask for them.
-_RANDOM_HEX: list[str] = []
-os.register_at_fork(after_in_child=_RANDOM_HEX.clear)  # a forked worker must not hand out its parent's bytes again
-
-
-def dumps(value: Any) -> bytes:
-    """Compact JSON on one line (JSON strings never hold a raw newline)."""
-    if _orjson_dumps is not None:
-        try:
-            return _orjson_dumps(value)
-        except TypeError:  # an integer beyond 64 bits or a lone surrogate, which orjson does not write
-            pass
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
-
-
-def loads(text: str | bytes) -> Any:
-    """`json.loads`, by orjson when installed (several times as fast: a long chain or an upstream's
-    stream is mostly parsing). What orjson refuses and json reads (NaN, infinities, a lone
-    surrogate) is read by json. orjson reads an integer beyond 64 bits as a float."""
-    if _orjson_loads is not None:
-        try:
-            return _orjson_loads(text)
-        except ValueError:
-            pass
-    return json.loads(text)
-
-
-def sse_frame(event: dict[str, Any]) -> bytes:
-    """One SSE message: `event: <type>` equal to the JSON `type`, one `data:` line, no `id:`."""
-    return b"event: " + event["type"].encode() + b"\ndata: " + dumps(event) + b"\n\n"
 
 
 class StreamViolation(AssertionError):

@@ -1,7 +1,7 @@
 """The operations on a stored response: retrieve, delete, cancel and list its input items.
 
-They are the `openai` fragment's operations (`spec/extensions/openai.yaml`); `_Server` takes them
-from `Lifecycle`, and `app.HANDLERS` names them so the build knows the runtime serves them.
+They are the `openai` fragment's operations (`spec/extensions/openai.yaml`), served by
+`Lifecycle`'s methods; `app.HANDLERS` names them so the build knows the runtime serves them.
 Every failure is the spec's error object with `param`:
 
 | problem | status | `error.code` / `param` |
@@ -28,10 +28,12 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope
 
 from .. import models
-from .background import Background, event_stream
-from .emitter import dumps
+from .asgi import event_stream
+from .auth import Keys
+from .background import BackgroundRuns
 from .errors import InvalidRequest, NotFound
 from .store import ResponseStore, StoredResponse
+from .wire import dumps
 
 __all__ = ["Lifecycle"]
 
@@ -41,14 +43,14 @@ MAX_PAGE = 100
 DEFAULT_PAGE = 20
 
 
-class Lifecycle(Background):
-    """The stored-response operations, for a server that has a `store` and checks the bearer key
-    with `authorize_scope`."""
+class Lifecycle:
+    """The stored-response operations: the caller's key checked by `keys`, responses read from the
+    background runs' store, and a response's run (if it had one) asked of `background`."""
 
-    store: ResponseStore
-
-    def authorize_scope(self, scope: Scope) -> None:  # pragma: no cover - the server defines it
-        raise NotImplementedError
+    def __init__(self, keys: Keys, background: BackgroundRuns):
+        self.keys = keys
+        self.background = background
+        self.store: ResponseStore = background.store
 
     async def get_response(self, scope: Scope, receive: Receive) -> ASGIApp:
         query = self._query(scope)
@@ -56,7 +58,7 @@ class Lifecycle(Background):
         stream = _boolean(query, "stream")
         starting_after = _integer(query, "starting_after", 0, None)
         record = await self._stored(scope)  # an unknown id is a 404 whatever else is asked
-        run = await self.run_of(record.id)  # a run whose owner died is failed here
+        run = await self.background.run_of(record.id)  # a run whose owner died is failed here
         if not stream:
             return _json(dumps(record.response if run is None else (await self._stored(scope)).response))
         if run is None or not run.stream:
@@ -68,7 +70,7 @@ class Lifecycle(Background):
             )
         after = -1 if starting_after is None else starting_after
         if run.done:
-            count = len(await self.runs.frames(record.id, -1))
+            count = len(await self.background.runs.frames(record.id, -1))
             if after >= count:
                 raise InvalidRequest(
                     f"`starting_after` is {after}, but response '{record.id}' has events 0 to {count - 1}; pass the "
@@ -76,20 +78,20 @@ class Lifecycle(Background):
                     code="invalid_value",
                     param="starting_after",
                 )
-        return event_stream(self.follow(record.id, after), [])
+        return event_stream(self.background.follow(record.id, after), [])
 
     async def delete_response(self, scope: Scope, receive: Receive) -> ASGIApp:
-        self.authorize_scope(scope)
+        self.keys.authorize_scope(scope)
         response_id = _response_id(scope)
-        await self.forget_run(response_id)
+        await self.background.forget_run(response_id)
         if not await self.store.delete(response_id):
             raise _not_found(response_id)
         return _json(dumps({"id": response_id, "object": "response.deleted", "deleted": True}))
 
     async def cancel_response(self, scope: Scope, receive: Receive) -> ASGIApp:
-        self.authorize_scope(scope)
+        self.keys.authorize_scope(scope)
         record = await self._stored(scope)
-        return _json(dumps((await self.cancel_run(record)).response))
+        return _json(dumps((await self.background.cancel_run(record)).response))
 
     async def list_input_items(self, scope: Scope, receive: Receive) -> ASGIApp:
         query = self._query(scope)
@@ -129,7 +131,7 @@ class Lifecycle(Background):
 
     def _query(self, scope: Scope) -> dict[str, list[str]]:
         """The query string's parameters, once the caller's key is accepted."""
-        self.authorize_scope(scope)
+        self.keys.authorize_scope(scope)
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         return {name.removesuffix("[]"): values for name, values in query.items()}  # `include[]=`, as the SDK sends
 

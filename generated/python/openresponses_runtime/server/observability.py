@@ -31,9 +31,10 @@ Metrics (`openresponses_` prefix): `requests_total{operation,status,code}`,
 `request_duration_seconds{operation}` and `time_to_first_byte_seconds{operation}` (histograms),
 `active_streams`, `active_connections{kind="http"|"websocket"}` (requests and WebSockets being
 served), `tokens_total{type="input"|"output"}` (from each response's usage),
-`store_operation_seconds{operation}` and `store_errors_total{operation,kind="unavailable"|"error"}`,
-and `store_pool_connections{state}` for a store with a `pool_stats()` method returning counts by
-state (a connection pool's size, idle connections, waiting requests).
+`store_operation_seconds{operation}` and `store_errors_total{operation,kind="unavailable"|"error"}`
+(`operation`: `get`, `chain` (the read of a `previous_response_id` chain), `put`, `delete`),
+and `store_pool_connections{state}` for a store whose `pool_stats()` returns counts by state (a
+connection pool's idle and busy connections, waiting requests).
 
 Traces (opentelemetry-api): one server span per request, named `chat {model}` for
 `createResponse` (else the operation id), with the GenAI semantic-convention attributes
@@ -64,9 +65,11 @@ import anyio
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .emitter import dumps, new_id
 from .errors import OpenResponsesError, StoreUnavailable
+from .ids import new_id
 from .routes import ROUTES
+from .store import ResponseStore
+from .wire import dumps
 
 __all__ = [
     "JSONFormatter",
@@ -332,7 +335,7 @@ _PROBE_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"n
 class Observer:
     """The app's observability: an ASGI wrapper around the app, and the store and provider it watches."""
 
-    def __init__(self, settings: Observability, store: Any, provider: Any):
+    def __init__(self, settings: Observability, store: ResponseStore, provider: Any):
         try:
             import prometheus_client  # noqa: F401
             from opentelemetry import trace  # noqa: F401
@@ -547,7 +550,7 @@ _PROBES: dict[str, Callable[[Observer, Send], Awaitable[None]]] = {
 class _Metrics:
     """The app's Prometheus metrics, in a registry of its own (two apps in one process keep theirs apart)."""
 
-    def __init__(self, store: Any):
+    def __init__(self, store: ResponseStore):
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
         self.registry = registry = CollectorRegistry()
@@ -586,13 +589,11 @@ class _Metrics:
             ["operation", "kind"],
             registry=registry,
         )
-        pool_stats = getattr(store, "pool_stats", None)
-        if callable(pool_stats):
-            registry.register(_PoolCollector(pool_stats))
+        registry.register(_PoolCollector(store.pool_stats))
         # Label lookups cost more than the increments: each labelled child is looked up once.
         self._children: dict[tuple[str, int, str], Any] = {}
         self._timers: dict[str, tuple[Any, Any]] = {}
-        self.store_timers = {op: self.store_seconds.labels(op) for op in ("get", "put", "delete")}
+        self.store_timers = {op: self.store_seconds.labels(op) for op in ("get", "chain", "put", "delete")}
 
     def request(self, request: _Request, duration: float, ttfb: float) -> None:
         key = (request.operation, request.status, request.code)
@@ -626,7 +627,10 @@ class _PoolCollector:
         family = GaugeMetricFamily(
             "openresponses_store_pool_connections", "The store's connection pool, by state.", labels=["state"]
         )
-        for state, count in sorted(self.pool_stats().items()):
+        stats = self.pool_stats()
+        if not stats:  # a store without a pool
+            return
+        for state, count in sorted(stats.items()):
             family.add_metric([state], count)
         yield family
 
@@ -634,15 +638,12 @@ class _PoolCollector:
 # -- the store and the provider, watched -------------------------------------------------------------
 
 
-class _ObservedStore:
+class _ObservedStore(ResponseStore):
     """The app's store with each operation timed, its failures counted, and a span each."""
 
-    def __init__(self, store: Any, observer: Observer):
+    def __init__(self, store: ResponseStore, observer: Observer):
         self._store = store
         self._observer = observer
-
-    def __getattr__(self, name: str) -> Any:  # whatever else the store offers, as it is
-        return getattr(self._store, name)
 
     @property
     def wrapped(self) -> Any:
@@ -679,6 +680,18 @@ class _ObservedStore:
 
     def delete(self, response_id: str) -> Awaitable[Any]:
         return self._timed("delete", self._store.delete(response_id))
+
+    def chain(self, response_id: str) -> Awaitable[Any]:
+        return self._timed("chain", self._store.chain(response_id))
+
+    def open(self) -> Awaitable[None]:
+        return self._store.open()
+
+    def aclose(self) -> Awaitable[None]:
+        return self._store.aclose()
+
+    def pool_stats(self) -> dict[str, int]:
+        return self._store.pool_stats()
 
 
 class _TracedProvider:

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .store import PostgresStore, ResponseStore, SQLiteStore, _sqlite_unavailable, _unavailable_on
+from .store import PostgresStore, ResponseStore, SQLiteStore, sqlite_unavailable, unavailable_on
 
 __all__ = ["Run", "runs_for"]
 
@@ -123,7 +123,7 @@ class SQLiteRuns:
             finally:
                 db.close()
 
-        with _unavailable_on("keeping background runs", _sqlite_unavailable):  # a 503, as the store's own calls
+        with unavailable_on("keeping background runs", sqlite_unavailable):  # a 503, as the store's own calls
             return await asyncio.to_thread(work)
 
     async def begin(self, response_id: str, owner: str, stream: bool, lease: float) -> None:
@@ -187,7 +187,7 @@ class PostgresRuns:
                 await cur.execute(sql, params, binary=binary)
                 return await cur.fetchall() if cur.description else []
 
-        with _unavailable_on("keeping background runs", self._unavailable):  # a 503, as the store's own calls
+        with unavailable_on("keeping background runs", self._unavailable):  # a 503, as the store's own calls
             return await self._store.run(work)
 
     async def begin(self, response_id: str, owner: str, stream: bool, lease: float) -> None:

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .emitter import dumps, loads
 from .errors import NotFound, StoreUnavailable
+from .wire import dumps, loads
 
 __all__ = [
     "MemoryStore",
@@ -48,8 +48,12 @@ __all__ = [
     "SQLiteStore",
     "StoreError",
     "StoredResponse",
+    "complete",
     "context",
     "open_store",
+    "sqlite_unavailable",
+    "unavailable_on",
+    "walk",
 ]
 
 DEFAULT_SQLITE_PATH = "orspec-responses.sqlite3"
@@ -77,7 +81,7 @@ _last_traceback = -_TRACEBACK_EVERY
 
 
 @contextmanager
-def _unavailable_on(doing: str, is_unavailable: Callable[[Exception], bool]) -> Iterator[None]:
+def unavailable_on(doing: str, is_unavailable: Callable[[Exception], bool]) -> Iterator[None]:
     """Turns the errors `is_unavailable` picks into `StoreUnavailable`, logged as one line; with
     the logger at DEBUG, a traceback too, at most one a minute. `doing` names the work, never its data."""
     global _last_traceback
@@ -123,6 +127,10 @@ class StoredResponse:
 
 
 class ResponseStore(Protocol):
+    """What the server asks of a store. `get`, `put` and `delete` are the store's own; the rest
+    have defaults that a store inherits by subclassing `ResponseStore` (the built-in stores do),
+    and `complete` gives a store that lacks them (one written before they were asked)."""
+
     async def get(self, response_id: str) -> StoredResponse | None: ...
 
     async def put(self, record: StoredResponse) -> None: ...
@@ -131,11 +139,57 @@ class ResponseStore(Protocol):
         """Forget the response and its input items; False if it was not stored."""
         ...
 
+    async def chain(self, response_id: str) -> list[StoredResponse]:
+        """The chain from `response_id` back to its first turn, newest first, stopping at the first
+        turn missing and after `MAX_CHAIN + 1` turns. By default one `get` a turn; a database
+        store reads it in one query."""
+        return await walk(self, response_id)
+
+    async def open(self) -> None:
+        """Open what the store keeps open (a connection pool); the server calls it as it starts."""
+
+    async def aclose(self) -> None:
+        """Close what `open` opened; the server calls it as it stops."""
+
+    def pool_stats(self) -> dict[str, int]:
+        """Connections of the store's pool by state (`idle`, `busy`, `waiting`); empty without a pool."""
+        return {}
+
+
+def complete(store: Any) -> ResponseStore:
+    """`store` as a whole `ResponseStore`: as it is when it has every method, else with the defaults
+    of those it lacks (a store of only `get`, `put` and `delete` still serves)."""
+    if all(callable(getattr(store, name, None)) for name in _ASKED):
+        return store
+    return _Completed(store)
+
+
+_ASKED = ("get", "put", "delete", "chain", "open", "aclose", "pool_stats")
+
+
+class _Completed(ResponseStore):
+    """A store with the protocol's defaults for the methods it does not have."""
+
+    def __init__(self, store: Any):
+        self.store = store
+        for name in _ASKED:
+            method = getattr(store, name, None)
+            if callable(method):
+                setattr(self, name, method)
+
+    async def get(self, response_id: str) -> StoredResponse | None:  # replaced by the store's own in __init__
+        raise NotImplementedError(f"{type(self.store).__name__} has no get")
+
+    async def put(self, record: StoredResponse) -> None:
+        raise NotImplementedError(f"{type(self.store).__name__} has no put")
+
+    async def delete(self, response_id: str) -> bool:
+        raise NotImplementedError(f"{type(self.store).__name__} has no delete")
+
 
 async def context(store: ResponseStore, response_id: str, *, param: str = "previous_response_id") -> list[dict]:
     """`input + output` of every turn from the start of the chain up to `response_id`, in order."""
-    chain = getattr(store, "chain", None)
-    turns = await chain(response_id) if chain is not None else await _walk(store, response_id)
+    turns = await store.chain(response_id)
     if len(turns) > MAX_CHAIN:
         raise NotFound(f"The chain of responses before '{response_id}' is too long.", param=param)
     missing = turns[-1].previous_response_id if turns else response_id
@@ -151,7 +205,7 @@ async def context(store: ResponseStore, response_id: str, *, param: str = "previ
     return items
 
 
-async def _walk(store: ResponseStore, response_id: str) -> list[StoredResponse]:
+async def walk(store: ResponseStore, response_id: str) -> list[StoredResponse]:
     """The chain from `response_id` back, one `get` a turn, up to the first turn missing."""
     turns: list[StoredResponse] = []
     current: str | None = response_id
@@ -179,7 +233,7 @@ def _turns(rows: list[tuple[str, str]]) -> list[StoredResponse]:
     return [StoredResponse.from_json(response_id, data) for response_id, data in rows]
 
 
-class MemoryStore:
+class MemoryStore(ResponseStore):
     """Responses in a dict, for tests and demos."""
 
     def __init__(self) -> None:
@@ -217,14 +271,14 @@ _SQLITE_UNAVAILABLE = frozenset(
 )
 
 
-def _sqlite_unavailable(exc: Exception) -> bool:
+def sqlite_unavailable(exc: Exception) -> bool:
     if isinstance(exc, TimeoutError):  # the write lock below, held past the busy timeout
         return True
     code = getattr(exc, "sqlite_errorcode", None)
     return isinstance(exc, sqlite3.Error) and code is not None and (code & 0xFF) in _SQLITE_UNAVAILABLE
 
 
-class SQLiteStore:
+class SQLiteStore(ResponseStore):
     """Responses in a SQLite file: survives restarts, safe under concurrent requests.
 
     `busy_timeout`: seconds a call waits for a file locked by someone else before the store
@@ -299,19 +353,19 @@ class SQLiteStore:
                 db.close()
 
     async def get(self, response_id: str) -> StoredResponse | None:
-        with _unavailable_on(f"reading {response_id}", _sqlite_unavailable):
+        with unavailable_on(f"reading {response_id}", sqlite_unavailable):
             return await asyncio.to_thread(self._get, response_id)
 
     async def chain(self, response_id: str) -> list[StoredResponse]:
         """The chain from `response_id` back to its first turn (or the first one missing), in one query."""
-        with _unavailable_on(f"reading {response_id}", _sqlite_unavailable):
+        with unavailable_on(f"reading {response_id}", sqlite_unavailable):
             return await asyncio.to_thread(self._chain, response_id)
 
     async def delete(self, response_id: str) -> bool:
         return await asyncio.to_thread(self._delete, response_id)
 
     async def put(self, record: StoredResponse) -> None:
-        with _unavailable_on(f"saving {record.id}", _sqlite_unavailable):
+        with unavailable_on(f"saving {record.id}", sqlite_unavailable):
             await asyncio.to_thread(self._put, record)
 
 
@@ -321,7 +375,7 @@ DEFAULT_CONNECT_TIMEOUT = 5.0  # seconds to open a connection
 DEFAULT_STATEMENT_TIMEOUT = 5.0  # seconds one statement may run, enforced by PostgreSQL and here alike
 
 
-class PostgresStore:
+class PostgresStore(ResponseStore):
     """Responses in PostgreSQL (needs `psycopg` and `psycopg_pool`), over a bounded pool of connections.
 
     `pool_size` connections at most per process; a call that finds none free within
@@ -477,18 +531,18 @@ class PostgresStore:
             task.exception()  # retrieved: the request that ran it has had its answer
 
     async def get(self, response_id: str) -> StoredResponse | None:
-        with _unavailable_on(f"reading {response_id}", self._unavailable):
+        with unavailable_on(f"reading {response_id}", self._unavailable):
             rows = await self._execute("SELECT data FROM orspec_responses WHERE id = %s", (response_id,))
         return StoredResponse.from_json(response_id, rows[0][0]) if rows else None
 
     async def chain(self, response_id: str) -> list[StoredResponse]:
         """The chain from `response_id` back to its first turn (or the first one missing), in one query."""
         sql = _CHAIN_SQL.format(table="orspec_responses", mark="%s", limit=MAX_CHAIN)
-        with _unavailable_on(f"reading {response_id}", self._unavailable):
+        with unavailable_on(f"reading {response_id}", self._unavailable):
             return _turns(await self._execute(sql, (response_id,)))
 
     async def put(self, record: StoredResponse) -> None:
-        with _unavailable_on(f"saving {record.id}", self._unavailable):
+        with unavailable_on(f"saving {record.id}", self._unavailable):
             await self._execute(  # one statement in autocommit: the record is stored whole or not at all
                 "INSERT INTO orspec_responses (id, previous_response_id, data) VALUES (%s, %s, %s)"
                 " ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data",

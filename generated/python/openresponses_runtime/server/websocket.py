@@ -39,15 +39,21 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .acceptance import WEBSOCKET_FIELD
-from .emitter import Emitter, ToolPolicy, dumps
+from .asgi import error_response
+from .auth import Keys, bearer
+from .bodies import parse_body
+from .emitter import Emitter, ToolPolicy
 from .errors import InvalidRequest, OpenResponsesError
 from .observability import observe_turn
 from .store import MemoryStore, ResponseStore, StoredResponse
+from .streams import Streams
+from .turns import Turns
+from .wire import dumps
 
-__all__ = ["websocket_endpoint"]
+__all__ = ["transport_fields", "websocket_endpoint"]
 
 
-class _ConnectionStore:
+class _ConnectionStore(ResponseStore):
     """The connection's own responses first (all of them), then the server's store."""
 
     def __init__(self, shared: ResponseStore):
@@ -64,8 +70,12 @@ class _ConnectionStore:
             await self.shared.put(record)
         await self.local.put(record)
 
-    def evict(self, response_id: str) -> None:
-        self.local._records.pop(response_id, None)
+    async def delete(self, response_id: str) -> bool:
+        return await self.local.delete(response_id) | await self.shared.delete(response_id)
+
+    async def evict(self, response_id: str) -> None:
+        """Forget a response on this connection only (the server's store keeps it)."""
+        await self.local.delete(response_id)
 
 
 # uvicorn's websockets-sansio protocol (its default) logs "ASGI callable returned without completing
@@ -94,7 +104,7 @@ def _peek_type(raw: bytes) -> Any:
     return data.get("type") if isinstance(data, dict) else None
 
 
-def _transport_fields(raw: bytes) -> tuple[bytes, bool]:
+def transport_fields(raw: bytes) -> tuple[bytes, bool]:
     """`raw` without the fields real clients add to WebSocket turns, and whether to generate.
 
     `stream: true` is what WebSocket mode does anyway; `generate` (default true) is OpenAI's
@@ -123,21 +133,20 @@ async def _no_steps() -> Any:
     yield
 
 
-def websocket_endpoint(server: Any, model: type, max_connection_seconds: float = 3600):
-    """The WebSocket handler for `server` (the app's `_Server`), validating turns with `model`."""
-    from .app import _bearer, error_response, parse_body
-
+def websocket_endpoint(turns: Turns, keys: Keys, streams: Streams, model: type, max_connection_seconds: float = 3600):
+    """The WebSocket handler: connections `keys` accepts, each message a turn (`turns`) validated
+    with `model`, generating under the server's stream cap (`streams`)."""
     logging.getLogger("uvicorn.error").addFilter(_REFUSAL_FILTER)  # a no-op when already added
 
     async def endpoint(websocket: WebSocket) -> None:
         try:
-            server.authorize(_bearer(websocket.headers.get("authorization")))
+            keys.authorize(bearer(websocket.headers.get("authorization")))
         except OpenResponsesError as exc:
             _REFUSED.set(True)  # uvicorn logs in this same task, after the endpoint returns
             await websocket.send_denial_response(error_response(exc))
             return
         await websocket.accept()
-        store = _ConnectionStore(server.store)
+        store = _ConnectionStore(turns.store)
         deadline = time.monotonic() + max_connection_seconds
         try:
             while True:
@@ -169,22 +178,22 @@ def websocket_endpoint(server: Any, model: type, max_connection_seconds: float =
                         param="type",
                     )
                 generate = True
-                if not server.acceptance.strict:
-                    raw, generate = _transport_fields(raw)
+                if not turns.acceptance.strict:
+                    raw, generate = transport_fields(raw)
                 data, body = parse_body(raw, model)
                 previous = data.get("previous_response_id")
-                response, request, own_input, policy = await server.prepare(data, body, store)
+                response, request, own_input, policy = await turns.prepare(data, body, store)
                 if generate:
-                    release = server.streams.take()  # beyond the cap: the 503 envelope, before the provider runs
-                    steps, first = await server.first_step(request)
+                    release = streams.take()  # beyond the cap: the 503 envelope, before the provider runs
+                    steps, first = await turns.first_step(request)
                 else:  # a warm-up: no model runs, so no call can meet `tool_choice: required`
                     steps, first, policy = _no_steps(), None, ToolPolicy(policy.allowed, required=False)
             except OpenResponsesError as exc:
                 if previous and exc.status != 404:
-                    store.evict(previous)
+                    await store.evict(previous)
                 await websocket.send_text(_envelope(exc))
                 return
-            emitter = Emitter(response, policy, check=server.debug, seal=server.seal(data))
+            emitter = Emitter(response, policy, check=turns.debug, seal=turns.seal(data))
             report = {WEBSOCKET_FIELD: list(request.ignored)} if request.ignored else None
 
             async def deliver(batch: list[dict[str, Any]]) -> None:
@@ -194,11 +203,11 @@ def websocket_endpoint(server: Any, model: type, max_connection_seconds: float =
                         event, report = {**event, **report}, None
                     await websocket.send_text(dumps(event).decode())
 
-            await server.run(emitter, steps, first, own_input, deliver, store)
-            if server.debug:
+            await turns.run(emitter, steps, first, own_input, deliver, store)
+            if turns.debug:
                 emitter.verify()
             if emitter.error is not None and previous:
-                store.evict(previous)
+                await store.evict(previous)
         finally:
             if release is not None:
                 release()

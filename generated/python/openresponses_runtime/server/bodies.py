@@ -1,0 +1,212 @@
+"""Reading a request: its headers, its body within the size limit, and the body as JSON validated
+against the operation's model, each failure the spec's error (`InvalidRequest`, with a `param`
+where the body has one to point at).
+
+JSON is read strictly: no `NaN` or `Infinity`, no number beyond a double's range, no lone
+`\\ud800` surrogate, and a boolean is never `"yes"` nor a number `false`; whole floats (`16.0`)
+count as integers, as JSON Schema counts them. An explicit `null` where the spec allows none is
+refused too (see `nulls`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import ValidationError
+from starlette.requests import ClientDisconnect
+from starlette.types import Receive, Scope
+
+from .errors import InvalidRequest
+from .nulls import disallowed_null
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "check_content_type", "json_path", "parse_body", "read_body", "request_headers"]
+
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+
+
+def json_path(loc: Iterable[Any], data: Any, *, missing: bool = False) -> str | None:
+    """A pydantic error location as a JSON path into `data` (`input[0].content`).
+
+    Pydantic puts union tags (`message|user`, `list[...]`, `str`) between the real keys; only
+    steps that exist in the data are kept, plus the final key of a missing field.
+    """
+    path = ""
+    current = data
+    loc = list(loc)
+    for i, key in enumerate(loc):
+        if isinstance(current, dict) and isinstance(key, str) and key in current:
+            path += f".{key}" if path else key
+            current = current[key]
+        elif isinstance(current, list) and isinstance(key, int) and 0 <= key < len(current):
+            path += f"[{key}]"
+            current = current[key]
+        elif missing and i == len(loc) - 1 and isinstance(key, str):
+            path += f".{key}" if path else key
+    return path or None
+
+
+def _too_large(limit: int) -> InvalidRequest:
+    return InvalidRequest(
+        f"The request body is larger than the {limit} bytes this server accepts.",
+        code="request_too_large",
+        status=413,
+    )
+
+
+def request_headers(scope: Scope) -> tuple[str | None, str | None, str | None]:
+    """`Authorization`, `Content-Type` and `Content-Length`, each its first value (as Starlette reads them)."""
+    authorization = content_type = length = None
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            authorization = authorization if authorization is not None else value.decode("latin-1")
+        elif name == b"content-type":
+            content_type = content_type if content_type is not None else value.decode("latin-1")
+        elif name == b"content-length":
+            length = length if length is not None else value.decode("latin-1")
+    return authorization, content_type, length
+
+
+async def read_body(receive: Receive, declared: str | None, limit: int) -> bytes:
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    chunks = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        if message["type"] != "http.request":
+            continue
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def check_content_type(value: str | None) -> None:
+    media = (value or "").split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        raise InvalidRequest(
+            f"Content-Type must be application/json, not {value or 'missing'!r}.",
+            code="unsupported_media_type",
+            status=415,
+        )
+
+
+def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
+    """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise."""
+    try:
+        text = raw.decode(_encoding(raw), "surrogatepass")
+        data, integral = _loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
+    except RecursionError:
+        raise InvalidRequest("The request body nests JSON too deeply.", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
+    if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(data):
+        raise InvalidRequest(
+            "The request body is not valid JSON: a \\u escape encodes a lone surrogate, which is no character.",
+            code="invalid_json",
+        )
+    if _default_message_type(data.get("input")) or integral:
+        raw = json.dumps(data, ensure_ascii=False).encode()
+    try:
+        # Strict, from the JSON text: `"stream": "yes"`, `"top_p": false` or `"temperature": "1"`
+        # are not the spec's types, and lax mode would coerce them (to True, 0.0 and 1.0).
+        body = model.model_validate_json(raw, strict=True)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_context=False, include_input=False)
+        # The most specific error first: the one reaching deepest into the data.
+        best = max(errors, key=lambda e: len(json_path(e["loc"], data, missing=e["type"] == "missing") or ""))
+        param = json_path(best["loc"], data, missing=best["type"] == "missing")
+        raise InvalidRequest(
+            f"Invalid value for '{param or 'body'}': {best['msg']}.", code="invalid_value", param=param
+        ) from None
+    # The models take `null` for any optional field; the spec does not (and without the word, no null).
+    null_at = disallowed_null(data, model) if "null" in text else None
+    if null_at is not None:
+        raise InvalidRequest(f"Invalid value for '{null_at}': it may not be null.", code="invalid_value", param=null_at)
+    return data, body
+
+
+def _loads(text: str) -> tuple[Any, bool]:
+    """`json.loads(text)` refusing `NaN` and infinite numbers, with whole floats (`16.0`) read as
+    ints: JSON Schema counts them as integers, pydantic's strict mode would not (floats still
+    accept ints). Also whether there was such a float, so the body is validated re-encoded."""
+    if _FLOAT.search(text) is None:  # no float in the body: the shared decoder reads it the same
+        if text[:1] == "{" and text[-1:] == "}":  # nothing around the object: `decode` would find the same
+            data, end = _DECODER.raw_decode(text)
+            if end == len(text):
+                return data, False
+        return _DECODER.decode(text), False
+    integral: list[str] = []
+
+    def number(literal: str) -> float | int:
+        value = _finite_float(literal)
+        if value.is_integer() and abs(value) <= 2**53:
+            integral.append(literal)
+            return int(value)
+        return value
+
+    return json.JSONDecoder(parse_constant=_no_constant, parse_float=number).decode(text), bool(integral)
+
+
+def _encoding(raw: bytes) -> str:
+    """The body's encoding as `json.loads` detects it, without asking `json.detect_encoding` in
+    the common case: a first byte that starts no byte order mark, and no NUL among the first
+    two, is UTF-8."""
+    if raw[:1] not in (b"", b"\x00", b"\xef", b"\xfe", b"\xff") and raw[1:2] != b"\x00":
+        return "utf-8"
+    return json.detect_encoding(raw)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is beyond the range of a double")
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_FLOAT = re.compile(r"[0-9][.eE]")  # every JSON float has one of these after a digit
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """True when a string anywhere in `value` (keys too) holds an unpaired UTF-16 surrogate."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+def _default_message_type(items: Any) -> bool:
+    """`{"role": ..., "content": ...}` without `type` is a message (what OpenAI clients send).
+
+    True when an item was given its `type`."""
+    changed = False
+    if isinstance(items, list):
+        for item in items:
+            if isinstance(item, dict) and "type" not in item and "role" in item:
+                item["type"] = "message"
+                changed = True
+    return changed

@@ -1,0 +1,246 @@
+"""One turn of a conversation: a request made ready for the provider (its history read, its
+reasoning unsealed, its response skeleton made), the provider's steps driven through the emitter
+to the end of the response, and the response saved.
+
+`Turns` is shared by the create handler, WebSocket turns and background runs alike.
+
+Once a response has begun, any failure (of the provider, with an exception of any class; of the
+store saving the response; of the server itself) ends it `failed`, with an `error` event when it
+is streamed; only the client leaving and the process stopping end it otherwise. The response is
+saved before `response.completed` is sent, so a client is never told of a completed response the
+store lacks.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from .acceptance import Acceptance, check_function_outputs
+from .emitter import Emitter, ToolPolicy
+from .errors import OpenResponsesError, ServerError, ServerShuttingDown
+from .ids import new_id
+from .observability import note_response
+from .resource import input_items, response_skeleton
+from .sealing import INCLUDE as SEALED_REASONING
+from .sealing import Sealer, unseal_reasoning
+from .shutdown import ending
+from .steps import Incomplete, Provider, ProviderError, ProviderRequest
+from .store import ResponseStore, StoredResponse, context
+from .wire import dumps
+
+__all__ = ["Turns", "as_error", "save_error", "stopping"]
+
+log = logging.getLogger("openresponses_runtime.server")
+
+
+class Turns:
+    """What a turn needs: the provider, the store, what the server accepts, the reasoning sealer,
+    the model a request that names none gets, and `debug` (the stream checker on every response)."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        store: ResponseStore,
+        *,
+        acceptance: Acceptance,
+        sealer: Sealer,
+        default_model: str,
+        debug: bool,
+    ):
+        self.provider = provider
+        self.store = store
+        self.acceptance = acceptance
+        self.sealer = sealer
+        self.default_model = default_model
+        self.debug = debug
+
+    async def prepare(
+        self, data: dict[str, Any], body: Any, store: ResponseStore | None = None
+    ) -> tuple[dict[str, Any], ProviderRequest, list[dict], ToolPolicy]:
+        """The response skeleton, the provider request and this turn's own input items."""
+        admitted = self.acceptance.admit(data, body)  # unknown tool types are never offered, nor echoed
+        data, body = admitted.data, admitted.body
+        own_input = unseal_reasoning(self.sealer, input_items(data.get("input")))
+        previous = data.get("previous_response_id")
+        history = await context(store or self.store, previous) if previous else []
+        history = unseal_reasoning(self.sealer, history, None)
+        check_function_outputs(own_input, history)
+        response_id = new_id("resp")
+        model = data.get("model") or self.default_model
+        response = response_skeleton(data, response_id, model)
+        policy = ToolPolicy.from_request(response["tools"], data.get("tool_choice"))
+        request = ProviderRequest(
+            response_id=response_id,
+            model=model,
+            input=history + own_input,
+            instructions=data.get("instructions"),
+            tools=response["tools"],
+            tool_choice=policy.mode,
+            allowed_tools=policy.allowed,
+            max_output_tokens=data.get("max_output_tokens"),
+            reasoning=response["reasoning"],
+            body=body,
+            metadata=response["metadata"],
+            ignored=admitted.ignored,
+        )
+        return response, request, own_input, policy
+
+    def seal(self, data: dict[str, Any]) -> Callable[[str, dict[str, Any], str | None], str | None]:
+        """How the emitter seals a reasoning item: always when the request asks to carry reasoning
+        (`include`), and whenever the provider left opaque state its next turn needs (a gateway's
+        thinking signature), so that state comes back through `previous_response_id` or the client."""
+        include = data.get("include")
+        carry = bool(include and SEALED_REASONING in include)
+
+        def seal(item_id: str, fields: dict[str, Any], state: str | None) -> str | None:
+            return self.sealer.seal_reasoning(item_id, fields, state) if carry or state is not None else None
+
+        return seal
+
+    async def save(
+        self,
+        response: dict[str, Any],
+        own_input: list[dict],
+        store: ResponseStore | None = None,
+        encoded: bytes | None = None,
+    ) -> None:
+        """Keep the finished response in `store` (default: the server's store, unless `store: false`);
+        `encoded`: the response as JSON, when it is at hand."""
+        if store is None and response.get("store") is False:
+            return
+        record = StoredResponse(
+            response["id"], response.get("previous_response_id"), own_input, list(response["output"]), response, encoded
+        )
+        await (store or self.store).put(record)
+
+    async def run(
+        self,
+        emitter: Emitter,
+        steps: AsyncIterator[Any],
+        first: Any,
+        own_input: list[dict],
+        deliver: Callable[[list[Any]], Awaitable[None]] | None = None,
+        store: ResponseStore | None = None,
+    ) -> bytes | None:
+        """Drive the provider's steps through `emitter` to the end of the response, save it, then end it.
+
+        `deliver` is awaited with each batch of events (one per provider step) as soon as it is
+        made. Without it nobody sees them (a non-streamed response), and the response is returned
+        encoded, as it was saved. A provider that fails, with an exception of any kind, ends the
+        response `failed`; so does a save that fails, before the client is told the response
+        completed, so that no client holds a completed response the store lacks. Whatever else
+        breaks once the response has begun (the emitter meeting a value it cannot write, a bug)
+        ends it failed too, through `Emitter.abort`. A failure to deliver (the client left),
+        cancellation and the process stopping propagate, unsaved."""
+        sent = 0  # events made and delivered: where the ending's numbering goes on
+        delivering = False
+
+        async def send(batch: list[Any]) -> None:
+            nonlocal sent, delivering
+            if deliver is not None:
+                delivering = True
+                await deliver(batch)
+                delivering = False
+            sent += len(batch)
+
+        try:
+            await send(emitter.start())
+            try:
+                try:
+                    with ending() as shutdown:  # the server's shutdown deadline cancels this
+                        step = first
+                        while step is not None:
+                            batch = emitter.step(step)
+                            if batch:
+                                await send(batch)
+                            if isinstance(step, Incomplete):
+                                break
+                            try:
+                                step = await steps.__anext__()
+                            except StopAsyncIteration:
+                                break
+                    if shutdown.cancelled_caught:
+                        # A frame cut short is whole: uvicorn writes it before it waits.
+                        delivering, sent = False, emitter.seq
+                        raise ServerShuttingDown()
+                    final: list[Any] = []
+                except BaseException as exc:
+                    # Events made and not delivered (the emitter broke mid-step) leave `abort` to end it.
+                    if delivering or stopping(exc) or emitter.seq != sent:
+                        raise
+                    final = emitter.fail(as_error(exc))
+            finally:
+                if getattr(steps, "ag_frame", True) is not None:  # a generator run to its end has nothing to close
+                    with anyio.CancelScope(shield=True):
+                        await steps.aclose()
+            # Saved before the client hears of the end, so that a save that fails can still end it failed.
+            response = emitter.preview()
+            encoded = dumps(response) if deliver is None else None
+            try:
+                await self.save(response, own_input, store, encoded)
+            except Exception as exc:
+                final += emitter.fail(save_error(exc))  # each adds nothing to a response that has failed already
+            else:
+                final += emitter.finish()
+        except BaseException as exc:
+            if delivering or stopping(exc):
+                raise
+            log.error("response %s broke off", emitter.response["id"], exc_info=exc)
+            final = emitter.abort(ServerError("The server had an error while making the response."), sent)
+            try:
+                await self.save(emitter.response, own_input, store)
+            except Exception as error:
+                save_error(error)  # logged; the client still hears of the failure
+        note_response(emitter.response)
+        if deliver is None:
+            return None if emitter.error is not None else encoded
+        await deliver(final)
+        return None
+
+    async def first_step(self, request: ProviderRequest) -> tuple[AsyncIterator[Any], Any]:
+        """The provider's steps and the first of them, pulled before any byte is sent so that
+        early errors (a 429, say) keep their own status."""
+        steps = aiter(self.provider.respond(request))
+        try:
+            first = await steps.__anext__()
+        except StopAsyncIteration:
+            first = None
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                await steps.aclose()
+            if not stopping(exc):  # answered as it would end a stream: a timeout is a timeout
+                raise as_error(exc) from exc
+            raise
+        return steps, first
+
+
+def save_error(exc: Exception) -> OpenResponsesError:
+    """What a failed save ends the response with: the store's own 503 (logged by the store), or a bug."""
+    if isinstance(exc, OpenResponsesError):
+        return exc
+    log.error("saving the response failed", exc_info=exc)
+    return ServerError("The server had an error while saving the response.")
+
+
+def stopping(exc: BaseException) -> bool:
+    """Cancellation (the client left, a deadline passed) or the process stopping: what ends a
+    response without being its failure, so it is never answered as one."""
+    return isinstance(exc, anyio.get_cancelled_exc_class() | KeyboardInterrupt | SystemExit)
+
+
+def as_error(exc: BaseException) -> OpenResponsesError:
+    """What a provider's failure ends the response with (logged, unless it is the spec's own error)."""
+    if isinstance(exc, OpenResponsesError):
+        return exc
+    if isinstance(exc, ProviderError):
+        log.error("provider error: %s", exc)
+        return ServerError(f"The provider failed: {exc}", code="provider_error")
+    if isinstance(exc, TimeoutError):  # its upstream stopped answering: an outage to report, not a bug to trace
+        log.error("provider timed out")
+        return ServerError("The provider did not answer in time.", code="provider_timeout")
+    log.exception("provider failed")
+    return ServerError(f"The provider failed: {type(exc).__name__}")

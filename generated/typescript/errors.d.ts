@@ -1,0 +1,59 @@
+/** Anything the Open Responses client throws. */
+export declare class OpenResponsesError extends Error {}
+
+/** The client cannot send a request as configured; thrown before sending. */
+export declare class ConfigurationError extends OpenResponsesError {}
+
+/** The server could not be reached, or the connection broke mid-answer. */
+export declare class APIConnectionError extends OpenResponsesError {}
+
+/** The server did not answer within the timeout. */
+export declare class APITimeoutError extends APIConnectionError {}
+
+/** The caller's `AbortSignal` cancelled the request. */
+export declare class APIUserAbortError extends OpenResponsesError {}
+
+/** The server answered 2xx with a body that breaks the spec's schema. */
+export declare class APIResponseValidationError extends OpenResponsesError {
+  constructor(message: string, details?: { body?: unknown; issues?: unknown });
+  readonly body: unknown;
+  readonly issues: unknown;
+}
+
+/** The server answered with an HTTP error; `type`, `code` and `param` come from the spec's error object. */
+export declare class APIStatusError extends OpenResponsesError {
+  constructor(
+    message: string,
+    details?: { status?: number; body?: unknown; headers?: Headers },
+  );
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers: Headers | undefined;
+  readonly type: string | null;
+  readonly code: string | null;
+  readonly param: string | null;
+}
+
+/** 400: the request is invalid; `param` names the offending field when the server says. */
+export declare class BadRequestError extends APIStatusError {}
+/** 401: the API key is missing or wrong. */
+export declare class AuthenticationError extends APIStatusError {}
+/** 403: the key may not do this. */
+export declare class PermissionDeniedError extends APIStatusError {}
+/** 404: no such response (or route). */
+export declare class NotFoundError extends APIStatusError {}
+/** 409: the request conflicts with the response's state. */
+export declare class ConflictError extends APIStatusError {}
+/** 422: the request is well formed but cannot be processed. */
+export declare class UnprocessableEntityError extends APIStatusError {}
+/** 429: too many requests; retried after the server's `Retry-After`. */
+export declare class RateLimitError extends APIStatusError {}
+/** 5xx: the server failed. */
+export declare class InternalServerError extends APIStatusError {}
+
+/** The typed error of an HTTP error answer. */
+export declare function statusError(
+  status: number,
+  body: unknown,
+  headers?: Headers,
+): APIStatusError;

@@ -1,0 +1,36 @@
+import type * as z from "zod";
+
+declare const unknownType: unique symbol;
+
+/**
+ * The `type` of a value whose type the spec does not define. At run time it is the string the
+ * value carried (`String(value.type)` gives it); the type differs from every string literal so
+ * that comparing `value.type` with a known type narrows to that type's member alone.
+ */
+export interface UnknownType {
+  readonly [unknownType]: true;
+  toString(): string;
+}
+
+/** A union told apart by its tag (see union.js). */
+export declare function taggedUnion(spec: {
+  key: string;
+  second?: string;
+  defaultTag?: string;
+  untagged?: ReadonlyArray<readonly [string, string]>;
+  variants: () => Record<string, z.ZodType>;
+  fallback?: z.ZodType;
+}): z.ZodType;
+
+/** An array schema with at least `min` and at most `max` items. */
+export declare function limitItems<T extends z.ZodArray>(
+  schema: T,
+  min: number,
+  max: number,
+): T;
+
+/** A record schema with at most `max` keys. */
+export declare function limitKeys<T extends z.ZodType>(
+  schema: T,
+  max: number,
+): T;
