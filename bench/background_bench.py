@@ -26,10 +26,25 @@ import tempfile
 import time
 from pathlib import Path
 
-from proxy_bench import KEY, _Deltas, _port, _wait
+from proxy_bench import KEY, _port, _wait
 
 HEADERS = {"Authorization": f"Bearer {KEY}"}
 GOAL = 0.8
+
+
+class _Deltas:
+    """A provider that streams `n` text deltas as fast as it can (8 for a short request)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    async def respond(self, request):
+        from openresponses_runtime.server import MessageStart, TextDelta
+
+        n = self.n if request.input and "long" in str(request.input[-1].get("content")) else 8
+        yield MessageStart()
+        for _ in range(n):
+            yield TextDelta("token ")
 
 
 def _serve(port: int, events: int, store: str) -> None:

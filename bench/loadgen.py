@@ -2,13 +2,15 @@
 
 It sends one fixed POST over and over and prints one JSON line with what it saw and its own CPU
 share (CPU seconds / wall seconds of the measured window), so a reader can tell that the figure
-measures the server, not the client. Three modes:
+measures the server, not the client. Four modes:
 
 - `requests`: `--connections` keep-alive connections, each sending the request again as soon as the
   response is read, for `--seconds` after `--warmup`; requests/s and latency percentiles;
 - `stream`: one request on one blocking socket; the SSE events counted in the raw body, events/s;
 - `first-byte`: `--count` requests one after another on one connection; the time from sending
-  to the first byte of the response body (percentiles), each body then read to its end.
+  to the first byte of the response body (percentiles), each body then read to its end;
+- `latency`: the same, one request at a time, timed to the end of each response: what one client
+  waits when the server is idle (a write the server holds back shows here, not in requests/s).
 
     python bench/loadgen.py URL --body '{"input":"hi"}' --header 'Authorization: Bearer k' [--mode requests]
 """
@@ -22,6 +24,7 @@ import socket
 import statistics
 import sys
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 
@@ -145,17 +148,22 @@ def run_stream(host, port, request) -> dict:
             "cpu_share": cpu / wall, "blocks": len(blocks), "body_tail": body[-200:].decode(errors="replace")}  # fmt: skip
 
 
-async def run_first_byte(host, port, request, count) -> dict:
+async def run_one_at_a_time(host, port, request, count, to_first_byte: bool) -> dict:
+    """`count` requests one after another on one connection, each timed to the first byte of its
+    body, or to the end of the response."""
     reader, writer = await asyncio.open_connection(host, port)
     latencies: list[float] = []
     errors = 0
+    for _ in range(3):  # the connection's first requests (imports, caches) are not what is measured
+        writer.write(request)
+        await read_response(reader)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     for _ in range(count):
         sent = time.perf_counter()
         first: list[float] = []
         writer.write(request)
         status, _ = await read_response(reader, lambda first=first: first.append(time.perf_counter()))
-        latencies.append(first[0] - sent)
+        latencies.append((first[0] if to_first_byte else time.perf_counter()) - sent)
         errors += status != 200
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     writer.close()
@@ -166,21 +174,23 @@ async def run_first_byte(host, port, request, count) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("url")
-    parser.add_argument("--body", required=True, help="the JSON request body")
+    parser.add_argument("--body", required=True, help="the JSON request body, or @FILE to read it from FILE")
     parser.add_argument("--header", action="append", default=[], help="an extra request header, `Name: value`")
-    parser.add_argument("--mode", choices=("requests", "stream", "first-byte"), default="requests")
+    parser.add_argument("--mode", choices=("requests", "stream", "first-byte", "latency"), default="requests")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--count", type=int, default=500)
     args = parser.parse_args()
-    host, port, request = request_bytes(args.url, args.body.encode(), args.header)
+    body = Path(args.body[1:]).read_bytes() if args.body.startswith("@") else args.body.encode()
+    host, port, request = request_bytes(args.url, body, args.header)
     if args.mode == "requests":
         result = asyncio.run(run_requests(host, port, request, args.connections, args.seconds, args.warmup))
     elif args.mode == "stream":
         result = run_stream(host, port, request)
     else:
-        result = asyncio.run(run_first_byte(host, port, request, args.count))
+        first = args.mode == "first-byte"
+        result = asyncio.run(run_one_at_a_time(host, port, request, args.count, to_first_byte=first))
     print(json.dumps(result))
     return 0
 

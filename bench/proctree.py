@@ -3,6 +3,12 @@
 `ru_maxrss` sees one process; a build that runs ruff or a formatter in a subprocess would hide that
 memory. This polls the process and all its descendants (psutil) every few milliseconds and keeps
 the largest sum of their resident sets.
+
+A child caught between its fork and its exec runs its parent's command line in its parent's
+memory (vfork shares it; fork shares it until written): its resident set is the parent's, counted
+twice. On a busy machine such a child can wait for a core long enough to be seen (a 250 MiB build
+read as 500 MiB). So a child with its parent's command line is left out: neither orspec nor its
+peers fork workers that keep running the parent's program.
 """
 
 from __future__ import annotations
@@ -19,8 +25,12 @@ POLL_SECONDS = 0.01
 
 def tree_rss(proc: psutil.Process) -> int:
     total = 0
+    commands: dict[int, list[str]] = {}
     for p in [proc, *proc.children(recursive=True)]:
         with contextlib.suppress(psutil.Error):  # it ended between listing and reading
+            commands[p.pid] = command = p.cmdline()
+            if p.pid != proc.pid and commands.get(p.ppid()) == command:
+                continue  # not exec'd yet: its parent's memory, counted with the parent
             total += p.memory_info().rss
     return total
 

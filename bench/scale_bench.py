@@ -6,8 +6,8 @@ time and peak memory side by side, with ratios to the peer, for subsets of about
 schemas and for the whole spec (1,422). Memory is the peak RSS of the whole process tree (ruff
 subprocesses included), polled (bench/proctree.py). orspec does more than the peer here (it also
 validates the spec and writes the registry, server and docs), so the ratio is an upper bound on
-its model-generation overhead. The goal (whole spec, time and memory each at most 1.5x the peer)
-is printed MET or NOT MET. orspec's sources are compiled to bytecode first, as an installed
+its model-generation overhead. The goals (whole spec: time at most 1.3x the peer's, memory at
+most 1.2x) are printed MET or NOT MET. orspec's sources are compiled to bytecode first, as an installed
 package's are (the peer's always are), so that PYTHONDONTWRITEBYTECODE cannot make orspec compile
 its modules on every run.
 
@@ -29,7 +29,7 @@ from proctree import measure
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SPEC = ROOT.parent / "shared" / "upstream" / "openai" / "openapi.json"
 PREFIX = "#/components/schemas/"
-GOAL = 1.5
+GOALS = {"time": 1.3, "whole-tree peak memory": 1.2}
 
 
 def subset(document: dict, size: int) -> dict:
@@ -128,9 +128,9 @@ def main() -> int:
     count, (ps, pm), (os_, om) = rows[-1]
     print(f"\ngoals (the largest input, {count} schemas):")
     for label, ratio in (("time", os_ / ps), ("whole-tree peak memory", om / pm)):
-        verdict = "MET" if ratio <= GOAL else "NOT MET"
+        verdict = "MET" if ratio <= GOALS[label] else "NOT MET"
         print(
-            f"  orspec build / datamodel-codegen with ruff-format, {label:24} {ratio:5.2f}x  (goal <= {GOAL}x)  {verdict}"
+            f"  orspec build / datamodel-codegen with ruff-format, {label:24} {ratio:5.2f}x  (goal <= {GOALS[label]}x)  {verdict}"
         )
     return 0
 

@@ -1,11 +1,14 @@
 """The server's own work per request and per streamed event, in-process, with the floor beside it.
 
-`server_bench.py` measures the servers under uvicorn, where uvicorn, h11 and the socket cost
+`server_bench.py` measures the command lines users run, where uvicorn, h11 and the socket cost
 every server the same ~120 µs per request, and a busy machine moves every figure. This calls
-each ASGI app straight from a loop (no uvicorn, no socket) and times every call, so the
-app's own work shows, steady under load (the 10th percentile is taken):
+each ASGI app straight from a loop (no uvicorn, no socket, no command line) and times every
+call, so the app's own work shows, steady under load (the 10th percentile is taken):
 
-- `orspec`, `starlette`, `fastapi`: the three apps of `server_bench.py`, same settings;
+- `orspec`: `create_app` with an in-memory store and a provider that streams text deltas as fast
+  as it can (`--events` of them for the input "long", else 8);
+- `starlette`, `fastapi`: the minimal app and the peer of `server_bench.py`, sending back the
+  bytes `orspec` produced;
 - `floor`: a bare ASGI callable doing only what any server of this API must do for the same
   request: check the bearer token and the media type, read and decode the body, validate it
   strictly with the same request model, build the response object, run the same provider,
@@ -31,6 +34,28 @@ import server_bench as bench
 from orjson import dumps
 
 KINDS = ("orspec", "floor", "starlette", "fastapi")
+LONG_STREAM = {"input": "long", "stream": True}
+
+
+class _Deltas:
+    """A provider that streams text deltas as fast as it can: `n` for the input "long", else 8."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    async def respond(self, request):
+        from openresponses_runtime.server import MessageStart, TextDelta
+
+        text = request.input[-1]["content"][0]["text"] if request.input else ""
+        yield MessageStart()
+        for _ in range(self.n if text == "long" else 8):
+            yield TextDelta("token ")
+
+
+def make_orspec_app(events: int):
+    from openresponses_runtime.server import MemoryStore, create_app
+
+    return create_app(_Deltas(events), store=MemoryStore(), api_keys=bench.KEY)
 
 
 def make_floor_app(events: int):
@@ -39,7 +64,7 @@ def make_floor_app(events: int):
     from openresponses_runtime.server.app import input_items
     from openresponses_runtime.server.ids import new_id
 
-    provider = bench._Deltas(events)
+    provider = _Deltas(events)
     records: dict[str, bytes] = {}
     key = bench.KEY.encode()
     decoder = json.JSONDecoder()
@@ -150,22 +175,22 @@ def main() -> int:
     args = parser.parse_args()
 
     fixtures = Path(tempfile.mkdtemp(prefix="orspec-server-floor-"))
-    recorder = bench.make_orspec_app(args.events)
+    recorder = make_orspec_app(args.events)
     for name, request in (
         ("response.json", bench.SMALL),
-        ("long.sse", bench.LONG_STREAM),
+        ("long.sse", LONG_STREAM),
         ("short.sse", bench.SHORT_STREAM),
     ):
         (fixtures / name).write_bytes(asyncio.run(_call(recorder, json.dumps(request).encode())))
     makers = {
-        "orspec": lambda: bench.make_orspec_app(args.events),
+        "orspec": lambda: make_orspec_app(args.events),
         "floor": lambda: make_floor_app(args.events),
         "starlette": lambda: bench.make_starlette_app(fixtures),
         "fastapi": lambda: bench.make_fastapi_app(fixtures),
     }
     apps = {name: makers[name]() for name in KINDS}
     requests = measure(apps, json.dumps(bench.SMALL).encode(), args.requests, args.rounds)
-    streams = measure(apps, json.dumps(bench.LONG_STREAM).encode(), args.streams, args.rounds)
+    streams = measure(apps, json.dumps(LONG_STREAM).encode(), args.streams, args.rounds)
 
     def pct(values: list[int], q: float, per: int = 1) -> float:
         return values[int(len(values) * q)] / 1000 / per

@@ -6,16 +6,22 @@ response (its body after its headers) until the client's delayed ACK: about 40 m
 Each test starts the command as users run it, opens a keep-alive connection, reads the option
 from the server's own end of that connection (taken from the serving process with
 `pidfd_getfd`), and times a few requests on it: a stall shows in the fastest of them.
+
+With TCP_NODELAY each write is a segment of its own, so the runtime's server sends the writes of
+one turn of its event loop together, a response's head with its body (`serving.TurnWrites`): the
+kernel's count of the data segments the server's end sent says so.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -24,6 +30,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from openresponses_runtime.server.serving import TurnWrites
 
 from ..conftest import ROOT, run_orspec
 from ..server_helpers import API_KEY, free_port
@@ -63,6 +70,13 @@ def _socket_inode(server_port: int, client_port: int) -> str:
 def server_no_delay(pid: int, server_port: int, client: socket.socket, wait: float = 10) -> bool:
     """TCP_NODELAY as set on the serving process's (or a child's) end of `client`'s connection,
     once that process has accepted it (within `wait` seconds)."""
+    with server_end(pid, server_port, client, wait) as theirs:
+        return bool(theirs.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+
+def server_end(pid: int, server_port: int, client: socket.socket, wait: float = 10) -> socket.socket:
+    """A copy of the serving process's (or a child's) end of `client`'s connection, once that
+    process has accepted it (within `wait` seconds)."""
     deadline = time.monotonic() + wait
     while True:
         with contextlib.suppress(LookupError):
@@ -71,7 +85,7 @@ def server_no_delay(pid: int, server_port: int, client: socket.socket, wait: flo
                 for fd in _fds(process):
                     with contextlib.suppress(OSError):
                         if os.readlink(fd) == link:
-                            return _option_of(process, int(fd.name))
+                            return _socket_of(process, int(fd.name))
         if time.monotonic() > deadline:
             raise AssertionError(f"no process under {pid} accepted the connection from {client.getsockname()}")
         time.sleep(0.02)
@@ -84,7 +98,7 @@ def _fds(pid: int) -> list[Path]:
         return []
 
 
-def _option_of(pid: int, fd: int) -> bool:
+def _socket_of(pid: int, fd: int) -> socket.socket:
     pidfd = _libc.syscall(_SYS_PIDFD_OPEN, pid, 0)
     assert pidfd >= 0, os.strerror(ctypes.get_errno())
     try:
@@ -92,8 +106,12 @@ def _option_of(pid: int, fd: int) -> bool:
         assert copy >= 0, os.strerror(ctypes.get_errno())
     finally:
         os.close(pidfd)
-    with socket.socket(fileno=copy) as theirs:
-        return bool(theirs.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+    return socket.socket(fileno=copy)
+
+
+def data_segments_sent(sock: socket.socket) -> int:
+    """`tcpi_data_segs_out` of Linux's `struct tcp_info` (since 4.6): the segments with data sent."""
+    return struct.unpack_from("I", sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256), 156)[0]
 
 
 def _request(method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None) -> bytes:
@@ -236,6 +254,89 @@ def test_scaffolded_provider_main(tmp_path):
     env = os.environ | {"PYTHONPATH": str(out / "src")}
     with running(command, port, env=env, cwd=out) as proc:
         check_listener(proc.pid, port, _create())
+
+
+def test_a_json_answer_leaves_in_one_segment(tmp_path):
+    """uvicorn writes a response's head and body apart: with TCP_NODELAY, two segments and two
+    system calls each. `orspec serve` sends them in one."""
+    port = free_port()
+    with (
+        running(_serve(port, "--store", "memory:"), port) as proc,
+        socket.create_connection(("127.0.0.1", port), timeout=30) as sock,
+    ):
+        sock.sendall(_create())
+        assert _read_response(sock) == 200
+        with server_end(proc.pid, port, sock) as theirs:
+            before = data_segments_sent(theirs)
+            for _ in range(20):
+                sock.sendall(_create())
+                assert _read_response(sock) == 200
+            assert data_segments_sent(theirs) - before == 20
+
+
+class _Recorded:
+    def __init__(self):
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        assert not self.closed
+        self.writes.append(data)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def get_extra_info(self, name: str) -> str:
+        return f"info {name}"
+
+
+def test_writes_wait_for_the_end_of_their_turn_of_the_loop_at_most():
+    async def scenario() -> list[list[bytes]]:
+        seen = []
+        recorded = _Recorded()
+        writes = TurnWrites(recorded, asyncio.get_running_loop())
+        writes.write(b"head")
+        seen.append(list(recorded.writes))  # held for the next write...
+        writes.write(b"")
+        writes.write(b"body")
+        seen.append(list(recorded.writes))  # ...the turn's first two leave at once, together
+        writes.write(b"e1")
+        writes.write(b"e2")
+        seen.append(list(recorded.writes[1:]))  # the turn's later writes wait for its end...
+        await asyncio.sleep(0)
+        seen.append(list(recorded.writes[1:]))  # ...then leave in one send
+        writes.write(b"alone")
+        await asyncio.sleep(0)
+        seen.append(list(recorded.writes[2:]))  # one write in a turn leaves when the turn ends
+        writes.write(b"a")
+        writes.write(b"b")
+        writes.write(b"x" * TurnWrites.limit)  # the limit reached: sent at once (after the pair a, b)
+        seen.append([len(data) for data in recorded.writes[3:]])
+        writes.write(b"last")
+        writes.close()  # closing sends what is held first
+        seen.append(list(recorded.writes[5:]))
+        await asyncio.sleep(0)  # the end of the turn finds nothing left to send
+        assert len(recorded.writes) == 6
+        assert writes.get_extra_info("socket") == "info socket"  # the rest is the transport's
+        other = TurnWrites(_Recorded(), asyncio.get_running_loop())
+        other.write(b"lost")
+        other.transport.closed = True  # the client left during the turn
+        await asyncio.sleep(0)
+        assert other.transport.writes == []
+        return seen
+
+    assert asyncio.run(scenario()) == [
+        [],
+        [b"headbody"],
+        [],
+        [b"e1e2"],
+        [b"alone"],
+        [2, TurnWrites.limit],
+        [b"last"],
+    ]
 
 
 def test_the_reader_sees_a_connection_without_no_delay():

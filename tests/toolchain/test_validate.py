@@ -306,3 +306,37 @@ def test_fast_structural_check_says_no_where_python_jsonschema_finds_errors():
     bad = {**good, "info": {"title": 1}, "paths": {"no-slash": {}}}
     assert quick(good) and not list(full.iter_errors(good))
     assert not quick(bad) and list(full.iter_errors(bad))
+
+
+PARAMETERS = """\
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /items/{id}:
+    parameters: [{$ref: "#/components/parameters/Id"}]
+    get:
+      parameters:
+        - {name: q, in: query, schema: {type: string}}
+        - {name: q, in: query, schema: {type: string}}
+      responses: {"200": {description: ok}}
+    post:
+      parameters: [{name: other, in: path, required: true, schema: {type: string}}]
+      responses: {"200": {description: ok}}
+  /things/{x}:
+    get:
+      responses: {"200": {description: ok}}
+components:
+  parameters:
+    Id: {name: id, in: path, required: true, schema: {type: string}}
+"""
+
+
+def test_duplicate_and_unresolved_path_parameters(tmp_path, monkeypatch):
+    """The two checks of the paths that openapi-spec-validator made, in its words, references followed."""
+    monkeypatch.chdir(tmp_path)
+    found = [p.message for p in validate(bundle(spec_file(tmp_path, PARAMETERS))) if p.pointer == "/paths"]
+    assert found == [
+        "Duplicate parameter 'q'",
+        "Path parameter 'other' for 'post' operation in '/items/{id}' was not resolved",
+        "Path parameter 'x' for 'get' operation in '/things/{x}' was not resolved",
+    ]

@@ -2,8 +2,8 @@
 
 YAML is parsed with PyYAML's C parser into events, and orspec composes those events itself,
 without recursion, so that each JSON pointer maps back to its line, duplicate keys are caught,
-nesting depth is bounded (libyaml's own composer recurses in C and crashes on deep input) and
-alias bombs stay bounded. JSON is parsed with the standard library; its line map is only built
+nesting depth is bounded (libyaml's own composer recurses in C and crashes on deep input), and so
+are the nodes composed (`MAX_YAML_NODES`: composing costs microseconds a node) and alias bombs. JSON is parsed with the standard library; its line map is only built
 when an error needs it.
 """
 
@@ -25,9 +25,14 @@ from .problems import Problem, SpecError, TooBig
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_NODES = 2_000_000
+# Nodes composed from YAML text. Each costs some microseconds of Python, so this keeps a garbage file
+# (18 MB of `[a, a, ...`) to a located error within seconds; real specs have a few tens of thousands,
+# and a larger one loads from JSON, which the standard library parses in C, with no such bound.
+MAX_YAML_NODES = 500_000
 MAX_DEPTH = 64  # real specs nest about 20 deep; later stages recurse (jsonschema about 8 frames a level)
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_ENDS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
 
 @dataclass
@@ -133,7 +138,8 @@ def _load_json(path: Path, shown: str, text: str) -> Document:
     if duplicates:
         # Locate duplicates through the YAML composer, which sees every key with its line.
         _, problems, _ = _compose(text, shown)
-        raise SpecError(problems or [Problem(shown, 1, "", f"duplicate key {duplicates[0]!r}")])
+        located = [p for p in problems if p.message.startswith("duplicate key")]  # not the YAML node bound
+        raise SpecError(located or [Problem(shown, 1, "", f"duplicate key {duplicates[0]!r}")])
     return doc
 
 
@@ -315,6 +321,7 @@ def _compose_nodes(text: str, shown: str) -> tuple[list[yaml.Node], Problem | No
     """YAML documents as node graphs, composed from parser events with an explicit stack."""
     parser = _Loader(text)
     documents: list[yaml.Node] = []
+    composed = 0
     try:
         parser.get_event()  # StreamStartEvent
         while not parser.check_event(yaml.StreamEndEvent):
@@ -325,6 +332,10 @@ def _compose_nodes(text: str, shown: str) -> tuple[list[yaml.Node], Problem | No
             root: yaml.Node | None = None
             while root is None:
                 event = parser.get_event()
+                composed += not isinstance(event, _ENDS)
+                if composed > MAX_YAML_NODES:
+                    message = f"more than {MAX_YAML_NODES:,} YAML nodes; a spec this large loads from JSON"
+                    return [], Problem(shown, event.start_mark.line + 1, _stack_pointer(stack), message)
                 node: yaml.Node
                 if isinstance(event, yaml.AliasEvent):
                     if event.anchor not in anchors:

@@ -7,6 +7,13 @@ time, so plain `mkdocs build` and `mkdocs serve` work on a fresh clone without a
 Reference pages the nav in mkdocs.yml does not list (a new vendor fragment, say) are appended to
 its Reference section, so a strict build never drops one.
 
+Each dated release's reference (`generated/docs/<date>/`) is served under `reference/<date>/`, with
+its frozen `openapi.json` beside it; `versions.json` (written by the build) feeds the version picker
+(`assets/javascripts/orspec-versions.js`) that the hook puts at the top of every reference page, and
+the draft's pages say they are the draft. The generated TypeScript stream checker's ES modules are
+shipped as `assets/orspec/streaming/`, for the console on the operation pages
+(`assets/javascripts/orspec-console.js`), which checks a live stream in the browser with them.
+
 `ORSPEC_GENERATED_DOCS` points the hook at another directory (e.g. `orspec build --out DIR`);
 `extra: {orspec_reference: ""}` in the config serves the reference at the site's root instead
 (`orspec docs build` in a project without its own mkdocs.yml).
@@ -14,11 +21,14 @@ its Reference section, so a strict build never drops one.
 
 from __future__ import annotations
 
+import json
 import os
+import posixpath
 import re
 import socket
 from pathlib import Path
 
+from mkdocs.config.config_options import ExtraScriptValue
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
@@ -26,7 +36,11 @@ from orspec.project import TEMPLATES
 
 PREFIX = "reference"
 SECTION = "Reference"
+RELEASES_SECTION = "Releases"
 ASSETS = TEMPLATES / "site"
+VERSIONS = "versions.json"
+CHECKER = "assets/orspec/streaming"  # where the site serves the TypeScript stream checker's modules
+SCRIPTS = ("assets/javascripts/orspec-versions.js", "assets/javascripts/orspec-console.js")
 _OUTSIDE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./[^)]*\)")  # [text](../guides/x.md): out of the reference
 
 
@@ -41,6 +55,23 @@ def _source(config) -> Path:
     return Path(config.config_file_path).resolve().parent / "generated" / "docs"
 
 
+def _versions(config) -> list[dict]:
+    path = _source(config) / VERSIONS
+    if not path.is_file():  # an older build's reference: the draft alone
+        return [{"id": "draft", "folder": "", "status": "draft", "pages": [], "anchors": {}}]
+    return json.loads(path.read_text())["versions"]
+
+
+def on_config(config):
+    """The picker and the console, as ES modules (the console imports the checker's modules)."""
+    for script in SCRIPTS:
+        if script not in [str(s) for s in config.extra_javascript]:
+            value = ExtraScriptValue(script)
+            value.type = "module"
+            config.extra_javascript.append(value)
+    return config
+
+
 def on_files(files: Files, config) -> Files:
     source = _source(config)
     if not (source / "index.md").is_file():
@@ -52,6 +83,16 @@ def on_files(files: Files, config) -> Files:
         if files.get_file_from_path(uri) is not None:
             raise PluginError(f"docs/{uri} would hide the generated page {source / rel}; remove it")
         files.append(File.generated(config, uri, abs_src_path=str(source / rel)))
+    downloads = {VERSIONS: source / VERSIONS, "openapi.json": source.parent / "openapi.json"}
+    for version in _versions(config):
+        if version["folder"]:
+            downloads[f"{version['folder']}openapi.json"] = source.parent / "releases" / version["id"] / "openapi.json"
+    for rel, path in downloads.items():
+        if path.is_file():
+            files.append(File.generated(config, f"{prefix}/{rel}" if prefix else rel, abs_src_path=str(path)))
+    checker = source.parent / "typescript" / "src" / "streaming"
+    for module in sorted(checker.glob("*.js")):
+        files.append(File.generated(config, f"{CHECKER}/{module.name}", abs_src_path=str(module)))
     for asset in sorted(p for p in ASSETS.rglob("*") if p.is_file() and p.suffix != ".jinja"):
         uri = asset.relative_to(ASSETS).as_posix()
         if files.get_file_from_path(uri) is None:  # the project's own copy wins
@@ -61,10 +102,72 @@ def on_files(files: Files, config) -> Files:
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    """In a reference-only site (no prefix) there are no guides: a link out of the reference keeps its text."""
-    if _prefix(config):
+    """The version bar on reference pages; in a reference-only site (no prefix) there are no guides,
+    so a link out of the reference keeps its text."""
+    prefix = _prefix(config)
+    markdown = _with_version_bar(markdown, page.file.src_uri, page.url, prefix, config)
+    if prefix:
         return markdown
     return _OUTSIDE_LINK.sub(r"\1", markdown)
+
+
+def _with_version_bar(markdown: str, uri: str, url: str, prefix: str, config) -> str:
+    """A reference page with the picker's placeholder first; a draft page also says it is the draft."""
+    if prefix and not uri.startswith(prefix + "/"):
+        return markdown
+    rel = uri[len(prefix) + 1 :] if prefix else uri
+    versions = _versions(config)
+    version = next((v for v in versions if v["folder"] and rel.startswith(v["folder"])), versions[-1])
+    if version["status"] != "draft" and not version["folder"]:
+        return markdown
+    page = rel[len(version["folder"]) :]
+    if page in ("changelog.md",) or rel.endswith(VERSIONS):
+        return markdown
+    # Markdown links are relative to the source file (mkdocs rewrites them); HTML ones to the page's URL.
+    root = _relative(prefix or ".", posixpath.dirname(uri) or ".")
+    url_root = _relative(prefix or ".", posixpath.dirname(url) or ".")
+    bar = (
+        f'<div class="orspec-versions" data-root="{url_root}" data-version="{version["id"]}" data-page="{page}">'
+        f'<a href="{url_root}{version["folder"]}openapi.json" download>openapi.json ({version["id"]})</a></div>\n\n'
+    )
+    latest = next((v for v in versions if v["status"] == "latest"), None)
+    if version["status"] == "draft" and latest is not None:
+        bar += (
+            '!!! warning "Draft"\n    This is the unreleased draft of the spec, which may change before its next'
+            f" release. The latest release is [{latest['id']}]({root}{latest['folder']}index.md).\n\n"
+        )
+    head, sep, body = markdown.partition("\n")
+    return f"{head}{sep}\n{bar}{body}" if head.startswith("# ") else bar + markdown
+
+
+def on_post_build(config) -> None:
+    """`llms.txt` and `llms-full.txt` beside each version's reference, and at the site's root the
+    latest release's, with a line for every version (see orspec/llms.py)."""
+    from orspec.llms import llms_files
+
+    source, prefix, site = _source(config), _prefix(config), Path(config.site_dir)
+    versions = _versions(config)
+    listing = []
+    for version in versions:
+        folder = source / version["folder"]
+        names = sorted(p.name for p in folder.glob("*.md"))
+        names = (["index.md"] if "index.md" in names else []) + [n for n in names if n != "index.md"]
+        pages = {(n[:-3] + "/" if n != "index.md" else ""): (folder / n).read_text() for n in names}
+        base = f"{prefix}/{version['folder']}" if prefix else version["folder"]
+        what = "unreleased draft" if version["status"] == "draft" else f"release {version['id']}"
+        summary = f"The {config.site_name} reference, {what}, as plain Markdown."
+        short, full = llms_files(f"{config.site_name}: {version['id']}", summary, pages)
+        target = site / base
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "llms.txt").write_text(short)
+        (target / "llms-full.txt").write_text(full)
+        listing.append(
+            f"- [{what}]({base}llms.txt): its pages; all of them in one file: [{base}llms-full.txt]({base}llms-full.txt)"
+        )
+        if version["status"] == "latest" or (version is versions[-1] and not (site / "llms.txt").is_file()):
+            (site / "llms.txt").write_text(llms_files(config.site_name, summary, pages, base)[0])
+    with (site / "llms.txt").open("a") as out:
+        out.write("\n## Versions\n\n" + "\n".join(listing) + "\n")
 
 
 def _mentioned(nav) -> set[str]:
@@ -81,11 +184,30 @@ def _mentioned(nav) -> set[str]:
     return found
 
 
+def _relative(target: str, start: str) -> str:
+    """The relative URL prefix from folder `start` to folder `target`: "" or "../", "../../" ..."""
+    path = posixpath.relpath(target, start)
+    return "" if path == "." else path + "/"
+
+
 def _complete_nav(config, uris: list[str]) -> None:
     nav = config.nav
     if not isinstance(nav, list):
         return
     missing = [uri for uri in uris if uri not in _mentioned(nav)]
+    prefix = _prefix(config)
+    released = []
+    for version in _versions(config):
+        if version["folder"]:
+            folder = f"{prefix}/{version['folder']}" if prefix else version["folder"]
+            pages = [uri for uri in missing if uri.startswith(folder)]
+            pages.sort(key=lambda uri: (not uri.endswith("/index.md"), uri))  # its index first
+            label = f"{version['id']} (latest)" if version["status"] == "latest" else version["id"]
+            released.append({label: pages})
+            missing = [uri for uri in missing if not uri.startswith(folder)]
+    if released:  # before the draft's Reference section: the latest release is the reader's default
+        at = next((i for i, e in enumerate(nav) if isinstance(e, dict) and SECTION in e), len(nav))
+        nav.insert(at, {RELEASES_SECTION: released})
     if not missing:
         return
     for entry in nav:

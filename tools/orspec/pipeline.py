@@ -11,14 +11,17 @@ from .bundle import Bundle, bundle, bundled_json
 from .cache import Stamp, digest, stage_key
 from .extensions import Fragment, extend
 from .generate.client import generate_client, generate_client_reference
-from .generate.docs import generate_docs
+from .generate.docs import OUT as DOCS_OUT
+from .generate.docs import environment, generate_docs
 from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
+from .generate.rules import generate_rules_page
 from .generate.server import check_handlers, generate_server
 from .generate.typescript import ROOT as TS_ROOT
 from .generate.typescript import generate_typescript
 from .generate.typescript_checker import generate_typescript_checker
+from .generate.versions import DRAFT, release_docs, spec_history, versions_map
 from .mappings import add_mappings
 from .native import NativeNames, check_native_names
 from .problems import Level, Problem, SpecError, errors
@@ -87,8 +90,16 @@ class Stage:
 
 def _docs(spec: Spec, templates: Path) -> Outputs:
     titles = {f.doc.path.stem: f.title for f in spec.fragments}
-    pages = generate_docs(spec.model, templates, spec.bundle.sources, spec.bundle.root_file, titles)
-    return pages | generate_client_reference(spec.model, templates)
+    # The releases freeze the core alone, so the draft's history compares its core, unmerged.
+    history = spec_history(spec.releases, bundle(spec.bundle.root).document) if spec.releases else None
+    pages = generate_docs(
+        spec.model, templates, spec.bundle.sources, spec.bundle.root_file, titles, history=history, version=DRAFT
+    )
+    pages |= generate_client_reference(spec.model, templates)
+    pages |= generate_rules_page(spec.document, spec.state_machines, environment(templates))
+    releases = release_docs(spec.releases, spec.state_machines, templates, history, spec.document)
+    versions = versions_map(pages, releases, [r.date for r in spec.releases])
+    return pages | releases | {f"{DOCS_OUT}/versions.json": versions}
 
 
 STAGES = (

@@ -8,6 +8,7 @@ time-to-first-byte and total-time percentiles) are inline SVG drawn from geometr
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,7 +24,7 @@ __all__ = ["ReportError", "Summary", "load_records", "render", "summarize"]
 PERCENTILES = (50, 90, 95, 99)
 _BINS = 48
 # Diagnoses that are observations rather than faults (see `orspec.proxy.recorder.PROBLEMS`).
-_OBSERVATIONS = frozenset({"no-done-marker"})
+_OBSERVATIONS = frozenset({"no-done-marker", "request-not-checked"})
 
 
 class ReportError(Exception):
@@ -267,12 +268,29 @@ def render(records: list[dict[str, Any]], fmt: str = "html") -> str:
     )
     env.filters["ms"] = lambda v: "–" if v is None else f"{v:.1f} ms"
     env.filters["md"] = _markdown_cell
+    env.filters["code"] = _markdown_code
     return env.get_template(f"report.{fmt}.jinja").render(s=summarize(records))
 
 
 def _markdown_cell(value: Any) -> str:
-    """Text safe inside a Markdown table cell."""
+    """Text safe inside a Markdown table cell: no markup, no raw HTML, no line break."""
     text = " ".join(str(value).split())
     for char in "\\|`*_[]<>":
         text = text.replace(char, "\\" + char)
     return text
+
+
+def _markdown_code(value: Any, *, cell: bool = True) -> str:
+    """`value` as one Markdown code span that nothing in it can end early.
+
+    Backslashes do not escape inside a code span, so the fence is one backtick longer than the
+    longest run of backticks in the text, with a space inside each end when the text begins or ends
+    with one (CommonMark strips those two spaces). Inside a code span no HTML renders. In a table
+    `cell`, a pipe is written `\\|`, which GFM reads as a pipe of the cell's text, even in code."""
+    text = " ".join(str(value).split()) or " "
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    if text.startswith("`") or text.endswith("`"):
+        text = f" {text} "
+    if cell:
+        text = text.replace("|", "\\|")
+    return f"{fence}{text}{fence}"

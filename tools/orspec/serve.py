@@ -5,13 +5,22 @@ Reasoning items that clients carry are sealed with `--reasoning-key` (or `$ORSPE
 else with a random key that dies with the process.
 With the runtime's `observability` extra installed (orspec depends on it), it also serves
 `/metrics`, `/healthz` and `/readyz`, and gives each request an id, an access record and a trace
-span; `--log-format json` writes the server's records, one per request among them, as JSON lines.
+span; `--log-format json` writes the server's records, one per request among them, as JSON lines,
+and every other line it writes too: its own two, uvicorn's and any other library's.
+
+With `--workers`, each worker process gets its settings, keys included, with its app factory
+(`functools.partial(worker_app, settings)`): multiprocessing's spawn pickles the factory, with
+uvicorn's config, onto the private pipe it starts each child with. No key goes through a
+worker's environment (/proc/PID/environ: any process of the same user reads it) or command line
+(every user reads it), nor into a file, however briefly; and `$ORSPEC_API_KEY` and
+`$ORSPEC_REASONING_KEY` are taken out of the environment the workers inherit.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import functools
+import logging
 import os
 import secrets
 import sys
@@ -71,6 +80,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="text",
         help="text: warnings and errors only (default); json: one JSON object a line, one per request among them",
     )
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="let pages from ORIGIN (e.g. http://127.0.0.1:8000, a docs site's console) call the server from a"
+        " browser: CORS headers for that origin only; repeatable; off by default",
+    )
     # The runtime's `serving.Limits`, declared here so that `orspec` starts without importing the runtime.
     for flag, kind, help in _LIMITS:
         p.add_argument(flag, type=kind, default=argparse.SUPPRESS, help=help)
@@ -122,19 +138,40 @@ def _secret(value: str) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from .usage import UsageError
+
+    try:
+        return _serve(args)
+    except UsageError as exc:
+        if args.log_format != "json":
+            raise
+        _say(args.log_format, str(exc), level=logging.ERROR)  # what `orspec: ...` says, as a JSON line
+        return 2
+
+
+def _serve(args: argparse.Namespace) -> int:
     from openresponses_runtime.server import StoreError
     from openresponses_runtime.server.serving import Limits, serve
 
     from .listening import listen
     from .usage import UsageError
 
-    given = args.api_key or os.environ.get("ORSPEC_API_KEY")
+    given = args.api_key or os.environ.get(_API_KEY_ENV)
     settings = {
         "key": given or "sk-orspec-" + secrets.token_urlsafe(24),
         "store": args.store or os.environ.get("ORSPEC_STORE"),
         **{
             name: getattr(args, name)
-            for name in ("store_timeout", "pool_size", "delay", "debug", "strict", "log_format", "max_streams")
+            for name in (
+                "store_timeout",
+                "pool_size",
+                "delay",
+                "debug",
+                "strict",
+                "log_format",
+                "max_streams",
+                "cors_origin",
+            )
         },
         "reasoning_key": args.reasoning_key,
     }
@@ -145,34 +182,89 @@ def cmd_serve(args: argparse.Namespace) -> int:
             )
         # Every worker seals reasoning items with the same key, so that any of them opens what another sealed.
         settings["reasoning_key"] = args.reasoning_key or os.environ.get(_REASONING_ENV) or secrets.token_urlsafe(32)
+        for name in (_API_KEY_ENV, _REASONING_ENV):  # the workers get the keys with their factory, not inherited
+            os.environ.pop(name, None)
     try:
         app = _app(settings)  # in the workers' parent too: a store that cannot be opened is said once, here
     except StoreError as exc:
         raise UsageError(f"{exc}, or pass another with --store") from None
     limits = Limits(**{name: value for name, value in vars(args).items() if name in Limits.__dataclass_fields__})
+    uvicorn = {"log_config": _json_log_config()} if args.log_format == "json" else {}
     with listen(args.host, args.port) as sock:  # said only once it is true, and nothing said if it cannot be
         if not given:
-            print(
-                f"orspec: no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {settings['key']}"
+            _say(
+                args.log_format,
+                f"no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {settings['key']}",
+                stream=sys.stdout,
             )
         port = sock.getsockname()[1]
-        print(f"orspec: serving Open Responses on http://{args.host}:{port}/v1/responses", file=sys.stderr)
-        sys.stdout.flush()
+        _say(args.log_format, f"serving Open Responses on http://{args.host}:{port}/v1/responses")
         if args.workers > 1:
-            os.environ[_WORKER_ENV] = json.dumps(settings)  # what each worker process builds its app from
-            serve(f"{__name__}:worker_app", sock=sock, limits=limits, workers=args.workers, factory=True)
+            # Each worker builds its app from the settings pickled with this factory (see the module's docstring).
+            factory = functools.partial(worker_app, settings)
+            serve(factory, sock=sock, limits=limits, workers=args.workers, factory=True, **uvicorn)
         else:
-            serve(app, sock=sock, limits=limits)
+            serve(app, sock=sock, limits=limits, **uvicorn)
     return 0
 
 
-_WORKER_ENV = "ORSPEC_SERVE_WORKER"
+_API_KEY_ENV = "ORSPEC_API_KEY"
 _REASONING_ENV = "ORSPEC_REASONING_KEY"
 
 
-def worker_app() -> Any:
+def worker_app(settings: dict[str, Any]) -> Any:
     """The app of one `--workers` process, as its parent configured it."""
-    return _app(json.loads(os.environ[_WORKER_ENV]))
+    return _app(settings)
+
+
+def _say(log_format: str, message: str, *, stream: Any = None, level: int = logging.INFO) -> None:
+    """One line of `orspec serve`'s own: `orspec: message`, or with `json` a record as the server's are."""
+    stream = stream or sys.stderr
+    if log_format == "json":
+        from openresponses_runtime.server.observability import JSONFormatter
+
+        fields = {"name": "orspec.serve", "msg": message, "levelno": level, "levelname": logging.getLevelName(level)}
+        line = JSONFormatter().format(logging.makeLogRecord(fields))
+    else:
+        line = f"orspec: {message}"
+    print(line, file=stream, flush=True)
+
+
+_JSON_FORMATTER = "openresponses_runtime.server.observability.JSONFormatter"
+
+
+def _json_log_config() -> dict[str, Any]:
+    """uvicorn's loggers (`uvicorn.run`'s own configuration, with the runtime's JSON lines)."""
+    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": _JSON_FORMATTER}},
+        "handlers": {"json": handler},
+        "loggers": {
+            "uvicorn": {"handlers": ["json"], "level": "INFO", "propagate": False},
+            "uvicorn.error": {"level": "INFO"},
+            "uvicorn.access": {"handlers": ["json"], "level": "INFO", "propagate": False},
+        },
+    }
+
+
+def _log_the_rest_as_json() -> None:
+    """Any other library's records (asyncio's, Python's warnings), which would otherwise reach
+    stderr as bare text through logging's last resort, as JSON lines too."""
+    from openresponses_runtime.server.observability import JSONFormatter
+
+    root = logging.getLogger()
+    if any(getattr(h, "orspec_json", False) for h in root.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JSONFormatter())
+    handler.setLevel(logging.WARNING)
+    # The runtime's records and uvicorn's have their own handlers; they would come here too.
+    handler.addFilter(lambda record: not record.name.startswith(("openresponses_runtime", "uvicorn")))
+    handler.orspec_json = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    logging.captureWarnings(True)
 
 
 def _app(settings: dict[str, Any]) -> Any:
@@ -180,7 +272,9 @@ def _app(settings: dict[str, Any]) -> Any:
     from openresponses_runtime.server.observability import configure_logging, installed
 
     configure_logging(settings["log_format"], debug=settings["debug"])
-    return create_app(
+    if settings["log_format"] == "json":
+        _log_the_rest_as_json()
+    app = create_app(
         DemoProvider(delay=settings["delay"]),
         store=open_store(settings["store"], timeout=settings["store_timeout"], pool_size=settings["pool_size"]),
         api_keys=settings["key"],
@@ -189,4 +283,22 @@ def _app(settings: dict[str, Any]) -> Any:
         reasoning_key=settings["reasoning_key"],
         observability=installed(),
         max_streams=settings["max_streams"],
+    )
+    return _with_cors(app, settings.get("cors_origin") or [])
+
+
+def _with_cors(app: Any, origins: list[str]) -> Any:
+    """The app behind CORS headers for `origins` (none: the app itself, so browsers on other origins
+    are refused as usual). The key travels as a bearer header, not a cookie, so no credentials mode."""
+    if not origins:
+        return app
+    from starlette.middleware.cors import CORSMiddleware
+
+    return CORSMiddleware(
+        app,
+        allow_origins=origins,
+        allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+        allow_headers=["Authorization", "Content-Type", "Accept", "OpenResponses-Version"],
+        expose_headers=["OpenResponses-Ignored", "X-Request-Id"],
+        max_age=600,
     )

@@ -9,7 +9,10 @@ import functools
 import json
 import re
 import reprlib
+import string
 from collections.abc import Callable, Iterator
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 from jsonpointer import escape
@@ -42,16 +45,8 @@ def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
         else:
             yield sources.problem("", "missing required field 'openapi' (the OpenAPI version, e.g. 3.1.0)")
         return
-    # Imported here, not at the top: helpers of this module are used where no validation runs.
-    from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
-    from openapi_spec_validator.validation.exceptions import ParameterDuplicateError, UnresolvableParameterError
-
     version = str(doc["openapi"])
-    if version.startswith("3.1"):
-        validator = _without_schema_checks(OpenAPIV31SpecValidator)(doc)
-    elif version.startswith("3.0"):
-        validator = _without_schema_checks(OpenAPIV30SpecValidator)(doc)
-    else:
+    if not version.startswith(("3.1", "3.0")):
         yield sources.problem("/openapi", f"unsupported OpenAPI version {version!r}; expected 3.1.x or 3.0.x")
         return
     try:
@@ -63,32 +58,52 @@ def check_openapi(doc: dict, sources: SourceMap) -> Iterator[Problem]:
             yield sources.problem(pointer, _message(error))
         yield from check_schema_objects(doc, sources, version.startswith("3.1"))
         if structural:
-            return  # the keyword checks below assume a well-formed document
-        # Only the operation-level findings are kept (schema-level ones are reported above, located),
-        # so only the paths are walked: the components walk would check every schema a second time.
-        spec = validator.schema_path
-        paths = validator.root_validator.paths_validator(spec / "paths") if "paths" in spec else ()
-        for error in paths:
-            if isinstance(error, UnresolvableParameterError | ParameterDuplicateError):
-                yield sources.problem("/paths", error.message)
+            return  # the parameter checks below assume a well-formed document
+        for message in path_parameter_problems(doc):
+            yield sources.problem("/paths", message)
     except RecursionError:
         yield sources.problem("", "schemas are nested too deeply to validate")
     except Exception as exc:  # the validator can trip over input it was never meant to see
         yield sources.problem("", f"OpenAPI validation stopped: {type(exc).__name__}: {exc}")
 
 
-@functools.cache
-def _without_schema_checks(cls: type) -> type:
-    """openapi-spec-validator's validator with its schema-object keyword doing nothing: its findings
-    there are not kept (`check_schema_objects` reports them, located), and it checked each schema
-    of the paths against the meta-schema once more."""
-    from openapi_spec_validator.validation.keywords import KeywordValidator
+def path_parameter_problems(doc: dict) -> Iterator[str]:
+    """A parameter listed twice (same `name` and `in`), and a path parameter the path's template and
+    its parameters do not agree on: what openapi-spec-validator checks of the paths once schema
+    objects are checked elsewhere, in its words. Done here because importing that package took a
+    third of a cold `orspec build` (pydantic-settings, jsonschema-path), to run these two checks."""
+    for url, path_item in (doc.get("paths") or {}).items():
+        path_item = deref(path_item, doc)
+        if not isinstance(path_item, dict):
+            continue
+        shared = _parameters(path_item, doc)
+        yield from _duplicates(shared)
+        for method, operation in path_item.items():
+            if method not in HTTP_METHODS or not isinstance(operation, dict):
+                continue
+            own = _parameters(operation, doc)
+            yield from _duplicates(own)
+            declared = {p.get("name") for p in own + shared if p.get("in") == "path"}
+            templated = {name for _, name, _, _ in _FORMATTER.parse(url) if name}
+            for name in sorted(templated - declared) + sorted(declared - templated, key=str):
+                yield f"Path parameter '{name}' for '{method}' operation in '{url}' was not resolved"
 
-    class SchemaSkipped(KeywordValidator):
-        def __call__(self, schema: Any) -> Iterator[Any]:
-            return iter(())
 
-    return type(cls.__name__, (cls,), {"keyword_validators": {**cls.keyword_validators, "schema": SchemaSkipped}})
+_FORMATTER = string.Formatter()
+
+
+def _parameters(node: dict, doc: dict) -> list[dict]:
+    found = [deref(parameter, doc) for parameter in node.get("parameters") or ()]
+    return [parameter for parameter in found if isinstance(parameter, dict)]
+
+
+def _duplicates(parameters: list[dict]) -> Iterator[str]:
+    seen = set()
+    for parameter in parameters:
+        key = (parameter.get("name"), parameter.get("in"))
+        if key in seen:
+            yield f"Duplicate parameter '{parameter.get('name')}'"
+        seen.add(key)
 
 
 def _message(error: Any) -> str:
@@ -189,16 +204,16 @@ def check_schema_objects(doc: dict, sources: SourceMap, v31: bool) -> Iterator[P
 def _structural_validator(version: str) -> Any:
     """The OpenAPI document schema, checked by python-jsonschema whatever backend
     openapi-spec-validator would pick (jsonschema-rs words and locates its errors differently)."""
-    from importlib.resources import files
-
     from jsonschema.validators import validator_for
 
     # The file openapi-spec-validator's `schema_v31` / `schema_v30` hold, read as JSON (its own
-    # reader parses it as YAML in pure Python, 0.06 s).
+    # reader parses it as YAML in pure Python, 0.06 s), found without importing that package (0.3 s).
     folder = "v3.1" if version.startswith("3.1") else "v3.0"
-    schema = json.loads(
-        (files("openapi_spec_validator") / "resources" / "schemas" / folder / "schema.json").read_text()
-    )
+    package = find_spec("openapi_spec_validator")
+    if package is None or not package.submodule_search_locations:
+        raise ModuleNotFoundError("openapi-spec-validator is not installed")
+    home = Path(next(iter(package.submodule_search_locations)))
+    schema = json.loads((home / "resources" / "schemas" / folder / "schema.json").read_text())
     return validator_for(schema)(_static_meta_refs(schema))
 
 

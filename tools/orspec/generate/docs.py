@@ -11,6 +11,7 @@ are named `*_md`.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass, field
@@ -21,6 +22,10 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from ..schema import EVENT_STREAM, REF_PREFIX, SpecModel, union_of
+from .history import History
+from .history import badges as badge_steps
+from .history import subject as pointer_subject
+from .samples import Sample, samples
 
 OUT = "docs"
 
@@ -115,6 +120,19 @@ def anchor(value: Any) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "-", str(value)) or "-"
 
 
+def attr(value: Any) -> str:
+    """Text for a double-quoted attribute of a raw HTML block: HTML-escaped, on one line, and with no
+    brace left for a Jinja-templating plugin (Markdown leaves raw HTML blocks alone)."""
+    text = html.escape(str(value), quote=True)
+    return text.replace("{", "&#123;").replace("}", "&#125;").replace("\r", "").replace("\n", "&#10;")
+
+
+def fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks in `text`, so that nothing in it closes it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def code(value: Any) -> str:
     """A literal value shown as code, e.g. a default or an enum value."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -137,6 +155,7 @@ class Field:
     disallowed: bool = False
     added_in: str = ""
     vendor: str = ""
+    history: list[Any] = field(default_factory=list)  # history.Step, oldest first
 
 
 @dataclass
@@ -161,6 +180,7 @@ class Entry:
     added_in: str = ""
     vendor: str = ""
     example: str = ""
+    history: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -180,6 +200,9 @@ class Event:
     description: str
     fields: list[Field]
     category: str
+    history: list[Any] = field(default_factory=list)
+    added_in: str = ""  # the badges' fields; an event's history is its schema's
+    vendor: str = ""
 
 
 @dataclass
@@ -196,6 +219,9 @@ class Operation:
     parameters: list[tuple[str, str, str, bool, str]] = field(
         default_factory=list
     )  # name, in, type, required, description
+    example: str = ""  # the JSON request body the console starts from, "" for an operation without one
+    history: list[Any] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)  # from the spec's examples of its request body
 
 
 @dataclass
@@ -596,7 +622,9 @@ def _example(schemas: dict, schema: Any, stack: tuple[str, ...], key: str) -> An
 # Events and HTTP operations.
 
 
-def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
+def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Operation], list[WebSocket]]:
+    """The operations and WebSocket modes; an operation whose request body has no example in this
+    document starts its console from the one `fallback` (another version's document) gives it."""
     ops, sockets = [], []
     for op in reader.model.operations:
         ws = op.websocket
@@ -625,6 +653,22 @@ def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
         parameters = [
             (p.name, p.location, reader.type_md(p.schema, "http-api"), p.required, p.description) for p in op.parameters
         ]
+        media = _media(reader.document, op.path, op.method, "application/json")
+        if not request_examples(media) and fallback:
+            media = {
+                **media,
+                **{
+                    k: v
+                    for k, v in _media(fallback, op.path, op.method, "application/json").items()
+                    if k in ("example", "examples")
+                },
+            }
+            borrowed = True
+        else:
+            borrowed = False
+        example = next(
+            (request_example(reader, s, media) for m, s in op.request.items() if m == "application/json"), None
+        )
         ops.append(
             Operation(
                 op.method.upper(),
@@ -637,9 +681,49 @@ def operations(reader: _Reader) -> tuple[list[Operation], list[WebSocket]]:
                 op.added_in,
                 op.vendor,
                 parameters,
+                "" if example is None else json.dumps(example, indent=2, ensure_ascii=False),
+                samples=[] if borrowed else samples(op.operation_id, op.method, op.path, request_examples(media)),
             )
         )
     return ops, sockets
+
+
+def _media(document: dict, path: str, method: str, media: str) -> dict:
+    """The request body's media type object of an operation ({} if it has none)."""
+    node: Any = document.get("paths") or {}
+    for key in (path, method.lower(), "requestBody", "content", media):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}
+
+
+def request_examples(media: dict) -> list[tuple[str, str, Any]]:
+    """The spec's named examples of a request body: (name, summary, value)."""
+    named = media.get("examples") if isinstance(media.get("examples"), dict) else {}
+    out = [
+        (str(name), str(ex.get("summary") or ""), ex["value"])
+        for name, ex in named.items()
+        if isinstance(ex, dict) and "value" in ex
+    ]
+    if not out and "example" in media:
+        out.append(("example", "", media["example"]))
+    return out
+
+
+def request_example(reader: _Reader, schema: Any, media: dict | None = None) -> Any:
+    """The spec's (first) example of a request body, else one built from its schema (see `example_for`)."""
+    given = request_examples(media or {})
+    if given:
+        return given[0][2]
+    for node in (schema, reader.deref(schema)):
+        if isinstance(node, dict):
+            if "example" in node:
+                return node["example"]
+            if isinstance(node.get("examples"), list) and node["examples"]:
+                return node["examples"][0]
+    ref = schema.get("$ref") if isinstance(schema, dict) else None
+    if isinstance(ref, str) and ref.startswith(REF_PREFIX):
+        return example_for(reader.document, ref[len(REF_PREFIX) :])
+    return _example({}, schema, (), "")
 
 
 def operation_groups(
@@ -692,7 +776,16 @@ def environment(templates: Path) -> SandboxedEnvironment:
         lstrip_blocks=True,
         autoescape=False,  # output is Markdown; spec strings go through the filters below
     )
-    env.filters.update(md_cell=md_cell, md_text=md_text, md_inline=md_inline, anchor=anchor, code=code)
+    env.filters.update(
+        md_cell=md_cell,
+        md_text=md_text,
+        md_inline=md_inline,
+        anchor=anchor,
+        code=code,
+        attr=attr,
+        badge_steps=badge_steps,
+        fence=fence,
+    )
     return env
 
 
@@ -751,13 +844,22 @@ def generate_docs(
     sources: Any = None,
     root_file: Path | None = None,
     titles: dict[str, str] | None = None,
+    *,
+    client_page: bool = True,
+    history: History | None = None,
+    version: str = "",
+    examples_from: dict | None = None,
 ) -> dict[str, bytes]:
     """`generated/docs/*.md` from the spec's model.
 
     `sources` (the bundle's source map) and `root_file` put each schema on the page of the file it
     is written in; `titles` names pages by file stem (e.g. vendor fragments by their own title).
     The model's state machines, when the spec has them, give the events their catalogue sections
-    and the catalogue its lifecycle diagrams.
+    and the catalogue its lifecycle diagrams. `client_page`: the index links the generated client's
+    page (a release's reference has none). `history` puts "added in", "changed in" and "removed in"
+    badges on schemas, fields, events and operations, and `version`'s changes on a page of their own.
+    `examples_from` (the draft's document, for a release's reference): where the consoles of
+    operations without request examples of their own take theirs; their samples stay off.
     """
     env = environment(templates)
     document = model.document
@@ -766,8 +868,11 @@ def generate_docs(
     reader = _Reader(model, domains)
     categories = event_sections(model, reader)
     events = [e for _, _, _, section in categories for e in section]
-    ops, sockets = operations(reader)
+    ops, sockets = operations(reader, examples_from)
     groups = operation_groups(model, ops, sources, titles or {})
+    if history is not None:
+        _add_history(history, pages, events, ops)
+    changes = history.changes.get(version) if history is not None else None
     info = document.get("info") if isinstance(document.get("info"), dict) else {}
     root_security = [next(iter(r), "") for r in document.get("security") or [] if isinstance(r, dict) and r]
     errors = {n: reader.link(n, "http-api") for n in ("Error", "ErrorPayload") if n in model.schemas}
@@ -785,6 +890,10 @@ def generate_docs(
         "root_security": [str(s) for s in root_security],
         "errors": errors,
         "diagrams": lifecycle_diagrams(model.machines) if model.machines is not None else [],
+        "client_page": client_page,
+        "changes_page": changes is not None,
+        # The stream rules page (generate/rules.py) is the draft's, beside its index.
+        "rules_page": client_page and bool(getattr(model.machines, "rules", None)),
         "servers": [str(s.get("url")) for s in document.get("servers") or [] if isinstance(s, dict) and s.get("url")],
     }
     out = {
@@ -797,10 +906,68 @@ def generate_docs(
             out[f"{OUT}/{group.slug}.md"] = group_template.render(group=group, **context)
     if events:
         out[f"{OUT}/event-catalogue.md"] = env.get_template("docs/event-catalogue.md.jinja").render(**context)
+    if changes is not None:
+        out[f"{OUT}/changes.md"] = env.get_template("docs/changes.md.jinja").render(
+            version=version,
+            previous=history.previous.get(version, ""),
+            client_changes=_changes_for(changes, "clients", domains, _operation_links(groups)),
+            server_changes=_changes_for(changes, "servers", domains, _operation_links(groups)),
+            **context,
+        )
     schema_template = env.get_template("docs/schemas.md.jinja")
     for page in pages:
         out[f"{OUT}/{page.slug}.md"] = schema_template.render(page=page, **context)
     return {path: _tidy(text).encode() for path, text in sorted(out.items())}
+
+
+def _add_history(history: History, pages: list[Page], events: list[Event], ops: list[Operation]) -> None:
+    for page in pages:
+        for entry in page.entries:
+            entry.history = history.of_schema(entry.name)
+            for f in entry.fields:
+                f.history = history.of_schema(entry.name, f.name)
+    for event in events:
+        event.history = history.of_schema(event.schema)
+        for f in event.fields:
+            f.history = history.of_schema(event.schema, f.name)
+    for op in ops:
+        op.history = history.of_operation(op.method, op.path)
+
+
+def _operation_links(groups: list[OperationGroup]) -> dict[str, str]:
+    """`METHOD /path` -> where the operation is described (page and anchor)."""
+    return {
+        f"{op.method} {op.path}": f"{group.slug}.md#op-{anchor(op.operation_id or op.method + op.path)}"
+        for group in groups
+        for op in group.operations
+    }
+
+
+def _changes_for(
+    changes: list[Any], side: str, domains: dict[str, str], operations: dict[str, str]
+) -> list[tuple[bool, str, str]]:
+    """(breaking for `side`, what it is about as Markdown, the change's message), breaking ones first."""
+    rows = []
+    for change in changes:
+        breaking = change.breaking_for_clients if side == "clients" else change.breaking_for_servers
+        subject = subject_md(change.pointer, domains, operations)
+        rows.append((breaking, subject, change.message))
+    return sorted(rows, key=lambda row: not row[0])
+
+
+def subject_md(pointer: str, domains: dict[str, str], operations: dict[str, str]) -> str:
+    """What a change's pointer names, linked to its entry when this version's reference has it."""
+    found = pointer_subject(pointer)
+    if found is None:
+        return code(pointer)
+    (kind, name, prop), _ = found
+    if kind == "schema":
+        label = f"{name}.{prop}" if prop else name
+        shown = f"[{md_inline(label)}]({domains[name]}.md#{anchor(name)})" if name in domains else md_inline(label)
+        return shown
+    if kind == "operation" and name in operations:
+        return f"[{md_inline(name)}]({operations[name]})"
+    return code(name)
 
 
 def _index_key(row: tuple[str, str, str, str]) -> tuple[str, str]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import __version__ as GENERATOR_VERSION
 from ..schema import (
+    REF_PREFIX,
     ArrayShape,
     LiteralShape,
     MapShape,
@@ -145,15 +146,13 @@ class _Models:
         refs = [m.name for m in shape.members if isinstance(m, RefShape) and not m.nullable]
         if len(refs) != len(shape.members):
             return None
-        tags = [tag_values({"$ref": f"#/components/schemas/{r}"}, "type", self.doc) for r in refs]
+        tags = [tag_values({"$ref": REF_PREFIX + r}, "type", self.doc) for r in refs]
         if not all(t and len(t) == 1 and isinstance(t[0], str) for t in tags):
             return None
         keys = [t[0] for t in tags]
         if len(set(keys)) != len(keys):
             return None
-        required = all(
-            "type" in (deref({"$ref": f"#/components/schemas/{r}"}, self.doc) or {}).get("required", []) for r in refs
-        )
+        required = all("type" in (deref({"$ref": REF_PREFIX + r}, self.doc) or {}).get("required", []) for r in refs)
         return Tagged(name, tuple(zip(keys, refs, strict=True))) if required else None
 
     def _order(self, names: list[str]) -> list[str]:

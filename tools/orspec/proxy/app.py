@@ -1,8 +1,10 @@
 """The proxy as an ASGI app: forwards every request to the upstream and observes it on the side.
 
-HTTP: the request body is read (it is small), checked with the server's own code (`parse_body`,
-`Acceptance`: tolerant, or strict with `enforce`, which then answers a refusal itself) and forwarded; the answer is passed to the
-client chunk by chunk as it arrives, with the upstream's status and headers (hop-by-hop ones
+HTTP: the request body is read, checked with the server's own code (`parse_body`,
+`Acceptance`: tolerant, or strict with `enforce`, which then answers a refusal itself) and forwarded.
+A body larger than `max_checked_request` is not held: what was read is forwarded and the rest follows
+as it arrives, unchecked, and the record says so (checking costs memory many times the body's size).
+The answer is passed to the client chunk by chunk as it arrives, with the upstream's status and headers (hop-by-hop ones
 dropped), and a copy of each chunk goes to the observer after the client has it. WebSocket: the
 proxy opens its own connection to the upstream and relays messages both ways, one turn per
 `response.create`.
@@ -28,18 +30,18 @@ from openresponses_runtime.server.errors import OpenResponsesError, ServerError
 from openresponses_runtime.server.routes import ROUTES
 from openresponses_runtime.server.wire import dumps, sse_frame
 
-from .config import ProxyConfig
+from .config import DEFAULT_MAX_CHECKED_REQUEST, ProxyConfig
 from .headers import HOP_BY_HOP, credentials, drop_hop_by_hop
 from .observer import StreamObserver, check_json_response, check_request, side_decoder
 from .recorder import Exchange, Recorder
 from .websocket import relay
 
-__all__ = ["ProxyApp", "ProxyConfig"]
+__all__ = ["DEFAULT_MAX_CHECKED_REQUEST", "ProxyApp", "ProxyConfig"]
 
 log = logging.getLogger("orspec.proxy")
 
 _NOT_TO_UPSTREAM = HOP_BY_HOP | {b"host", b"content-length"}
-_MAX_CHECKED_BODY = 32 * 1024 * 1024  # JSON bodies larger than this are forwarded but not checked
+_MAX_CHECKED_BODY = 32 * 1024 * 1024  # JSON answers larger than this are forwarded but not checked
 # aiohttp adds these unless told not to; the upstream gets only what the client sent.
 _NO_AUTO_HEADERS = frozenset({"User-Agent", "Accept", "Accept-Encoding", "Content-Type"})
 _OPERATIONS = {op.path: op for op in ROUTES if op.method == "POST"}
@@ -112,9 +114,18 @@ class ProxyApp:
             self.recorder.record(exchange, secrets)
 
     async def _exchange(self, exchange: Exchange, scope: dict, receive: Any, send: Any, headers: list) -> None:
-        body = await _read_body(receive)
+        cap = self.config.max_checked_request
+        body, more = await _read_body(receive, cap)
+        checked = len(body) <= cap
+        if not checked:
+            exchange.diagnose(
+                "request-not-checked",
+                f"the request body is larger than {cap:,} bytes (--max-checked-request): forwarded unchecked",
+            )
+        if more:  # passed on as it arrives, with the client's content-length
+            body = _rest_of_body(body, receive)
         operation = _OPERATIONS.get(scope["path"]) if scope["method"] == "POST" else None
-        if operation is not None and operation.request_model is not None:
+        if checked and operation is not None and operation.request_model is not None:
             check = exchange.check(check_request(body, operation.request_model, self.acceptance))
             if self.recorder.bodies:
                 exchange.request_body = check.data
@@ -128,10 +139,7 @@ class ProxyApp:
                     scope["method"],
                     self.upstream_url(scope["path"], scope.get("query_string", b"")),
                     data=body,
-                    headers=[
-                        (k.decode("latin-1"), v.decode("latin-1"))
-                        for k, v in drop_hop_by_hop(headers, _NOT_TO_UPSTREAM)
-                    ],
+                    headers=_upstream_headers(headers, keep_length=more),
                     skip_auto_headers=_NO_AUTO_HEADERS,  # send what the client sent, nothing of the proxy's own
                     allow_redirects=False,
                 )
@@ -270,16 +278,38 @@ class ProxyApp:
                 exchange.response_body = data
 
 
-async def _read_body(receive: Any) -> bytes:
-    chunks = []
+async def _read_body(receive: Any, cap: int) -> tuple[bytes, bool]:
+    """The request body, or its first part once it passes `cap` bytes; and whether more is to come."""
+    chunks, size = [], 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            break
-        chunks.append(message.get("body", b""))
+            return b"".join(chunks), False
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        more = bool(message.get("more_body"))
+        if not more or size > cap:
+            return b"".join(chunks), more
+
+
+async def _rest_of_body(head: bytes, receive: Any) -> Any:
+    """`head`, then the rest of the body as it arrives: what the upstream gets of a body too large to hold."""
+    yield head
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            # The client left mid-body: the upstream must not take a truncated body as whole.
+            raise aiohttp.ClientPayloadError("the client disconnected before the end of the request body")
+        yield message.get("body", b"")
         if not message.get("more_body"):
-            break
-    return b"".join(chunks)
+            return
+
+
+def _upstream_headers(headers: list[tuple[bytes, bytes]], *, keep_length: bool) -> list[tuple[str, str]]:
+    """What the upstream gets of the client's headers; its `content-length` too when the body streams."""
+    skip = _NOT_TO_UPSTREAM - {b"content-length"} if keep_length else _NOT_TO_UPSTREAM
+    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in drop_hop_by_hop(headers, skip)]
 
 
 async def _send_quietly(send: Any, body: bytes, *, more: bool) -> None:

@@ -6,6 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from .config import DEFAULT_MAX_CHECKED_REQUEST  # config imports nothing of the runtime: `orspec --help` stays quick
+
+
+def _bytes(value: str) -> int:
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of bytes")
+    return int(value)
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -50,6 +58,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="refuse what a strict server (orspec serve --strict) refuses, with its status and error object, "
         "instead of forwarding it; without it, requests are checked as a tolerant server does",
     )
+    p.add_argument(
+        "--max-checked-request",
+        type=_bytes,
+        default=DEFAULT_MAX_CHECKED_REQUEST,
+        metavar="BYTES",
+        help="forward a request body (or WebSocket turn) larger than BYTES as it arrives, unchecked, and say so in"
+        f" its record: checking holds tens of times a body's size in memory (default: {DEFAULT_MAX_CHECKED_REQUEST:,},"
+        " 8 MiB)",
+    )
     p.add_argument("--quiet", action="store_true", help="no line per exchange on the console; only the summary at exit")
     p.set_defaults(run=cmd_proxy)
 
@@ -69,6 +86,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         stall_timeout=args.stall_timeout,
         upstream_timeout=args.upstream_timeout,
         enforce=args.enforce,
+        max_checked_request=args.max_checked_request,
     )
     with listen(args.host, args.port) as sock:  # before the record file, so a busy port leaves nothing behind
         try:

@@ -3,7 +3,8 @@
 A record holds summaries only: timings, status, model, event counts, rule violations and
 diagnoses. Bodies (the request's input, the model's output) are kept only with `--record-bodies`,
 and secrets never: the `Authorization` header is never read into a record, any field named like a
-credential is replaced, and the client's bearer token is blanked wherever it might appear.
+credential (or `encrypted_content`, sealed reasoning) is replaced, at any depth, and the client's
+bearer token is blanked wherever it might appear.
 """
 
 from __future__ import annotations
@@ -24,16 +25,33 @@ from openresponses_runtime.server.errors import OpenResponsesError
 
 from ..report import percentile
 
-__all__ = ["Diagnosis", "Exchange", "Recorder", "RequestCheck", "scrub"]
+__all__ = ["Diagnosis", "Exchange", "Recorder", "RequestCheck", "scrub", "secret_name"]
 
 REDACTED = "[redacted]"
-# Field names that hold credentials, in a body or a tool's configuration.
-_SECRET_KEY = re.compile(r"authorization|api[-_]?key|secret|password|token$|^token|bearer|cookie", re.IGNORECASE)
+# Field names whose values are never recorded: credentials, in a body, its metadata or a tool's
+# configuration, and sealed reasoning (`encrypted_content`), which is the model's hidden state.
+# Names are read as snake_case words (`userPw`, `X-Api-Key` and `user_pw` alike); a word pattern
+# matches whole words, so `max_output_tokens` and `input_tokens` are kept while `access_token` is not.
+_SECRET_SUBSTRINGS = re.compile(
+    r"passw|passphrase|secret|credential|authoriz|bearer|cookie|encrypted_content"
+    r"|(?:api|private|access|signing|encryption|master|license|client|session)_?key"
+)
+_SECRET_WORDS = re.compile(r"(?:^|_)(?:pw|pwd|pass|pin|otp|jwt|token|auth|signature)(?:_|$)")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SEPARATORS = re.compile(r"[^a-z0-9]+")
+
+
+def secret_name(name: str) -> bool:
+    """Whether a field called `name` holds something a record must never keep."""
+    words = _SEPARATORS.sub("_", _CAMEL.sub("_", name).lower()).strip("_")
+    return bool(_SECRET_SUBSTRINGS.search(words) or _SECRET_WORDS.search(words))
+
+
 # Checker rules whose messages quote streamed text: without --record-bodies the quotes are blanked.
 _QUOTING_RULES = frozenset({"delta-equals-done", "item-equals-built", "terminal-output"})
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
-# Diagnoses that say something is wrong; the others (`no-done-marker`) are observations.
+# Diagnoses that say something is wrong; the others (`no-done-marker`, `request-not-checked`) are observations.
 PROBLEMS = frozenset(
     {
         "tool-args-stall",
@@ -136,14 +154,15 @@ class Exchange:
             for violation in record["violations"]:
                 if violation["rule"] in _QUOTING_RULES:
                     violation["message"] = _QUOTED.sub("'…'", violation["message"])
-        return scrub(record, secret_values)
+        events = record.pop("events")  # event types are names the upstream chose, not fields to redact
+        return {**scrub(record, secret_values), "events": events}
 
 
 def scrub(value: Any, secret_values: tuple[str, ...] = ()) -> Any:
     """`value` with credential-named fields replaced and every known secret value blanked."""
     if isinstance(value, dict):
         return {
-            k: REDACTED if isinstance(k, str) and _SECRET_KEY.search(k) and v is not None else scrub(v, secret_values)
+            k: REDACTED if isinstance(k, str) and secret_name(k) and v is not None else scrub(v, secret_values)
             for k, v in value.items()
         }
     if isinstance(value, list):

@@ -126,7 +126,13 @@ async def relay(app: Relaying, scope: dict, receive: Any, send: Any) -> None:
                 text, data = message.get("text"), message.get("bytes")
                 raw = text.encode() if text is not None else (data or b"")
                 exchange = Exchange("WS", scope["path"], transport="websocket")
-                if operation is not None:
+                if operation is not None and len(raw) > app.config.max_checked_request:
+                    exchange.diagnose(
+                        "request-not-checked",
+                        f"the turn is larger than {app.config.max_checked_request:,} bytes (--max-checked-request):"
+                        " forwarded unchecked",
+                    )
+                elif operation is not None:
                     check = exchange.check(
                         check_request(raw, operation.websocket_model, app.acceptance, websocket=True)
                     )

@@ -1,0 +1,226 @@
+// The console on each operation's page: send the operation to a server and see what comes back.
+// A JSON answer is shown as returned. An SSE stream is shown event by event as it arrives, each
+// checked by the stream checker that `orspec build` generates in TypeScript (served with the site
+// under assets/orspec/streaming/): a broken rule is marked on its event with the rule's id and the
+// checker's message, and the response the events build (ResponseAccumulator) is shown at the end.
+// The server URL and the key stay in this browser tab (sessionStorage); nothing else is stored.
+
+const STORE = { base: "orspec-console-base", key: "orspec-console-key" };
+const DEFAULT_BASE = "http://127.0.0.1:8000/v1";
+const CHECKER = new URL("../orspec/streaming/index.js", import.meta.url).href;
+
+let checkerModule; // loaded once, on the first stream
+async function streaming() {
+  if (checkerModule === undefined) {
+    try {
+      checkerModule = await import(CHECKER);
+    } catch {
+      checkerModule = null; // a site built without the TypeScript output: the stream is shown unchecked
+    }
+  }
+  return checkerModule;
+}
+
+function remembered(name, fallback) {
+  try {
+    return sessionStorage.getItem(name) ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+function remember(name, value) {
+  try {
+    sessionStorage.setItem(name, value);
+  } catch {
+    // storage off: the value lives in the page only
+  }
+}
+
+function element(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (name === "text") node.textContent = value;
+    else node.setAttribute(name, value);
+  }
+  node.append(...children);
+  return node;
+}
+
+function field(labelText, input) {
+  return element("label", { class: "orspec-console-field" }, element("span", { text: labelText }), input);
+}
+
+function pretty(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function rulesLink(root, rule) {
+  return element("a", { href: `${root}stream-rules/#rule-${rule}`, class: "orspec-rule", text: rule });
+}
+
+function violationList(root, violations) {
+  const list = element("ul", { class: "orspec-violations" });
+  for (const v of violations) {
+    const item = element("li", { "data-rule": v.rule, class: v.isWarning ? "orspec-warning" : "orspec-error" });
+    item.append(rulesLink(root, v.rule), ` ${v.message}`);
+    list.append(item);
+  }
+  return list;
+}
+
+async function showStream(answer, out, root) {
+  const mod = await streaming();
+  const checker = mod ? new mod.StreamChecker() : null;
+  const accumulator = mod ? new mod.ResponseAccumulator() : null;
+  const decoder = mod ? new mod.SSEDecoder() : null;
+  const log = element("ol", { class: "orspec-events" });
+  const status = element("p", { class: "orspec-stream-status", text: "streaming…" });
+  out.append(status, log);
+  if (!mod) status.textContent = "streaming (unchecked: the stream checker's modules are not on this site)…";
+  let seen = 0;
+  const onMessage = (message) => {
+    const row = element("li", { class: "orspec-event" });
+    const data = message.data;
+    let type = message.event || "";
+    try {
+      const parsed = JSON.parse(data);
+      type = parsed.type || type;
+      if (Number.isInteger(parsed.sequence_number)) row.dataset.seq = String(parsed.sequence_number);
+    } catch {
+      // not JSON: `[DONE]`, or a broken event the checker names
+    }
+    row.dataset.type = data === "[DONE]" ? "[DONE]" : type;
+    row.append(element("code", { class: "orspec-event-type", text: row.dataset.type }));
+    row.append(element("pre", { class: "orspec-event-data" }, element("code", { text: data })));
+    if (checker) {
+      const parsed = checker.feed(message.event, data);
+      if (accumulator && data !== "[DONE]" && parsed && typeof parsed === "object") {
+        try {
+          accumulator.feed(parsed);
+        } catch {
+          // a broken event the accumulator cannot place; the checker has said why
+        }
+      }
+      const fresh = checker.violations.slice(seen);
+      seen = checker.violations.length;
+      const errors = fresh.filter((v) => !v.isWarning);
+      row.classList.add(errors.length ? "orspec-invalid" : "orspec-valid");
+      if (fresh.length) row.append(violationList(root, fresh));
+    }
+    log.append(row);
+  };
+  const reader = answer.body.getReader();
+  const text = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (decoder) for (const message of decoder.feed(value)) onMessage(message);
+    else {
+      buffer += text.decode(value, { stream: true });
+      const blocks = buffer.split(/\r?\n\r?\n/);
+      buffer = blocks.pop();
+      for (const block of blocks) {
+        const data = block.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart());
+        if (data.length) onMessage({ event: null, data: data.join("\n") });
+      }
+    }
+  }
+  if (decoder) for (const message of decoder.close()) onMessage(message);
+  if (!checker) {
+    status.textContent = `${log.children.length} events, unchecked`;
+    return;
+  }
+  const atEnd = checker.finish().slice(seen);
+  const errors = checker.errors.length;
+  status.textContent = errors
+    ? `${checker.events} events: ${errors} violation${errors === 1 ? "" : "s"}`
+    : `${checker.events} events, every one valid`;
+  status.classList.add(errors ? "orspec-invalid" : "orspec-valid");
+  if (atEnd.length) out.append(element("p", { text: "At the end of the stream:" }), violationList(root, atEnd));
+  out.append(
+    element("p", { text: "The response the events build:" }),
+    element(
+      "pre",
+      { class: "orspec-accumulated" },
+      element("code", { text: JSON.stringify(accumulator.asObject(), null, 2) }),
+    ),
+  );
+}
+
+async function send(form, out, root) {
+  const { method } = form.dataset;
+  const base = form.querySelector("[name=base]").value.trim().replace(/\/+$/, "");
+  const key = form.querySelector("[name=key]").value;
+  const path = form.querySelector("[name=path]").value.trim();
+  const body = form.querySelector("[name=body]");
+  remember(STORE.base, base);
+  remember(STORE.key, key);
+  out.replaceChildren();
+  const headers = { Accept: "application/json, text/event-stream" };
+  if (key) headers.Authorization = `Bearer ${key}`;
+  const init = { method, headers };
+  if (body) {
+    headers["Content-Type"] = "application/json";
+    init.body = body.value;
+  }
+  let answer;
+  try {
+    answer = await fetch(base + path, init);
+  } catch (error) {
+    out.append(
+      element("p", {
+        class: "orspec-invalid",
+        text: `No answer from ${base}: ${error.message}. Is the server up, and does it allow this page's origin (orspec serve --cors-origin ${location.origin})?`,
+      }),
+    );
+    return;
+  }
+  const type = answer.headers.get("content-type") || "";
+  out.append(element("p", { class: "orspec-status", text: `${answer.status} ${answer.statusText} ${type}`.trim() }));
+  if (type.startsWith("text/event-stream") && answer.body) await showStream(answer, out, root);
+  else out.append(element("pre", { class: "orspec-answer" }, element("code", { text: pretty(await answer.text()) })));
+}
+
+function mount(box) {
+  const { method, path, example } = box.dataset;
+  // The stream rules page sits at the reference's root, which the version bar knows.
+  const root = document.querySelector(".orspec-versions")?.dataset.root ?? "";
+  const form = element("form", { class: "orspec-console-form", "data-method": method });
+  const base = element("input", { name: "base", type: "url", value: remembered(STORE.base, DEFAULT_BASE) });
+  const key = element("input", { name: "key", type: "password", autocomplete: "off", placeholder: "sk-…" });
+  key.value = remembered(STORE.key, "");
+  const route = element("input", { name: "path", type: "text", value: path });
+  form.append(field("Server URL", base), field("API key (kept in this tab only)", key), field(`${method} path`, route));
+  if (example) {
+    const body = element("textarea", { name: "body", rows: "10", spellcheck: "false" });
+    body.value = example;
+    form.append(field("Request body", body));
+  }
+  const button = element("button", { type: "submit", class: "md-button md-button--primary", text: "Send" });
+  form.append(button);
+  const out = element("div", { class: "orspec-console-output", "aria-live": "polite" });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    try {
+      await send(form, out, root);
+    } finally {
+      button.disabled = false;
+    }
+  });
+  box.replaceChildren(element("p", { class: "orspec-console-title", text: "Try it" }), form, out);
+  box.classList.add("orspec-console-ready");
+}
+
+function start() {
+  for (const box of document.querySelectorAll(".orspec-console:not(.orspec-console-ready)")) mount(box);
+}
+
+if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(start);
+else start();
