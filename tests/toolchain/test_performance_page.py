@@ -11,7 +11,7 @@ import sys
 import pytest
 import yaml
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 BENCH = ROOT / "bench"
 PAGE = ROOT / "docs" / "guides" / "performance.md"

@@ -19,10 +19,12 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from .client_servers import orspec_serve
-from .conftest import run_orspec
-from .server_helpers import API_KEY
+from ..client_servers import orspec_serve
+from ..conftest import run_orspec
+from ..server_helpers import API_KEY
 from .test_docs_browser import ARGS, ARTIFACTS, CHROMIUM, _QuietHandler, _Server
+
+pytestmark = [pytest.mark.browser, pytest.mark.process]
 
 STREAM_BODY = {"model": "demo", "input": "Write a haiku about the sea.", "stream": True}
 VIOLATION = re.compile(r"^seq (\d+): \[([a-z-]+)\] ", re.M)

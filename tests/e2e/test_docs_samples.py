@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from .client_servers import orspec_serve
-from .conftest import ROOT, npm_client, run_orspec
-from .server_helpers import API_KEY
+from ..client_servers import orspec_serve
+from ..conftest import ROOT, npm_client, run_orspec
+from ..server_helpers import API_KEY
+
+pytestmark = pytest.mark.process
 
 # The draft's: the releases froze no examples, so their pages have no samples.
 PAGES = [ROOT / "generated" / "docs" / "http-api.md"]

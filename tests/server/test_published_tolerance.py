@@ -12,8 +12,8 @@ import pytest
 from openresponses_runtime.server import DemoProvider, MemoryStore, create_app
 from orspec.publish import IGNORED_TOOL, published
 
-from .conftest import ROOT
-from .server_helpers import API_KEY, live_server
+from ..conftest import ROOT
+from ..server_helpers import API_KEY, live_server
 
 DOCUMENT = json.loads((ROOT / "generated" / "openapi.json").read_text())
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .server_helpers import free_port
+from ..server_helpers import free_port
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 
 @contextmanager

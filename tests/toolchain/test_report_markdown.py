@@ -11,7 +11,7 @@ import markdown
 import pytest
 from markdown_it import MarkdownIt
 
-from .conftest import run_orspec
+from ..conftest import run_orspec
 
 IMG = "<img src=x onerror=alert(1)>"
 HOSTILE = [

@@ -10,7 +10,7 @@ import pytest
 from orspec import load
 from orspec.problems import SpecError
 
-from .conftest import run_orspec
+from ..conftest import run_orspec
 
 
 def _flow_list(path, items: int, *, closed: bool = True):
@@ -18,6 +18,7 @@ def _flow_list(path, items: int, *, closed: bool = True):
     return path
 
 
+@pytest.mark.process
 def test_an_18_mb_garbage_spec_gets_its_located_error_within_seconds(tmp_path):
     spec = _flow_list(tmp_path / "openapi.yaml", 6_000_000, closed=False)  # the probe: 18 MB, never closed
     assert spec.stat().st_size > 18_000_000

@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from .server_helpers import API_KEY, live_server
+from ..server_helpers import API_KEY, live_server
 from .test_proxy import AUTH, proxy, records
 
 CAP = 4096
@@ -109,7 +109,7 @@ def test_a_websocket_turn_past_the_cap_is_relayed_unchecked(tmp_path):
 
 
 def test_the_cap_has_one_default_and_the_command_refuses_a_bad_one():
-    from .conftest import run_orspec
+    from ..conftest import run_orspec
 
     assert CLI_DEFAULT == DEFAULT_MAX_CHECKED_REQUEST == 8 * 1024 * 1024
     result = run_orspec("proxy", "--upstream", "http://127.0.0.1:9", "--max-checked-request", "8MB")

@@ -12,7 +12,7 @@ from orspec.generate.history import build_history
 from orspec.llms import llms_files, plain
 from orspec.releases import load_releases
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 DOCS = ROOT / "generated" / "docs"
 

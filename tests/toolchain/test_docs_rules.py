@@ -13,7 +13,7 @@ from openresponses_runtime.streaming import check_sse
 from orspec.generate.rules import breaking_streams, frames, sse, valid_events
 from orspec.pipeline import load_spec
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 CHECKER = ROOT / "generated" / "typescript" / "src" / "streaming" / "index.js"
 
@@ -45,6 +45,7 @@ def test_python_checker_reports_each_rule_for_its_stream(streams):
         assert rule in [v.rule for v in check_sse(stream)], rule
 
 
+@pytest.mark.process
 def test_typescript_checker_reports_each_rule_for_its_stream(spec, streams, tmp_path):
     node = shutil.which("node")
     if node is None:

@@ -4,9 +4,12 @@ and without the option no CORS header is sent at all."""
 from __future__ import annotations
 
 import httpx
+import pytest
 
-from .client_servers import orspec_serve
-from .server_helpers import API_KEY
+from ..client_servers import orspec_serve
+from ..server_helpers import API_KEY
+
+pytestmark = pytest.mark.process
 
 ORIGIN = "http://127.0.0.1:8765"
 PREFLIGHT = {
