@@ -9,7 +9,8 @@ test worker) that imported those modules once. An environment that changes how P
 CLI (`python -m orspec`, the console script) is tested with real processes in test_cli_manners.py
 and test_distribution.py.
 
-Only the standard library is imported at the top: the forkserver imports this module to find `_child`.
+Only the standard library (and cpu_wait.py, which needs nothing else) is imported at the top: the
+forkserver imports this module to find `_child`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from . import cpu_wait
+
 # What a command imports before its own work; nothing that a build writes (the runtime) is among them.
 PRELOAD = [
     "tests.cli_process",
@@ -37,6 +40,13 @@ PRELOAD = [
 
 _context = multiprocessing.get_context("forkserver")
 _context.set_forkserver_preload(PRELOAD)
+
+
+def start() -> None:
+    """Start the forkserver now; it imports PRELOAD in the background instead of within the first command."""
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
 
 
 def _child(args: list[str], cwd: str, env: dict[str, str], streams: tuple[str, str], memory: int | None) -> None:
@@ -66,6 +76,8 @@ def _child(args: list[str], cwd: str, env: dict[str, str], streams: tuple[str, s
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError):  # a closed pipe: the command has dealt with it
             stream.flush()
+    with contextlib.suppress(OSError):  # for the suite's time guard
+        Path(streams[0]).with_name("waited").write_text(str(cpu_wait.of_this_process()))
     os._exit(code or 0)
 
 
@@ -103,5 +115,7 @@ def run(
             process.join()
             raise subprocess.TimeoutExpired(command, timeout)
         out, err = (_text(Path(path).read_bytes()) for path in streams)
+        with contextlib.suppress(OSError, ValueError):
+            cpu_wait.ended += float(Path(folder, "waited").read_text())
     # A process killed by signal N has exit code -N here, as subprocess reports it.
     return subprocess.CompletedProcess(command, process.exitcode, out, err)

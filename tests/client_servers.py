@@ -1,4 +1,4 @@
-"""The servers the client matrix drives every client against (tests/test_clients_*.py): a stock
+"""The servers the client matrix drives every client against (tests/e2e/test_clients_*.py): a stock
 `orspec serve`, a demo provider scaffolded as a user would, and `orspec proxy` in front of `orspec serve`,
 whose records must hold no violation and no request problem for anything the clients sent."""
 

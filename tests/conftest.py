@@ -7,14 +7,16 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
 import pytest
 from filelock import FileLock
+from hypothesis import settings
 
-from . import cli_process
+from . import cli_process, cpu_wait
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ORSPEC_SHARED") or ROOT.parent / "shared")  # a worktree elsewhere names it
@@ -24,6 +26,36 @@ RELEASES = {
     "2026-04-24": UPSTREAM / "2026-04-24" / "openapi.json",
 }
 
+# What a test costs beyond this process, as markers (registered in pyproject.toml). `--fast` leaves
+# these out; an unmarked test whose call takes longer than FAST_LIMIT fails, naming them.
+COST_MARKERS = {
+    "process": "starts processes and waits on them (orspec serve, the proxy, a scaffolded provider, a whole build)",
+    "venv": "makes venvs or installs wheels",
+    "clients": "drives real third-party clients (the client matrix, Codex CLI, the npm SDKs)",
+    "browser": "drives a real browser",
+    "slow": "is long in this process (slow tests are started before the rest)",
+}
+FAST_LIMIT = 2.0  # seconds
+
+# Property tests (hypothesis, schemathesis): a short run here, the full one in CI (CI=true: .ci/services).
+# A test that sets its own number of examples asks `examples(n)`: n in CI, at most the profile's here.
+settings.register_profile("ci", max_examples=100)
+settings.register_profile("dev", max_examples=5)
+settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
+
+
+def examples(full: int) -> int:
+    """How many examples a property test draws: `full` under the ci profile, no more than the loaded profile's."""
+    return min(full, settings.default.max_examples)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help="the fast tier: leave out tests marked " + ", ".join(COST_MARKERS) + " (README says what that skips)",
+    )
+
 
 def pytest_configure(config: pytest.Config) -> None:
     # With PYTHONDONTWRITEBYTECODE set (as on CI machines), every `python -m orspec` a test starts
@@ -32,6 +64,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the xdist controller, or a run without xdist
         for folder in (ROOT / "tools", ROOT / "generated" / "python"):
             compileall.compile_dir(folder, quiet=1)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Where tests run (an xdist worker, or a run without xdist), the forkserver behind `run_orspec` imports
+    # the CLI while tests are collected, not within the first test that runs a command (charged to it).
+    if hasattr(session.config, "workerinput") or not session.config.pluginmanager.hasplugin("dsession"):
+        cli_process.start()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -83,6 +122,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("fast"):
+        costly = [item for item in items if _costs(item)]
+        if costly:
+            config.hook.pytest_deselected(items=costly)
+            items[:] = [item for item in items if not _costs(item)]
     # Slow tests go out first and the short ones fill in around them (`--dist load --maxschedchunk 1`
     # hands tests out two at a time), so no slow test holds up the end. A module's slow tests are dealt
     # out in turns with other modules', so workers run them side by side rather than one after another.
@@ -93,6 +137,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             nth_in_module[item.path] = nth_in_module.get(item.path, -1) + 1
             rank[item.nodeid] = (0, nth_in_module[item.path])
     items.sort(key=lambda item: rank.get(item.nodeid, (1, 0)))
+
+
+def _costs(item: pytest.Item) -> list[str]:
+    return [name for name in COST_MARKERS if item.get_closest_marker(name)]
+
+
+_CALL_TIME = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    # The call's time as an idle machine would give it: wall time less what its threads and its `orspec`
+    # commands waited for a CPU (cpu_wait.py), so that a busy machine (other jobs, the extra xdist worker)
+    # fails no fast test.
+    start, waited = time.perf_counter(), cpu_wait.total()
+    try:
+        return (yield)
+    finally:
+        item.stash[_CALL_TIME] = time.perf_counter() - start - (cpu_wait.total() - waited)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    # The guard that keeps `--fast` fast. Only the call is timed: setup and teardown run fixtures that
+    # several tests share (a module's server, a build made once), paid by whichever test comes first.
+    report = yield
+    took = item.stash.get(_CALL_TIME, 0.0)
+    if report.when == "call" and report.passed and took > FAST_LIMIT and not _costs(item):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} took {took:.1f} s, over the {FAST_LIMIT:.0f} s an unmarked test may take."
+            " Mark it with what it costs: "
+            + "; ".join(f"@pytest.mark.{name} if it {what}" for name, what in COST_MARKERS.items())
+        )
+    return report
 
 
 def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:

@@ -19,6 +19,8 @@ from openresponses_runtime.server import (
     TextDelta,
 )
 
+from . import cpu_wait
+
 API_KEY = "sk-test-key"
 
 
@@ -36,7 +38,14 @@ def live_server(app, **options):
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **{"lifespan": "off", **options})
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
+
+    def run() -> None:
+        try:
+            server.run()
+        finally:
+            cpu_wait.add_this_thread()
+
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started:

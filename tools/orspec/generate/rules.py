@@ -3,7 +3,7 @@ minimal stream that breaks it.
 
 The streams start from one valid stream (a response that answers "Hi" in one message), whose
 response objects are built from the spec's `ResponseResource` schema, so they are complete; each
-rule's stream is that one with a single change, said in a sentence. `tests/test_docs_rules.py`
+rule's stream is that one with a single change, said in a sentence. `tests/toolchain/test_docs_rules.py`
 checks every stream against the stream checkers: each breaks its rule, the valid one none.
 """
 

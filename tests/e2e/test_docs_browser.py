@@ -1,0 +1,152 @@
+"""The built docs site in a real browser: Debian's chromium driven by playwright.
+
+Screenshots go to test-artifacts/ (gitignored). Skips when /usr/bin/chromium or playwright is absent;
+.ci/run installs chromium first. Never runs `playwright install`: the system browser is used.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from ..conftest import ROOT, run_orspec
+
+pytestmark = [pytest.mark.browser, pytest.mark.process]
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the signature is http.server's
+        pass
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):  # the browser dropping a connection is not news
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory):
+    pytest.importorskip("material", reason="mkdocs-material is not installed (the docs extra)")
+    site = tmp_path_factory.mktemp("site")
+    result = run_orspec("docs", "build", "--site-dir", str(site))
+    assert result.returncode == 0, result.stderr
+    server = _Server(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def page(site_url):
+    if not CHROMIUM.is_file():
+        pytest.skip("/usr/bin/chromium is absent (apt-get install -y chromium); the browser test needs it")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            tab = browser.new_page(viewport={"width": 1280, "height": 900})
+            tab.set_default_timeout(20_000)
+            yield tab
+        finally:
+            browser.close()
+
+
+def test_home_page_renders(page, site_url):
+    page.goto(f"{site_url}/")
+    assert page.locator("h1").first.inner_text().startswith("Open Responses with orspec")
+    assert page.locator("nav.md-nav").first.is_visible()
+    page.screenshot(path=str(ARTIFACTS / "docs-home.png"), full_page=False)
+
+
+def test_reference_page_renders(page, site_url):
+    page.goto(f"{site_url}/reference/items/#FunctionCallOutput")
+    heading = page.locator("h2#FunctionCallOutput")
+    assert heading.is_visible()
+    assert page.locator("table").count() > 10
+    assert page.locator('a[href="../content/#InputTextContent"]').count() > 0  # cross-page type links
+    page.screenshot(path=str(ARTIFACTS / "docs-reference-items.png"), full_page=False)
+
+
+def test_search_finds_function_call_output(page, site_url):
+    page.goto(f"{site_url}/")
+    search = page.locator("input.md-search__input")
+    search.click()
+    search.press_sequentially("function_call_output", delay=10)  # typed: the theme listens to key events
+    results = page.locator(".md-search-result__item")
+    results.first.wait_for(state="visible")
+    assert "function_call_output" in page.locator(".md-search-result").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "docs-search.png"), full_page=False)
+
+
+# Material draws each diagram into a closed shadow root; opening it lets the test see the SVG.
+OPEN_SHADOW_ROOTS = """
+const attach = Element.prototype.attachShadow;
+Element.prototype.attachShadow = function (init) { return attach.call(this, {...init, mode: "open"}); };
+"""
+
+
+def test_state_diagram_renders_as_svg(page, site_url):
+    page.add_init_script(OPEN_SHADOW_ROOTS)
+    page.goto(f"{site_url}/reference/event-catalogue/")
+    svg = page.locator(".mermaid svg").first
+    svg.wait_for(state="attached")  # drawn by the Mermaid copy served with the site, no network
+    assert page.locator(".mermaid svg").count() >= 1
+    assert svg.locator("g").count() > 3
+    page.locator(".mermaid").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "docs-state-diagram.png"), full_page=False)
+
+
+# Inline elements whose text has no space but that the browser laid out over more than one line.
+BROKEN_IDENTIFIERS = """
+() => [...document.querySelectorAll(".md-typeset table td code, .md-typeset table td a")]
+    .filter((el) => !/\\s/.test(el.textContent) && el.getClientRects().length > 1)
+    .map((el) => el.textContent)
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_identifiers_in_field_tables_are_never_broken_mid_word(page, site_url, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    try:
+        for name in ("events", "items", "responses"):
+            page.goto(f"{site_url}/reference/{name}/")
+            assert page.locator("td code").count() > 20  # the check below has identifiers to look at
+            assert page.evaluate(BROKEN_IDENTIFIERS) == [], name
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_install_command_stays_inside_its_box(page, site_url, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    try:
+        page.goto(f"{site_url}/")
+        command = page.locator("pre > code", has_text="pip install").first
+        box = command.evaluate("(el) => ({scroll: el.scrollWidth, client: el.clientWidth})")
+        assert box["scroll"] <= box["client"], box  # nothing hidden past the right edge
+        command.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"docs-install-{width}.png"), full_page=False)
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})

@@ -1,0 +1,288 @@
+"""The versioned reference and the operation console in a real browser (Debian's chromium, playwright).
+
+Every request to a host other than 127.0.0.1 is aborted and recorded: the site must work offline and
+load nothing from a third-party host. The console is pointed at a live `orspec serve --cors-origin`
+and at a small fake server that sends a corrupted stream; its marks must be the rules `orspec
+check-stream` reports for the same bytes. Screenshots go to test-artifacts/. Skips as
+test_docs_browser.py does when chromium or playwright is absent.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from ..client_servers import orspec_serve
+from ..conftest import run_orspec
+from ..server_helpers import API_KEY
+from .test_docs_browser import ARGS, ARTIFACTS, CHROMIUM, _QuietHandler, _Server
+
+pytestmark = [pytest.mark.browser, pytest.mark.process]
+
+STREAM_BODY = {"model": "demo", "input": "Write a haiku about the sea.", "stream": True}
+VIOLATION = re.compile(r"^seq (\d+): \[([a-z-]+)\] ", re.M)
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory):
+    pytest.importorskip("material", reason="mkdocs-material is not installed (the docs extra)")
+    site = tmp_path_factory.mktemp("site")
+    result = run_orspec("docs", "build", "--site-dir", str(site))
+    assert result.returncode == 0, result.stderr
+    server = _Server(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.is_file():
+        pytest.skip("/usr/bin/chromium is absent (apt-get install -y chromium); the browser test needs it")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A tab on which every request to another host than 127.0.0.1 is aborted; `page.blocked` lists them."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    blocked: list[str] = []
+
+    def only_loopback(route):
+        if urlsplit(route.request.url).hostname == "127.0.0.1" or route.request.url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_loopback)
+    tab = context.new_page()
+    tab.set_default_timeout(20_000)
+    tab.blocked = blocked
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.errors = errors
+    try:
+        yield tab
+    finally:
+        context.close()
+
+
+def pick(page, version: str) -> None:
+    page.locator(".orspec-version-select").select_option(version)
+
+
+def test_version_picker_moves_between_releases_on_one_schema(page, site_url):
+    page.goto(f"{site_url}/reference/2026-04-24/items/#Message")
+    assert page.locator("h2#Message").is_visible()
+    pick(page, "2026-01-15")
+    page.wait_for_url(f"{site_url}/reference/2026-01-15/items/#Message")
+    assert page.locator("h2#Message").is_visible()
+    assert page.locator(".orspec-version-select").input_value() == "2026-01-15"
+    pick(page, "draft")
+    page.wait_for_url(f"{site_url}/reference/items/#Message")
+    assert page.locator(".admonition.warning", has_text="unreleased draft").is_visible()
+    # A schema the older release does not have: that release's index.
+    page.goto(f"{site_url}/reference/2026-04-24/items/#CompactionBody")
+    pick(page, "2026-01-15")
+    page.wait_for_url(f"{site_url}/reference/2026-01-15/")
+    assert page.locator(".orspec-version-select").input_value() == "2026-01-15"
+    assert page.blocked == [] and page.errors == []
+    page.screenshot(path=str(ARTIFACTS / "docs-version-picker.png"), full_page=False)
+
+
+def test_latest_release_is_the_default_and_each_version_has_its_openapi(page, site_url):
+    versions = httpx.get(f"{site_url}/reference/versions.json", timeout=10).json()["versions"]
+    assert [v["status"] for v in versions] == ["latest", "release", "draft"]
+    page.goto(f"{site_url}/reference/items/")
+    options = page.locator(".orspec-version-select option").all_inner_texts()
+    assert options[0] == "2026-04-24 (latest release)" and options[-1] == "draft (unreleased)"
+    for folder in ("2026-04-24/", "2026-01-15/", ""):
+        document = httpx.get(f"{site_url}/reference/{folder}openapi.json", timeout=10).json()
+        assert document["info"]["version"] == (folder.rstrip("/") or document["info"]["version"])
+
+
+def _console(page, site_url, base: str, body: dict):
+    page.goto(f"{site_url}/reference/http-api/")
+    form = page.locator(".orspec-console-form").first
+    form.locator("[name=base]").fill(base)
+    form.locator("[name=key]").fill(API_KEY)
+    form.locator("[name=body]").fill(json.dumps(body))
+    form.locator("button").click()
+    status = page.locator(".orspec-stream-status.orspec-valid, .orspec-stream-status.orspec-invalid").first
+    status.wait_for(state="visible")
+    return status
+
+
+def test_console_streams_from_orspec_serve_and_every_event_is_valid(page, site_url):
+    with orspec_serve("--delay", "0", "--cors-origin", site_url) as base:
+        page.goto(f"{site_url}/reference/http-api/")
+        example = json.loads(page.locator(".orspec-console-form [name=body]").first.input_value())
+        assert example["stream"] is True and example["input"]  # the spec's example, not an empty body
+        status = _console(page, site_url, base, STREAM_BODY)
+        events = page.locator(".orspec-event")
+        streamed = events.count()
+        # The same form, a JSON answer: shown as the server returned it, and no event list.
+        form = page.locator(".orspec-console-form").first
+        form.locator("[name=body]").fill(json.dumps({**STREAM_BODY, "stream": False}))
+        form.locator("button").click()
+        answer = page.locator(".orspec-answer").first
+        answer.wait_for(state="visible")
+        assert json.loads(answer.inner_text())["status"] == "completed"
+        assert page.locator(".orspec-status").first.inner_text().startswith("200 ")
+        assert events.count() == 0
+        form.locator("[name=body]").fill(json.dumps(STREAM_BODY))
+        form.locator("button").click()
+        status = page.locator(".orspec-stream-status.orspec-valid, .orspec-stream-status.orspec-invalid").first
+        status.wait_for(state="visible")
+    assert events.count() == streamed
+    assert events.count() > 5
+    assert page.locator(".orspec-event.orspec-valid").count() == events.count()
+    assert page.locator(".orspec-event.orspec-invalid").count() == 0
+    assert status.inner_text().endswith("every one valid")
+    assert events.last.get_attribute("data-type") == "[DONE]"
+    response = json.loads(page.locator(".orspec-accumulated").inner_text())
+    assert response["status"] == "completed" and response["output"][0]["content"][0]["text"]
+    assert page.evaluate("sessionStorage.getItem('orspec-console-key')") == API_KEY
+    stored = page.evaluate("Object.values(localStorage).join(' ')")  # the theme keeps its own settings there
+    assert API_KEY not in stored  # the key never outlives the tab
+    assert page.blocked == [] and page.errors == []
+    page.locator(".orspec-console").first.screenshot(path=str(ARTIFACTS / "docs-console-stream.png"))
+
+
+class _FakeServer(ThreadingHTTPServer):
+    """Answers any POST with `payload` as an SSE stream, with CORS headers for `origin`."""
+
+    payload = b""
+    origin = ""
+
+    def handle_error(self, request, client_address):
+        pass
+
+
+class _FakeHandler(BaseHTTPRequestHandler):
+    def _cors(self):
+        self.send_header("Access-Control-Allow-Origin", self.server.origin)
+        self.send_header("Access-Control-Allow-Headers", "authorization, content-type, accept")
+        self.send_header("Access-Control-Allow-Methods", "POST, OPTIONS")
+
+    def do_OPTIONS(self):  # noqa: N802 - http.server's naming
+        self.send_response(204)
+        self._cors()
+        self.end_headers()
+
+    def do_POST(self):  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self._cors()
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(self.server.payload)))
+        self.end_headers()
+        self.wfile.write(self.server.payload)
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+
+def _corrupted_stream() -> bytes:
+    """A real stream from `orspec serve` with its first `response.content_part.added` frame taken out."""
+    with orspec_serve("--delay", "0") as base:
+        answer = httpx.post(
+            f"{base}/responses", json=STREAM_BODY, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30
+        )
+    frames = answer.content.split(b"\n\n")
+    dropped = next(i for i, f in enumerate(frames) if b'"type":"response.content_part.added"' in f.replace(b" ", b""))
+    return b"\n\n".join(frames[:dropped] + frames[dropped + 1 :])
+
+
+def test_console_marks_a_broken_event_with_the_rule_check_stream_reports(page, site_url, tmp_path):
+    payload = _corrupted_stream()
+    capture = tmp_path / "broken.sse"
+    capture.write_bytes(payload)
+    checked = run_orspec("check-stream", str(capture))
+    assert checked.returncode == 1, checked.stdout
+    reported = [(int(seq), rule) for seq, rule in VIOLATION.findall(checked.stdout + checked.stderr)]
+    errors = [(seq, rule) for seq, rule in reported if rule != "sequence-gap"]
+    assert errors, checked.stdout
+    fake = _FakeServer(("127.0.0.1", 0), _FakeHandler)
+    fake.payload, fake.origin = payload, site_url
+    thread = threading.Thread(target=fake.serve_forever, daemon=True)
+    thread.start()
+    try:
+        status = _console(page, site_url, f"http://127.0.0.1:{fake.server_address[1]}/v1", STREAM_BODY)
+    finally:
+        fake.shutdown()
+        fake.server_close()
+        thread.join(timeout=5)
+    assert "violation" in status.inner_text()
+    for seq, rule in reported:
+        row = page.locator(f'.orspec-event[data-seq="{seq}"]')
+        assert row.locator(f'li[data-rule="{rule}"]').count() == 1, (seq, rule, row.inner_text())
+    first_seq, first_rule = errors[0]
+    broken = page.locator(f'.orspec-event[data-seq="{first_seq}"]')
+    assert "orspec-invalid" in broken.get_attribute("class")
+    link = broken.locator(f'li[data-rule="{first_rule}"] a')
+    assert link.inner_text() == first_rule
+    marked = {
+        int(s) for s in page.locator(".orspec-event.orspec-invalid").evaluate_all("rs => rs.map(r => r.dataset.seq)")
+    }
+    assert marked == {seq for seq, _ in errors}
+    assert page.blocked == [] and page.errors == []
+    broken.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "docs-console-violation.png"), full_page=False)
+    link.click()  # to the rule on the stream rules page
+    page.wait_for_url(f"{site_url}/reference/stream-rules/#rule-{first_rule}")
+    assert page.locator(f"h2#rule-{first_rule}").is_visible()
+
+
+def test_site_loads_and_works_with_every_other_host_blocked(page, site_url):
+    for path in ("/", "/reference/", "/reference/event-catalogue/", "/reference/2026-04-24/http-api/"):
+        page.goto(f"{site_url}{path}")
+        page.wait_for_load_state("networkidle")
+        assert page.locator("h1").first.is_visible(), path
+    assert page.locator(".orspec-console-form").count() >= 1  # the console's script ran
+    assert page.locator(".orspec-version-select").count() == 1  # and the picker's
+    page.goto(f"{site_url}/")
+    search = page.locator("input.md-search__input")
+    search.click()
+    search.press_sequentially("compaction", delay=10)
+    page.locator(".md-search-result__item").first.wait_for(state="visible")
+    assert page.blocked == [], page.blocked  # nothing was even asked of another host
+    assert page.errors == []
+
+
+OVERFLOW = "() => ({scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth})"
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_no_horizontal_overflow(page, site_url, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    with orspec_serve("--delay", "0", "--cors-origin", site_url) as base:
+        _console(page, site_url, base, STREAM_BODY)
+        box = page.evaluate(OVERFLOW)
+        assert box["scroll"] <= box["client"], ("console", box)
+        page.screenshot(path=str(ARTIFACTS / f"docs-console-{width}.png"), full_page=True)
+    for path in ("/", "/reference/2026-04-24/items/", "/reference/2026-04-24/changes/", "/reference/changes/"):
+        page.goto(f"{site_url}{path}")
+        box = page.evaluate(OVERFLOW)
+        assert box["scroll"] <= box["client"], (path, box)
+    page.screenshot(path=str(ARTIFACTS / f"docs-changes-{width}.png"), full_page=False)

@@ -1,0 +1,371 @@
+"""The Anthropic Messages gateway (`openresponses_runtime.gateways.anthropic_messages`): the translation
+both ways beyond what the recordings hold, and what it does with an upstream that misbehaves."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from contextlib import contextmanager
+
+import httpx
+import pytest
+from openresponses_runtime.gateways.anthropic_messages import (
+    DEFAULT_MAX_TOKENS,
+    AnthropicMessagesProvider,
+    steps_from_events,
+    to_anthropic_messages,
+)
+from openresponses_runtime.server import FunctionCallEnd, FunctionCallStart, TextDelta, create_app
+from openresponses_runtime.streaming import check_sse
+
+from ..conftest import SHARED
+from ..server_helpers import API_KEY, live_server
+from ..upstream_replay import UPSTREAM_KEY, upstream
+
+HEADERS = {"Authorization": f"Bearer {API_KEY}"}
+TEXT_SSE = SHARED / "recordings" / "upstream" / "anthropic" / "text.response.sse"
+
+
+@contextmanager
+def served(url: str, **options):
+    provider = AnthropicMessagesProvider(base_url=url.removesuffix("/v1"), api_key=UPSTREAM_KEY, **options)
+    with live_server(create_app(provider, store="memory:", api_keys=API_KEY)) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def replay():
+    with upstream() as (url, replay), served(url) as base:
+        yield base, replay
+
+
+def frame(event: dict) -> bytes:
+    return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
+
+
+START = frame({"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 5, "output_tokens": 1}}})
+STOP = frame({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}) + frame(
+    {"type": "message_stop"}
+)
+
+
+def text_block(text: str, index: int = 0) -> bytes:
+    return (
+        frame({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+        + frame({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}})
+        + frame({"type": "content_block_stop", "index": index})
+    )
+
+
+def post(base: str, **body) -> httpx.Response:
+    return httpx.post(base + "/responses", json={"model": "claude", **body}, headers=HEADERS, timeout=30)
+
+
+def stream(base: str, **body) -> tuple[bytes, list[dict]]:
+    with httpx.stream(
+        "POST", base + "/responses", json={"model": "claude", "stream": True, **body}, headers=HEADERS
+    ) as r:
+        assert r.status_code == 200, r.read()
+        raw = r.read()
+    return raw, [json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: {")]
+
+
+def steps(events: list[dict]) -> list:
+    async def source():
+        for event in events:
+            yield event
+
+    async def collect():
+        return [step async for step in steps_from_events(source())]
+
+    return asyncio.run(collect())
+
+
+# -- requests --------------------------------------------------------------------------------
+
+
+def test_context_translation():
+    items = [
+        {"type": "message", "role": "developer", "content": "Be brief."},
+        {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "Look:"},
+            {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
+            {"type": "input_image", "image_url": "https://example.com/cat.png"},
+        ]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Calling."}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": ""}]},
+        {"type": "function_call", "call_id": "toolu_1", "name": "a", "arguments": '{"x": 1}'},
+        {"type": "function_call", "call_id": "toolu_2", "name": "b", "arguments": ""},
+        {"type": "function_call_output", "call_id": "toolu_1", "output": "one"},
+        {"type": "function_call_output", "call_id": "toolu_2", "output": [{"type": "input_text", "text": "two"}]},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "someone else's"}]},
+        {"type": "anthropic:content_block", "block": {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {}}},
+        {"type": "anthropic:citations", "citations": [{"type": "web_search_result_location"}]},
+    ]  # fmt: skip
+    system, messages = to_anthropic_messages(items, "Answer in French.")
+    assert system == [{"type": "text", "text": "Answer in French."}, {"type": "text", "text": "Be brief."}]
+    assert messages == [
+        {"role": "user", "content": [
+            {"type": "text", "text": "Look:"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+            {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.png"}},
+        ]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Calling."},
+            {"type": "tool_use", "id": "toolu_1", "name": "a", "input": {"x": 1}},
+            {"type": "tool_use", "id": "toolu_2", "name": "b", "input": {}},
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "one"},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": [{"type": "text", "text": "two"}]},
+        ]},
+        {"role": "assistant", "content": [{"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {}}]},
+    ]  # fmt: skip
+
+
+def test_settings_go_upstream(replay):
+    base, upstream_ = replay
+    call = {"type": "tool_use", "id": "toolu_1", "name": "a", "input": {}}
+    upstream_.answer(
+        START
+        + frame({"type": "content_block_start", "index": 0, "content_block": call})
+        + frame({"type": "content_block_stop", "index": 0})
+        + STOP
+    )
+    tools = [
+        {"type": "function", "name": "a", "description": "A.", "parameters": {"type": "object"}},
+        {"type": "function", "name": "b"},
+    ]
+    reply = post(
+        base, input="hi", tools=tools, tool_choice={"type": "function", "name": "a"}, parallel_tool_calls=False,
+        max_output_tokens=300, temperature=0.5, top_p=0.9, reasoning={"effort": "low"}, instructions="Be brief.",
+    )  # fmt: skip
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["output"][0]["call_id"] == "toolu_1" and reply.json()["output"][0]["arguments"] == "{}"
+    sent, headers = upstream_.requests[-1], upstream_.headers[-1]
+    assert (headers["x-api-key"], headers["anthropic-version"]) == (UPSTREAM_KEY, "2023-06-01")
+    assert sent == {
+        "model": "claude",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        "max_tokens": 300,
+        "stream": True,
+        "system": [{"type": "text", "text": "Be brief."}],
+        "tools": [{"name": "a", "description": "A.", "input_schema": {"type": "object"}}],
+        "tool_choice": {"type": "tool", "name": "a", "disable_parallel_tool_use": True},
+        "output_config": {"effort": "low"},
+        "temperature": 0.5,
+        "top_p": 0.9,
+    }
+
+
+@pytest.mark.parametrize(
+    ("choice", "tools", "expected"),
+    [
+        ("auto", ["b", "a"], {"type": "auto"}),
+        ("required", ["b", "a"], {"type": "any"}),
+        ("none", ["b", "a"], {"type": "none"}),
+        (
+            {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "b"}]},
+            ["b"],
+            {"type": "auto"},
+        ),
+    ],
+)
+def test_tool_choice_and_allowed_tools(replay, choice, tools, expected):
+    base, upstream_ = replay
+    upstream_.answer(START + text_block("ok") + STOP)
+    offered = [{"type": "function", "name": "b"}, {"type": "function", "name": "a"}]  # sent in this order
+    reply = post(base, input="hi", tools=offered, tool_choice=choice)
+    assert reply.status_code in (200, 500), reply.text  # `required` with no call fails after the upstream answered
+    sent = upstream_.requests[-1]
+    assert [tool["name"] for tool in sent["tools"]] == tools and sent["tool_choice"] == expected
+    assert sent["max_tokens"] == DEFAULT_MAX_TOKENS
+
+
+def test_content_it_cannot_send_is_refused_with_a_400(replay):
+    base, upstream_ = replay
+    before = len(upstream_.requests)
+    file = {"type": "input_file", "file_data": "data:application/pdf;base64,AAAA", "filename": "a.pdf"}
+    reply = post(base, input=[{"type": "message", "role": "user", "content": [file]}])
+    assert reply.status_code == 400
+    assert "'input_file' content" in reply.json()["error"]["message"]
+    assert len(upstream_.requests) == before  # nothing went upstream
+
+
+def test_the_key_is_required_and_the_error_says_which_variable(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="set ANTHROPIC_API_KEY"):
+        AnthropicMessagesProvider()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://upstream.test/")
+    provider = AnthropicMessagesProvider()
+    assert (provider.api_key, provider.base_url) == ("sk-env", "http://upstream.test")
+
+
+# -- answers ---------------------------------------------------------------------------------
+
+
+def test_parallel_tool_uses_stream_by_block():
+    def use(index: int, call_id: str, pieces: list[str]) -> list[dict]:
+        block = {"type": "tool_use", "id": call_id, "name": "f", "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
+        return [
+            {"type": "content_block_start", "index": index, "content_block": block},
+            *({"type": "content_block_delta", "index": index, "delta": delta} for delta in deltas),
+            {"type": "content_block_stop", "index": index},
+        ]
+
+    events = [*use(0, "t1", ['{"a"', ": 1}"]), *use(1, "t2", ['{"b": 2}']), {"type": "message_stop"}]
+    got = steps(events)
+    assert [type(step).__name__ for step in got] == [
+        "FunctionCallStart", "ArgumentsDelta", "ArgumentsDelta", "FunctionCallEnd",
+        "FunctionCallStart", "ArgumentsDelta", "FunctionCallEnd",
+    ]  # fmt: skip
+    assert got[0] == FunctionCallStart("f", call_id="t1") and got[3] == FunctionCallEnd()
+    assert "".join(step.delta for step in got[1:3]) == '{"a": 1}'
+
+
+def test_unknown_events_and_deltas_are_skipped_and_counted(caplog):
+    events = [
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "hologram_delta"}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "telepathy"},
+        {"type": "message_stop"},
+    ]
+    with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
+        got = steps(events)
+    assert got == [TextDelta("hi")]
+    assert "skipped 2 upstream events" in caplog.text
+
+
+def test_pings_are_passed_over_without_a_word(caplog):
+    events = [
+        {"type": "ping"},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "ping"},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    ]
+    with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
+        assert steps(events) == [TextDelta("hi")]
+    assert "skipped" not in caplog.text
+
+
+def test_invalid_json_input_is_delivered_as_sent_with_a_warning(caplog):
+    block = {"type": "tool_use", "id": "t1", "name": "f", "input": {}}
+    events = [
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"a": '}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    ]
+    with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
+        got = steps(events)
+    assert got[1].delta == '{"a": ' and "not valid JSON" in caplog.text
+
+
+def test_thinking_streams_to_the_client_while_the_upstream_still_thinks(replay):
+    base, upstream_ = replay
+    release = threading.Event()
+    thinking = {"type": "thinking", "thinking": "", "signature": ""}
+    upstream_.answer(
+        [
+            START,
+            frame({"type": "content_block_start", "index": 0, "content_block": thinking}),
+            frame({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Hm"}}),
+            release,
+            frame({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "s"}}),
+            frame({"type": "content_block_stop", "index": 0}),
+            text_block("Done", 1),
+            STOP,
+        ]
+    )
+    body = {"model": "claude", "stream": True, "input": "Hi"}
+    with httpx.stream("POST", base + "/responses", json=body, headers=HEADERS, timeout=10) as reply:
+        seen: list[str] = []
+        for line in reply.iter_lines():
+            if line.startswith("data: {"):
+                seen.append(json.loads(line[6:])["type"])
+            if "response.reasoning.delta" in seen:
+                break
+        release.set()
+    assert seen[0] == "response.created" and seen[-1] == "response.reasoning.delta"
+
+
+def test_a_mid_stream_error_event_fails_the_response_in_the_stream(replay, shared):
+    base, upstream_ = replay
+    recorded = TEXT_SSE.read_bytes()
+    cut = recorded[: recorded.index(b"event: content_block_stop")]
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    upstream_.answer(cut + frame(error))
+    raw, events = stream(base, input="hi")
+    assert check_sse(raw) == []
+    assert [e["type"] for e in events[-2:]] == ["error", "response.failed"] and raw.endswith(b"data: [DONE]\n\n")
+    assert "Overloaded" in events[-2]["error"]["message"] and events[-2]["error"]["code"] == "upstream_overloaded"
+    assert events[-1]["response"]["output"][0]["content"][0]["text"] == "Hello"  # what the client was sent
+
+
+def test_a_stream_that_stops_without_message_stop_fails_cleanly(replay):
+    base, upstream_ = replay
+    upstream_.answer(START + text_block("partial"))
+    raw, events = stream(base, input="hi")
+    assert check_sse(raw) == []
+    assert [e["type"] for e in events[-2:]] == ["error", "response.failed"]
+    assert events[-2]["error"]["code"] == "upstream_stream_incomplete"
+
+
+@pytest.mark.parametrize(
+    ("status", "expected_status", "code"),
+    [(529, 503, "upstream_overloaded"), (429, 429, None), (400, 400, "upstream_invalid_request"), (500, 502, None)],
+)
+def test_upstream_errors_keep_their_meaning_and_retry_after(replay, status, expected_status, code):
+    base, upstream_ = replay
+    kinds = {529: "overloaded_error", 429: "rate_limit_error", 400: "invalid_request_error", 500: "api_error"}
+    body = {"type": "error", "error": {"type": kinds[status], "message": f"upstream says {status}"}}
+    upstream_.answer(
+        json.dumps(body).encode(), status=status, content_type="application/json", headers={"retry-after": "7"}
+    )
+    reply = post(base, input="hi")
+    assert reply.status_code == expected_status
+    error = reply.json()["error"]
+    assert f"upstream says {status}" in error["message"] and set(error) == {"type", "code", "param", "message"}
+    if code is not None:
+        assert error["code"] == code
+    if status in (429, 529):
+        assert reply.headers["retry-after"] == "7"
+
+
+def test_refused_credentials_are_a_server_error(replay):
+    base, upstream_ = replay
+    body = {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
+    upstream_.answer(json.dumps(body).encode(), status=401, content_type="application/json")
+    reply = post(base, input="hi")
+    assert reply.status_code == 500 and reply.json()["error"]["code"] == "upstream_unauthorized"
+
+
+def test_a_200_with_an_html_body_is_a_502_error_object(replay):
+    base, upstream_ = replay
+    upstream_.answer(b"<html>Bad gateway</html>", content_type="text/html")
+    reply = post(base, input="hi")
+    assert reply.status_code == 502
+    assert reply.json()["error"]["code"] == "upstream_bad_response" and "text/html" in reply.json()["error"]["message"]
+
+
+def test_an_unreachable_upstream_is_a_502():
+    with served("http://127.0.0.1:9") as base:
+        reply = post(base, input="hi")
+    assert reply.status_code == 502 and reply.json()["error"]["code"] == "upstream_unreachable"
+
+
+def test_turns_share_one_upstream_connection(replay):
+    base, upstream = replay
+    for text in ("One", "Two"):
+        upstream.answer(START + text_block(text) + STOP)
+        stream(base, input="Hi")
+    first, second = upstream.clients[-2:]
+    assert first == second  # the body was read to its end, so the connection went back to the pool

@@ -1,0 +1,281 @@
+"""The npm package `openresponses-runtime` (generated/typescript) on Node: its own tests, `tsc --strict`,
+Prettier, the recordings, a packed tarball installed into a fresh folder, and the client against a
+live `orspec serve`.
+
+Node and npm come from the system; zod, TypeScript and Prettier from `.cache/typescript`, pinned by
+`.ci/services`. Without them these tests skip and say so, and fail under CI (CI=true).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from openresponses_runtime import models
+from openresponses_runtime.events import iter_sse, parse_event
+
+from ..conftest import ROOT, SHARED
+from ..server_helpers import API_KEY, free_port
+
+pytestmark = pytest.mark.process
+
+PACKAGE = ROOT / "generated" / "typescript"
+HERE = ROOT / "tests" / "typescript"
+TOOLS = Path(os.environ.get("ORSPEC_TYPESCRIPT_TOOLS", ROOT / ".cache" / "typescript")) / "node_modules"
+RECORDINGS = SHARED / "recordings"
+EXAMPLES = SHARED / "examples"
+
+
+def need(what: str, found: bool) -> None:
+    if found:
+        return
+    message = f"{what} is missing (bash .ci/run sets it up through .ci/services)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def run(args: list, cwd: Path, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """A folder where `import "openresponses-runtime"` finds the package as built, beside the pinned tools."""
+    need("node", shutil.which("node") is not None)
+    for name in ("zod", "typescript", "prettier", "@types/node"):
+        need(f"{name} in {TOOLS}", (TOOLS / name).is_dir())
+    root = tmp_path_factory.mktemp("ts")
+    modules = root / "node_modules"
+    shutil.copytree(PACKAGE, modules / "openresponses-runtime")
+    for name in ("zod", "typescript", "prettier", "@types"):
+        (modules / name).symlink_to(TOOLS / name, target_is_directory=True)
+    for path in HERE.iterdir():
+        shutil.copy(path, root / path.name)
+    return root
+
+
+def tsc(project: Path, *files: str) -> subprocess.CompletedProcess:
+    config = {
+        "compilerOptions": {
+            "strict": True,
+            "noEmit": True,
+            "module": "nodenext",
+            "moduleResolution": "nodenext",
+            "target": "es2022",
+            "lib": ["es2022", "dom", "dom.asynciterable"],
+            "types": ["node"],
+        },
+        "files": list(files),
+    }
+    (project / "tsconfig.json").write_text(json.dumps(config))
+    return run([project / "node_modules/typescript/bin/tsc", "-p", "."], project)
+
+
+def test_node_tests(project):
+    result = run(["node", "--test", "runtime.test.mjs"], project)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "# fail 0" in result.stdout
+
+
+def test_tsc_strict_package_and_consumer(project):
+    declarations = sorted(f"node_modules/openresponses-runtime/{p.name}" for p in PACKAGE.glob("*.d.ts"))
+    result = tsc(project, *declarations, "consumer.ts")
+    assert result.returncode == 0, result.stdout[-4000:]
+
+
+def test_tsc_refuses_a_field_read_before_narrowing(project):
+    result = tsc(project, "unnarrowed.ts")
+    assert result.returncode != 0
+    assert "Property 'delta' does not exist" in result.stdout, result.stdout[-2000:]
+
+
+def test_generated_files_are_prettier_formatted(project):
+    result = run([project / "node_modules/prettier/bin/prettier.cjs", "--check", "."], PACKAGE)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _cases() -> tuple[list[list], list[tuple[str, bool]]]:
+    """Every body of the recordings and examples, and every event of the recorded streams, with
+    whether the Python models accept it."""
+    cases, verdicts = [], []
+
+    def add(label: str, schema: str, value, check) -> None:
+        try:
+            check(value)
+            ok = True
+        except ValueError:
+            ok = False
+        cases.append([schema, value])
+        verdicts.append((label, ok))
+
+    for path in sorted((RECORDINGS / "responses").glob("*.json")):
+        add(path.name, "ResponseResource", json.loads(path.read_text()), models.ResponseResource.model_validate)
+    for path in sorted(EXAMPLES.glob("*.json")):
+        schema = path.name.split(".")[0]
+        add(path.name, schema, json.loads(path.read_text()), getattr(models, schema).model_validate)
+    for path in sorted((RECORDINGS / "streams").glob("*.sse")):
+        for i, message in enumerate(iter_sse(path.read_bytes())):
+            if message.data != "[DONE]":
+                add(f"{path.name}#{i}", "event", json.loads(message.data), parse_event)
+    return cases, verdicts
+
+
+@pytest.mark.skipif(not RECORDINGS.is_dir(), reason="../shared/recordings is not beside the project")
+def test_recordings_parse_as_in_python_and_round_trip(project):
+    """What the Python models accept, the zod models accept and give back as the same JSON value
+    (key order aside); what Python refuses (old recordings lacking required fields), zod refuses."""
+    cases, verdicts = _cases()
+    result = run(["node", "roundtrip.mjs"], project, input=json.dumps(cases))
+    assert result.returncode == 0, result.stderr[-2000:]
+    results = json.loads(result.stdout)
+    wrong = [
+        (label, ok, got)
+        for (label, ok), got in zip(verdicts, results, strict=True)
+        if got["ok"] != ok or (ok and not got["same"])
+    ]
+    assert not wrong, wrong[:5]
+    accepted = sum(ok for _, ok in verdicts)
+    assert accepted >= 700 and accepted < len(verdicts), (accepted, len(verdicts))
+
+
+def test_packed_tarball_installs_and_imports_in_a_fresh_folder(project, tmp_path):
+    packed = run(["npm", "pack", "--json", "--pack-destination", tmp_path], PACKAGE, timeout=120)
+    assert packed.returncode == 0, packed.stderr
+    listing = json.loads(packed.stdout)[0]
+    names = {f["path"] for f in listing["files"]}
+    assert {"package.json", "index.js", "index.d.ts", "models.js", "client.js", "sse.js"} <= names
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "package.json").write_text('{"name": "fresh", "private": true, "type": "module"}')
+    zod = next(TOOLS.glob("zod/package.json"))
+    version = json.loads(zod.read_text())["version"]
+    installed = run(
+        [
+            "npm",
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--prefer-offline",
+            tmp_path / listing["filename"],
+            f"zod@{version}",
+        ],
+        fresh,
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    script = (
+        'import { parseEvent, ResponseResource } from "openresponses-runtime";\n'
+        'const e = parseEvent(\'{"type":"response.output_text.delta","sequence_number":1,"item_id":"i",'
+        '"output_index":0,"content_index":0,"delta":"hi","logprobs":[]}\');\n'
+        "console.log(e.delta, typeof ResponseResource.parse);\n"
+    )
+    (fresh / "check.mjs").write_text(script)
+    result = run(["node", "check.mjs"], fresh)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["hi", "function"]
+
+
+@pytest.fixture
+def server():
+    port = free_port()
+    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 30
+    try:
+        while True:
+            try:
+                httpx.get(base + "/responses", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and proc.poll() is None, "orspec serve did not start"
+                time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def test_client_against_orspec_serve(project, server):
+    result = run(["node", "client.mjs", server, API_KEY], project, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    assert report["status"] == "completed"
+    assert report["streamed"][0] == "response.created" and report["streamed"][-1] == "response.completed"
+    assert report["retrieved"] is True and report["inputItems"] == 1
+    sequence = report["background"]
+    assert sequence == list(range(len(sequence))) and len(sequence) > 4
+    assert report["replayed"] == sequence[3:]
+    assert report["missing"] == [True, 404, "response_not_found"]
+    assert report["wrongKey"] is True and report["deleted"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", ["openresponses/2026-01-15", "openresponses/2026-04-24", "openai"])
+def test_other_specs_build_into_a_clean_package(project, tmp_path, shared, spec):
+    """Upstream's releases and OpenAI's whole spec (1 400 schemas): the package imports, Prettier and
+    `tsc --strict` find nothing."""
+    out = tmp_path / "out"
+    built = run(
+        [sys.executable, "-m", "orspec", "build", "--spec", shared / "upstream" / spec / "openapi.json"]
+        + ["--lenient", "--out", out],
+        ROOT,
+        timeout=900,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    package = project / "node_modules" / "openresponses-runtime"
+    shutil.rmtree(package)
+    shutil.copytree(out / "typescript", package)
+    try:
+        imported = run(
+            ["node", "-e", 'import("openresponses-runtime").then(m => console.log(Object.keys(m.EVENT_TYPES).length))'],
+            project,
+        )
+        assert imported.returncode == 0 and int(imported.stdout) > 20, imported.stderr[-2000:]
+        pretty = run([project / "node_modules/prettier/bin/prettier.cjs", "--check", "."], package)
+        assert pretty.returncode == 0, pretty.stdout[-2000:]
+        checked = tsc(project, "node_modules/openresponses-runtime/index.d.ts")
+        assert checked.returncode == 0, checked.stdout[-3000:]
+    finally:
+        shutil.rmtree(package)
+        shutil.copytree(PACKAGE, package)
+
+
+GUIDE = ROOT / "docs" / "guides" / "typescript.md"
+
+
+def test_guide_examples_run(project, server):
+    """Each ```js block of docs/guides/typescript.md runs (the client's against `orspec serve`), and
+    each ```ts block passes `tsc --strict`."""
+    text = GUIDE.read_text()
+    scripts = re.findall(r"^```js\n(.*?)^```", text, flags=re.S | re.M)
+    types = re.findall(r"^```ts\n(.*?)^```", text, flags=re.S | re.M)
+    assert len(scripts) >= 4 and types
+    env = {**os.environ, "OPENRESPONSES_BASE_URL": server, "OPENRESPONSES_API_KEY": API_KEY}
+    outputs = []
+    for i, script in enumerate(scripts):
+        (project / f"guide{i}.mjs").write_text(script)
+        result = run(["node", f"guide{i}.mjs"], project, timeout=120, env=env)
+        assert result.returncode == 0, f"block {i}:\n{script}\n{result.stderr[-2000:]}"
+        outputs.append(result.stdout)
+    assert "{ anything: true }" in outputs[0] and "false" in outputs[0]
+    assert "text: Hel delta" in outputs[1] and "unknown, kept: 40" in outputs[1]
+    assert "404 not_found response_not_found" in outputs[2]
+    assert outputs[3].strip() == "true"
+    for i, source in enumerate(types):
+        (project / f"guide{i}.ts").write_text(source)
+    checked = tsc(project, *(f"guide{i}.ts" for i in range(len(types))))
+    assert checked.returncode == 0, checked.stdout[-3000:]
