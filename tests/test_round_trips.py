@@ -1,0 +1,194 @@
+"""Every item the server emits comes back as input, whole, as clients that keep the whole history
+send it (Codex: `store: false` and every item of every turn; the agent SDKs in stateless mode).
+
+The item types are the members of the spec's output item union (`ItemField` in the bundled
+document, vendor fragments included), so a type added to the spec is covered or fails here: a
+vendor type is drawn from its own schema and emitted as a `VendorItem`, a core type by the steps
+that make it (`EMITTED_BY`). Each drawn response goes through the real emitter, and its output
+(with the listed input items and a compaction of the turn) is sent back as the next turn's input.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from openresponses_runtime.server import MemoryStore, create_app
+from openresponses_runtime.server.steps import (
+    ArgumentsDelta,
+    FunctionCallEnd,
+    FunctionCallStart,
+    MessageStart,
+    ProviderRequest,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningSummary,
+    Refusal,
+    Step,
+    TextDelta,
+    VendorItem,
+)
+from starlette.testclient import TestClient
+
+from .server_helpers import API_KEY
+from .test_properties import DOCUMENT, component
+
+AUTH = {"Authorization": f"Bearer {API_KEY}"}
+_PREFIX = "#/components/schemas/"
+
+
+def _output_types() -> dict[str, str]:
+    """Each member of the output item union: its `type` -> its schema's name."""
+    schemas = DOCUMENT["components"]["schemas"]
+    members = {}
+    for member in schemas["ItemField"]["oneOf"]:
+        name = member["$ref"].removeprefix(_PREFIX)
+        (tag,) = schemas[name]["properties"]["type"]["enum"]
+        members[tag] = name
+    return members
+
+
+OUTPUT_TYPES = _output_types()
+VENDOR_TYPES = sorted(tag for tag in OUTPUT_TYPES if ":" in tag)
+
+# How the runtime makes each core item. `function_call_output` is the client's, which the server
+# lists back (`GET /responses/{id}/input_items`); `compaction` is made by `POST /responses/compact`.
+_TEXT = st.text(max_size=24)
+_NAME = st.from_regex(r"[a-zA-Z0-9_-]{1,64}", fullmatch=True)  # a function tool's name, as the request gives it
+_ARGUMENTS = st.dictionaries(st.text(max_size=6), st.integers() | st.text(max_size=6), max_size=3).map(json.dumps)
+_STATE = st.none() | st.text(min_size=1, max_size=40)  # a provider's opaque state (a thinking signature)
+
+
+def _message() -> st.SearchStrategy[list[Step]]:
+    text = st.lists(_TEXT.map(TextDelta), min_size=1, max_size=3)
+    phase = st.sampled_from([None, "commentary", "final_answer"])
+    return st.tuples(phase, text, st.lists(_TEXT.map(Refusal), max_size=1)).map(
+        lambda p: [MessageStart(phase=p[0]), *p[1], *p[2]]
+    )
+
+
+def _function_call() -> st.SearchStrategy[list[Step]]:
+    call_id = st.none() | st.from_regex(r"call_[a-zA-Z0-9]{1,20}", fullmatch=True)
+    return st.tuples(_NAME, call_id, _ARGUMENTS).map(
+        lambda p: [FunctionCallStart(p[0], call_id=p[1]), ArgumentsDelta(p[2]), FunctionCallEnd()]
+    )
+
+
+def _reasoning() -> st.SearchStrategy[list[Step]]:
+    summaries = st.lists(st.tuples(_TEXT, _STATE), max_size=2)
+    deltas = st.lists(_TEXT, max_size=3)
+    return st.tuples(summaries, deltas, _STATE).map(
+        lambda p: [
+            *(ReasoningSummary(text, encrypted_content=state) for text, state in p[0]),
+            *(ReasoningDelta(text) for text in p[1]),
+            ReasoningEnd(encrypted_content=p[2]),
+        ]
+    )
+
+
+EMITTED_BY = {
+    "message": _message(),
+    "function_call": _function_call(),
+    "reasoning": _reasoning(),
+    "function_call_output": None,
+    "compaction": None,
+}
+
+
+def _vendor(tag: str) -> st.SearchStrategy[list[Step]]:
+    return component(OUTPUT_TYPES[tag]).map(lambda item: [VendorItem(item)])
+
+
+def _turn() -> st.SearchStrategy[list[Step]]:
+    made = [s for s in EMITTED_BY.values() if s is not None] + [_vendor(tag) for tag in VENDOR_TYPES]
+    return st.lists(st.one_of(made), min_size=1, max_size=5).map(lambda parts: [s for part in parts for s in part])
+
+
+class Script:
+    """Yields the drawn steps on the first turn of each example, and records every request."""
+
+    def __init__(self):
+        self.steps: list[Step] = []
+        self.requests: list[ProviderRequest] = []
+
+    async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        self.requests.append(request)
+        steps, self.steps = self.steps, [TextDelta("ok")]
+        for step in steps:
+            yield step
+
+
+def test_every_output_item_type_is_made_here():
+    """A type added to the spec's output union needs a way to be made here (vendor types have one)."""
+    assert set(OUTPUT_TYPES) == set(EMITTED_BY) | set(VENDOR_TYPES)
+
+
+@pytest.fixture(scope="module")
+def served():
+    script = Script()
+    app = create_app(script, store=MemoryStore(), api_keys=API_KEY, reasoning_key="round-trip-key")
+    with TestClient(app) as client:
+        yield client, script
+
+
+CALL = {"type": "function_call", "call_id": "call_given", "name": "lookup", "arguments": "{}"}
+ANSWER = {"type": "function_call_output", "call_id": "call_given", "output": "42"}
+
+
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(steps=_turn(), carry=st.booleans())
+def test_what_the_server_emits_comes_back_whole(served, steps, carry):
+    client, script = served
+    script.steps = steps
+    first = {"model": "m", "input": [{"role": "user", "content": "hi"}, CALL, ANSWER], "store": True}
+    if carry:
+        first["include"] = ["reasoning.encrypted_content"]
+    reply = client.post("/v1/responses", json=first, headers=AUTH)
+    assert reply.status_code == 200, reply.text
+    response = reply.json()
+    listed = client.get(f"/v1/responses/{response['id']}/input_items?order=asc", headers=AUTH)
+    assert listed.status_code == 200, listed.text
+    history = listed.json()["data"] + response["output"]
+    compacted = client.post("/v1/responses/compact", json={"model": "m", "input": history}, headers=AUTH)
+    assert compacted.status_code == 200, compacted.text
+    compaction = [item for item in compacted.json()["output"] if item["type"] == "compaction"]
+    assert compaction
+
+    items = [*compaction, *history, {"type": "message", "role": "user", "content": "and then?"}]
+    assert {item["type"] for item in items} >= _made(steps) | {"function_call_output"}
+    second = client.post("/v1/responses", json={"model": "m", "input": items, "store": False}, headers=AUTH)
+    assert second.status_code == 200, second.text
+    handed = script.requests[-1].input
+    assert [item.get("type", "message") for item in handed] == [item["type"] for item in items]
+    ignored = second.headers.get("OpenResponses-Ignored", "")
+    event(f"ignored: {ignored or None}")
+    event(f"types: {sorted({item['type'] for item in items})}")
+    for sent, got in zip(items, handed, strict=True):
+        if sent["type"] == "reasoning" and sent.get("encrypted_content"):
+            for field in ("content", "summary"):  # from the seal: what the item was made with, as sent
+                assert got.get(field, sent.get(field)) == sent.get(field)
+        elif sent["type"] == "reasoning" and sent.get("content") is not None:
+            assert "content" not in got and "item:reasoning.content" in ignored
+    if not any(item["type"] == "reasoning" and not item.get("encrypted_content") for item in items):
+        assert not ignored
+
+
+_MAKES = {MessageStart: "message", FunctionCallStart: "function_call", ReasoningEnd: "reasoning"}
+
+
+def _made(steps: list[Step]) -> set[str]:
+    """The core item types the steps make (each drawn part begins, or ends, with one of these)."""
+    return {_MAKES[type(step)] for step in steps if type(step) in _MAKES}
+
+
+def test_strict_mode_keeps_refusing_the_output_form():
+    app = create_app(Script(), store=MemoryStore(), api_keys=API_KEY, strict=True)
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": "x"}]}
+    with TestClient(app) as client:
+        reply = client.post("/v1/responses", json={"model": "m", "input": [reasoning]}, headers=AUTH)
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert (error["code"], error["param"]) == ("invalid_value", "input[0].content")
