@@ -274,7 +274,8 @@ def test_recording_translates_faithfully(shared, replay, name):
         assert final["usage"]["input_tokens_details"]["cached_tokens"] == cached
 
 
-def test_openrouters_signed_reasoning_goes_back_intact_next_turn(shared, replay):
+@pytest.mark.parametrize("carried_by", ["previous_response_id", "client"])
+def test_openrouters_signed_reasoning_goes_back_intact_next_turn(shared, replay, carried_by):
     url, upstream_ = replay
     name = "openrouter-claude-reasoning"
     chat = json.loads((CHAT / f"{name}.request.json").read_text())
@@ -292,10 +293,21 @@ def test_openrouters_signed_reasoning_goes_back_intact_next_turn(shared, replay)
     upstream_.answer(sse)
     headers = {"Authorization": f"Bearer {API_KEY}"}
     with gateway(url, **provider_options(chat)) as base:
-        first = httpx.post(base + "/responses", json={**responses_body(chat), "stream": False}, headers=headers)
+        first_body = {**responses_body(chat), "stream": False}
+        if carried_by == "client":  # Codex: nothing stored, the whole history sent every turn
+            first_body.update(store=False, include=["reasoning.encrypted_content"])
+        first = httpx.post(base + "/responses", json=first_body, headers=headers)
         assert first.status_code == 200, first.text
-        follow = {"model": chat["model"], "previous_response_id": first.json()["id"], "input": "And then?"}
-        assert httpx.post(base + "/responses", json=follow, headers=headers).status_code == 200
+        if carried_by == "client":
+            output = first.json()["output"]
+            assert any(item["type"] == "reasoning" and item.get("content") for item in output)
+            then = {"type": "message", "role": "user", "content": "And then?"}
+            follow = {"model": chat["model"], "store": False, "input": first_body["input"] + output + [then]}
+        else:
+            follow = {"model": chat["model"], "previous_response_id": first.json()["id"], "input": "And then?"}
+        second = httpx.post(base + "/responses", json=follow, headers=headers)
+        assert second.status_code == 200, second.text
+        assert "OpenResponses-Ignored" not in second.headers
     assistant = upstream_.requests[-1]["messages"][1]
     assert assistant["role"] == "assistant" and assistant["content"] == recorded(sse)["text"]
     (detail,) = assistant["reasoning_details"]
