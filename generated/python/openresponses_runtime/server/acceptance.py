@@ -301,9 +301,15 @@ def _namespace_functions(tool: Any, at: str, report: _Report) -> Iterable[tuple[
 
 
 def _present(item: BaseModel) -> set[str]:
-    """The JSON names of the fields an item was given with (extra fields included)."""
+    """The names of the fields an item was given with, extra fields included (pydantic counts an
+    extra field spelt like a field's Python name as that field: both names are kept)."""
     fields = type(item).model_fields
-    return {(fields[name].alias or name) if name in fields else name for name in item.model_fields_set}
+    present = set(item.__pydantic_extra__ or ())
+    for name in item.model_fields_set:
+        present.add(name)
+        if name in fields and fields[name].alias:
+            present.add(fields[name].alias)
+    return present
 
 
 def _lists(item: BaseModel) -> Iterable[tuple[str, list]]:
