@@ -28,9 +28,9 @@ Ignored and reported by default, refused in strict mode (`create_app(..., strict
 
 What was ignored is reported three ways: `ProviderRequest.ignored`, the `OpenResponses-Ignored`
 response header (WebSocket: the turn's first event's `openresponses:ignored` field), and one
-warning log line the first time the server reports a name. Each entry is `parameter:<name>` or
-`tool:<type>`, percent-encoded to stay one header token, or `item:<type>.<field>` for a field left out of an item. A request names at most
-`MAX_REPORTED` of them (then `+N more`), a name is cut at `MAX_NAME` characters, and a server logs
+warning log line the first time the server reports a name. Each entry is `parameter:<name>`,
+`tool:<type>` or `item:<type>.<field>`, percent-encoded to stay one header token. A request names
+at most `MAX_REPORTED` of them (then `+N more`), a name is cut at `MAX_NAME` characters, and a server logs
 at most `MAX_LOGGED` different names, so no client can grow a header or a log without bound.
 
 Which names are OpenAI's own is data (`native`, generated from `spec/openai-native.yaml`); the log
