@@ -33,7 +33,7 @@ from openresponses_runtime.server.steps import (
 )
 from starlette.testclient import TestClient
 
-from .server_helpers import API_KEY
+from .server_helpers import API_KEY, live_server
 from .test_properties import DOCUMENT, component
 
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
@@ -192,3 +192,63 @@ def test_strict_mode_keeps_refusing_the_output_form():
     assert reply.status_code == 400
     error = reply.json()["error"]
     assert (error["code"], error["param"]) == ("invalid_value", "input[0].content")
+
+
+# -- as a real client carries it --------------------------------------------------------------
+
+THOUGHT = [
+    ReasoningDelta("The user wants "),
+    ReasoningDelta("the weather."),
+    ReasoningEnd(encrypted_content="sig-abc"),  # a provider's own state: sealed even unasked
+    ReasoningDelta("No state this time."),
+    ReasoningEnd(),
+    *[TextDelta("Checking."), FunctionCallStart("lookup", call_id="call_1"), ArgumentsDelta("{}")],
+]
+
+
+@pytest.mark.parametrize("include", [True, False])
+@pytest.mark.parametrize("transport", ["http", "websocket"])
+def test_the_openai_client_carries_the_whole_history(transport, include):
+    """The history as the `openai` package hands it over (the agent SDKs' stateless mode dumps its
+    output items so): turn 2 is accepted, the sealed reasoning reaches the provider as it was made,
+    and an unsealed one's content is reported."""
+    openai = pytest.importorskip("openai")
+    script = Script()
+    app = create_app(script, store=MemoryStore(), api_keys=API_KEY, reasoning_key="round-trip-key")
+    with live_server(app) as base:
+        client = openai.OpenAI(base_url=base, api_key=API_KEY, max_retries=0, timeout=30)
+        lookup = {"type": "function", "name": "lookup", "parameters": {"type": "object", "properties": {}}}
+        asked = {"tools": [lookup], **({"include": ["reasoning.encrypted_content"]} if include else {})}
+        history: list = [{"role": "user", "content": "Weather in Paris?"}]
+        script.steps = list(THOUGHT)
+        first = client.responses.create(model="m", input=history, store=False, **asked)
+        reasoning = [item for item in first.output if item.type == "reasoning"]
+        assert [bool(item.content) for item in reasoning] == [True, True]
+        history += [item.model_dump(exclude_unset=True) for item in first.output]
+        history.append({"type": "function_call_output", "call_id": "call_1", "output": "sunny"})
+        if transport == "http":
+            raw = client.responses.with_raw_response.create(model="m", input=history, store=False, **asked)
+            ignored = raw.headers.get("OpenResponses-Ignored")
+            assert raw.parse().status == "completed"
+        else:
+            with client.responses.connect() as connection:
+                connection.response.create(model="m", input=history, store=False, **asked)
+                events = list(_until_done(connection))
+            assert events[-1].type == "response.completed"
+            ignored = ", ".join((events[0].model_extra or {}).get("openresponses:ignored") or ()) or None
+    handed = [item for item in script.requests[-1].input if item["type"] == "reasoning"]
+    assert handed[0]["encrypted_content"] == "sig-abc"  # the provider's state, as it gave it
+    assert handed[0]["content"] == [{"type": "reasoning_text", "text": "The user wants the weather."}]
+    if include:  # both sealed: each reaches the provider as it was made
+        assert handed[1]["content"] == [{"type": "reasoning_text", "text": "No state this time."}]
+        assert ignored is None
+    else:  # the second had nothing to seal, and no blob was asked for: its content is left out
+        assert "content" not in handed[1] and "encrypted_content" not in handed[1]
+        assert ignored == "item:reasoning.content"
+
+
+def _until_done(connection):
+    for message in connection:
+        yield message
+        if message.type in ("response.completed", "response.failed", "response.incomplete", "error"):
+            return
