@@ -172,8 +172,8 @@ class Acceptance:
             return data
         conformed = None
         for i, (raw, item) in enumerate(zip(given, parsed, strict=True)):
-            if not isinstance(raw, dict) or isinstance(item, UnknownItem):
-                continue
+            if not isinstance(raw, dict) or len(raw) == len(item.model_fields_set) or isinstance(item, UnknownItem):
+                continue  # every field given was validated (most items)
             left_out = raw.keys() - _present(item)
             if not left_out:
                 continue  # every item but those sent back in their output form
