@@ -10,7 +10,7 @@ refused too (see `nulls`).
 An item the server emits may come back in its output form, as clients that keep the whole history
 send it (a reasoning item with its `content`): where the input form refuses a field of such an
 item, the body is validated without that field, and `data` keeps the item whole, for `acceptance`
-to refuse (strict) or to leave out and report (see `acceptance.conform_emitted`).
+to refuse (strict) or to leave out and report.
 """
 
 from __future__ import annotations
