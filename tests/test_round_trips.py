@@ -102,9 +102,20 @@ def _vendor(tag: str) -> st.SearchStrategy[list[Step]]:
     return component(OUTPUT_TYPES[tag]).map(lambda item: [VendorItem(item)])
 
 
-def _turn() -> st.SearchStrategy[list[Step]]:
-    made = [s for s in EMITTED_BY.values() if s is not None] + [_vendor(tag) for tag in VENDOR_TYPES]
-    return st.lists(st.one_of(made), min_size=1, max_size=5).map(lambda parts: [s for part in parts for s in part])
+def _maker(tag: str) -> st.SearchStrategy[list[Step]]:
+    return _vendor(tag) if tag in VENDOR_TYPES else EMITTED_BY[tag]
+
+
+# Made by a provider's steps (the rest are always in the history sent back).
+STEPPED = sorted(tag for tag in OUTPUT_TYPES if tag in VENDOR_TYPES or EMITTED_BY[tag] is not None)
+
+
+def _turn(tag: str) -> st.SearchStrategy[list[Step]]:
+    """Steps that make at least one `tag` item, among others of any type."""
+    others = st.lists(st.one_of([_maker(other) for other in STEPPED]), max_size=4)
+    return st.tuples(_maker(tag), others, st.integers(0, 4)).map(
+        lambda p: [s for part in [*p[1][: p[2]], p[0], *p[1][p[2] :]] for s in part]
+    )
 
 
 class Script:
@@ -138,12 +149,16 @@ CALL = {"type": "function_call", "call_id": "call_given", "name": "lookup", "arg
 ANSWER = {"type": "function_call_output", "call_id": "call_given", "output": "42"}
 
 
-@settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-@given(steps=_turn(), carry=st.booleans())
-def test_what_the_server_emits_comes_back_whole(served, steps, carry):
+@pytest.mark.parametrize("tag", STEPPED)
+@settings(max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(), carry=st.booleans())
+def test_what_the_server_emits_comes_back_whole(served, tag, data, carry):
     client, script = served
+    steps = data.draw(_turn(tag), label="steps")
     script.steps = steps
-    first = {"model": "m", "input": [{"role": "user", "content": "hi"}, CALL, ANSWER], "store": True}
+    names = sorted({step.name for step in steps if isinstance(step, FunctionCallStart)})
+    tools = [{"type": "function", "name": name, "parameters": {"type": "object"}} for name in names]
+    first = {"model": "m", "input": [{"role": "user", "content": "hi"}, CALL, ANSWER], "store": True, "tools": tools}
     if carry:
         first["include"] = ["reasoning.encrypted_content"]
     reply = client.post("/v1/responses", json=first, headers=AUTH)
@@ -158,6 +173,7 @@ def test_what_the_server_emits_comes_back_whole(served, steps, carry):
     assert compaction
 
     items = [*compaction, *history, {"type": "message", "role": "user", "content": "and then?"}]
+    assert tag in {item["type"] for item in response["output"]}
     assert {item["type"] for item in items} >= _made(steps) | {"function_call_output"}
     second = client.post("/v1/responses", json={"model": "m", "input": items, "store": False}, headers=AUTH)
     assert second.status_code == 200, second.text
@@ -165,7 +181,6 @@ def test_what_the_server_emits_comes_back_whole(served, steps, carry):
     assert [item.get("type", "message") for item in handed] == [item["type"] for item in items]
     ignored = second.headers.get("OpenResponses-Ignored", "")
     event(f"ignored: {ignored or None}")
-    event(f"types: {sorted({item['type'] for item in items})}")
     for sent, got in zip(items, handed, strict=True):
         if sent["type"] == "reasoning" and sent.get("encrypted_content"):
             for field in ("content", "summary"):  # from the seal: what the item was made with, as sent
