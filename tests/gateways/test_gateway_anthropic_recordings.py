@@ -337,13 +337,14 @@ def test_thinking_goes_back_byte_for_byte_next_turn(shared, replay, name, carrie
             if item["type"] == "function_call"
         ] or [{"type": "message", "role": "user", "content": "And then?"}]
         second = {k: v for k, v in first_body.items() if k not in ("input", "store")}
-        if carried_by == "client":
-            carried = [{k: v for k, v in i.items() if i["type"] != "reasoning" or k != "content"} for i in output]
-            second["input"] = first_body["input"] + carried + follow  # reasoning params take no content
+        if carried_by == "client":  # the whole history, the output as it came (reasoning with its content)
+            assert all("content" in item and "summary" in item for item in output if item["type"] == "reasoning")
+            second["input"] = first_body["input"] + output + follow
         else:
             second.update(previous_response_id=first.json()["id"], input=follow)
         reply = httpx.post(base + "/responses", json=second, headers=HEADERS, timeout=30)
         assert reply.status_code == 200, reply.text
+        assert "OpenResponses-Ignored" not in reply.headers  # the sealed items bring their content back
     messages = upstream_.requests[-1]["messages"]
     turn = messages[len(semantic(request)["messages"])]  # the assistant turn the first answer made
     assert turn["role"] == "assistant"

@@ -274,7 +274,8 @@ def test_recording_translates_faithfully(shared, replay, name):
         assert final["usage"]["input_tokens_details"]["cached_tokens"] == cached
 
 
-def test_openrouters_signed_reasoning_goes_back_intact_next_turn(shared, replay):
+@pytest.mark.parametrize("carried_by", ["previous_response_id", "client"])
+def test_openrouters_signed_reasoning_goes_back_intact_next_turn(shared, replay, carried_by):
     url, upstream_ = replay
     name = "openrouter-claude-reasoning"
     chat = json.loads((CHAT / f"{name}.request.json").read_text())
@@ -292,12 +293,67 @@ def test_openrouters_signed_reasoning_goes_back_intact_next_turn(shared, replay)
     upstream_.answer(sse)
     headers = {"Authorization": f"Bearer {API_KEY}"}
     with gateway(url, **provider_options(chat)) as base:
-        first = httpx.post(base + "/responses", json={**responses_body(chat), "stream": False}, headers=headers)
+        first_body = {**responses_body(chat), "stream": False}
+        if carried_by == "client":  # Codex: nothing stored, the whole history sent every turn
+            first_body.update(store=False, include=["reasoning.encrypted_content"])
+        first = httpx.post(base + "/responses", json=first_body, headers=headers)
         assert first.status_code == 200, first.text
-        follow = {"model": chat["model"], "previous_response_id": first.json()["id"], "input": "And then?"}
-        assert httpx.post(base + "/responses", json=follow, headers=headers).status_code == 200
+        if carried_by == "client":
+            output = first.json()["output"]
+            assert any(item["type"] == "reasoning" and item.get("content") for item in output)
+            then = {"type": "message", "role": "user", "content": "And then?"}
+            follow = {"model": chat["model"], "store": False, "input": first_body["input"] + output + [then]}
+        else:
+            follow = {"model": chat["model"], "previous_response_id": first.json()["id"], "input": "And then?"}
+        second = httpx.post(base + "/responses", json=follow, headers=headers)
+        assert second.status_code == 200, second.text
+        assert "OpenResponses-Ignored" not in second.headers
     assistant = upstream_.requests[-1]["messages"][1]
     assert assistant["role"] == "assistant" and assistant["content"] == recorded(sse)["text"]
     (detail,) = assistant["reasoning_details"]
     assert detail["signature"] == signatures[0]
     assert detail["text"] == recorded(sse)["reasoning"]
+
+
+def _reasons_to_the_end(name: str) -> bool:
+    """A streamed recording whose answer reasons and ends without an error."""
+    sse = CHAT / f"{name}.response.sse"
+    answer = recorded(sse.read_bytes()) if sse.exists() else None
+    return bool(answer and answer["reasoning"] and answer["error"] is None)
+
+
+REASONING = [name for name in NAMES if _reasons_to_the_end(name)]
+
+
+@pytest.mark.parametrize("name", REASONING)
+def test_a_client_carrying_the_whole_history_gets_turn_two(shared, replay, name):
+    """Codex's way (`store: false`, every item of every turn sent again, reasoning with its content):
+    the second turn is accepted, and the upstream gets the first turn's answer back."""
+    url, upstream_ = replay
+    chat = json.loads((CHAT / f"{name}.request.json").read_text())
+    sse = (CHAT / f"{name}.response.sse").read_bytes()
+    want = recorded(sse)
+    upstream_.answer(sse)
+    upstream_.answer(sse)
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    first_body = {**responses_body(chat), "stream": False, "store": False}
+    first_body["include"] = ["reasoning.encrypted_content"]
+    with gateway(url, **provider_options(chat)) as base:
+        first = httpx.post(base + "/responses", json=first_body, headers=headers, timeout=30)
+        assert first.status_code == 200, first.text
+        output = first.json()["output"]
+        assert any(item["type"] == "reasoning" and item.get("content") for item in output)
+        follow = [
+            {"type": "function_call_output", "call_id": item["call_id"], "output": "1"}
+            for item in output
+            if item["type"] == "function_call"
+        ] or [{"type": "message", "role": "user", "content": "And then?"}]
+        second_body = {**first_body, "input": first_body["input"] + output + follow}
+        second = httpx.post(base + "/responses", json=second_body, headers=headers, timeout=30)
+        assert second.status_code == 200, second.text
+        assert "OpenResponses-Ignored" not in second.headers
+    messages = upstream_.requests[-1]["messages"]
+    answered = messages[len(upstream_.requests[-2]["messages"])]
+    assert answered["role"] == "assistant"
+    assert (answered.get("content") or "") == want["text"]
+    assert [call["id"] for call in answered.get("tool_calls") or ()] == [c["call_id"] for c in want["calls"].values()]

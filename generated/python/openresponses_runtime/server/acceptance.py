@@ -24,12 +24,13 @@ Ignored and reported by default, refused in strict mode (`create_app(..., strict
 | a top-level parameter the spec (with the server's fragments) does not define | left out of `request.body` | `unknown_parameter` / `conversation` |
 | a tool of a type the spec does not define | left out of `request.tools` | `unsupported_tool_type` / `tools[4].type` |
 | a `namespace` tool | its function tools join `request.tools` under their own names | as any unknown tool type |
+| an item the server emits, sent back in its output form, with a field its input form refuses (a reasoning item's `content`) | left out of the item; reported, unless the item's sealed `encrypted_content` brings it back | `invalid_value` / `input[1].content` |
 
 What was ignored is reported three ways: `ProviderRequest.ignored`, the `OpenResponses-Ignored`
 response header (WebSocket: the turn's first event's `openresponses:ignored` field), and one
-warning log line the first time the server reports a name. Each entry is `parameter:<name>` or
-`tool:<type>`, percent-encoded to stay one header token. A request names at most
-`MAX_REPORTED` of them (then `+N more`), a name is cut at `MAX_NAME` characters, and a server logs
+warning log line the first time the server reports a name. Each entry is `parameter:<name>`,
+`tool:<type>` or `item:<type>.<field>`, percent-encoded to stay one header token. A request names
+at most `MAX_REPORTED` of them (then `+N more`), a name is cut at `MAX_NAME` characters, and a server logs
 at most `MAX_LOGGED` different names, so no client can grow a header or a log without bound.
 
 Which names are OpenAI's own is data (`native`, generated from `spec/openai-native.yaml`); the log
@@ -123,6 +124,7 @@ class Acceptance:
                 )
             report.add("parameter", name)
         tools = self._tools(data, body, report)
+        data = self._emitted(data, body, report)
         dropped = set(unknown)
         if dropped or tools is not None:
             data = {k: v for k, v in data.items() if k not in dropped}
@@ -158,6 +160,39 @@ class Acceptance:
                             param=f"input[{i}].{field}[{j}].type",
                         )
 
+    def _emitted(self, data: dict[str, Any], body: BaseModel, report: _Report) -> dict[str, Any]:
+        """`data` without the fields `parse_body` validated the input without: fields of an item
+        sent back in its output form that the input form refuses (a reasoning item's `content`).
+
+        A client that keeps the whole history sends back what the server emitted, so that is
+        accepted; what the provider needs of it comes back from the sealed `encrypted_content`
+        (`sealing.unseal_reasoning`), the rest is reported. Strict mode refuses it."""
+        given, parsed = data.get("input"), getattr(body, "input", None)
+        if not isinstance(given, list) or not isinstance(parsed, list):
+            return data
+        conformed = None
+        for i, (raw, item) in enumerate(zip(given, parsed, strict=True)):
+            if not isinstance(raw, dict) or len(raw) == len(item.model_fields_set) or isinstance(item, UnknownItem):
+                continue  # every field given was validated (most items)
+            left_out = raw.keys() - _present(item)
+            if not left_out:
+                continue  # every item but those sent back in their output form
+            kind = str(raw.get("type"))
+            if self.strict:
+                field = min(left_out)
+                raise InvalidRequest(
+                    f"Invalid value for 'input[{i}].{field}': a {kind} item given as input does not take it.",
+                    code="invalid_value",
+                    param=f"input[{i}].{field}",
+                )
+            if conformed is None:
+                conformed = list(given)
+            conformed[i] = {k: v for k, v in raw.items() if k not in left_out}
+            if not (kind == "reasoning" and raw.get("encrypted_content")):  # a sealed item brings them back
+                for field in sorted(left_out):
+                    report.add("item", f"{kind}.{field}")
+        return data if conformed is None else {**data, "input": conformed}
+
     def _tools(self, data: dict[str, Any], body: BaseModel, report: _Report) -> tuple[list, list] | None:
         """The request's tools as (JSON, models) without unknown types, namespaces opened; None if unchanged."""
         parsed = getattr(body, "tools", None) or ()
@@ -191,12 +226,16 @@ class Acceptance:
             return
         self._logged.add(entry)
         kind, _, name = entry.partition(":")
-        what = (native.PARAMETERS if kind == "parameter" else native.TOOL_TYPES).get(name)
+        if kind == "item":
+            why = "an output field that the item's input form does not take"
+        else:
+            what = (native.PARAMETERS if kind == "parameter" else native.TOOL_TYPES).get(name)
+            why = f"OpenAI: {what}" if what else "not in this server's spec"
         log.warning(
             "ignored %s %s (%s); logged once, named in the %s header of every response that ignores it",
             kind,
             name,
-            f"OpenAI: {what}" if what else "not in this server's spec",
+            why,
             HEADER,
         )
 
@@ -259,6 +298,18 @@ def _namespace_functions(tool: Any, at: str, report: _Report) -> Iterable[tuple[
             raise InvalidRequest(
                 f"Invalid value for '{param}': {error['msg']}.", code="invalid_value", param=param
             ) from None
+
+
+def _present(item: BaseModel) -> set[str]:
+    """The names of the fields an item was given with, extra fields included (pydantic counts an
+    extra field spelt like a field's Python name as that field: both names are kept)."""
+    fields = type(item).model_fields
+    present = set(item.__pydantic_extra__ or ())
+    for name in item.model_fields_set:
+        present.add(name)
+        if name in fields and fields[name].alias:
+            present.add(fields[name].alias)
+    return present
 
 
 def _lists(item: BaseModel) -> Iterable[tuple[str, list]]:

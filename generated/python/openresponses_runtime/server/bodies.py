@@ -6,6 +6,11 @@ JSON is read strictly: no `NaN` or `Infinity`, no number beyond a double's range
 `\\ud800` surrogate, and a boolean is never `"yes"` nor a number `false`; whole floats (`16.0`)
 count as integers, as JSON Schema counts them. An explicit `null` where the spec allows none is
 refused too (see `nulls`).
+
+An item the server emits may come back in its output form, as clients that keep the whole history
+send it (a reasoning item with its `content`): where the input form refuses a field of such an
+item, the body is validated without that field, and `data` keeps the item whole, for `acceptance`
+to refuse (strict) or to leave out and report.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope
 
+from .. import models
+from .._base import UnknownItem
 from .errors import InvalidRequest
 from .nulls import disallowed_null
 
@@ -124,17 +131,55 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
         body = model.model_validate_json(raw, strict=True)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_context=False, include_input=False)
-        # The most specific error first: the one reaching deepest into the data.
-        best = max(errors, key=lambda e: len(json_path(e["loc"], data, missing=e["type"] == "missing") or ""))
-        param = json_path(best["loc"], data, missing=best["type"] == "missing")
-        raise InvalidRequest(
-            f"Invalid value for '{param or 'body'}': {best['msg']}.", code="invalid_value", param=param
-        ) from None
+        body = _in_output_form(data, errors, model)
+        if body is None:
+            # The most specific error first: the one reaching deepest into the data.
+            best = max(errors, key=lambda e: len(json_path(e["loc"], data, missing=e["type"] == "missing") or ""))
+            param = json_path(best["loc"], data, missing=best["type"] == "missing")
+            raise InvalidRequest(
+                f"Invalid value for '{param or 'body'}': {best['msg']}.", code="invalid_value", param=param
+            ) from None
     # The models take `null` for any optional field; the spec does not (and without the word, no null).
     null_at = disallowed_null(data, model) if "null" in text else None
     if null_at is not None:
         raise InvalidRequest(f"Invalid value for '{null_at}': it may not be null.", code="invalid_value", param=null_at)
     return data, body
+
+
+_OUTPUT_ITEM = TypeAdapter(models.ItemField)
+_ITEM_PATH = re.compile(r"input\[(\d+)\]\.([^.\[]+)")
+
+
+def _in_output_form(data: dict[str, Any], errors: list[Any], model: type) -> Any:
+    """The body validated without the fields its input form refuses on items sent back in their
+    output form (`input[1].content` of a reasoning item); None when an error lies elsewhere, or an
+    item is no valid output item either, or the rest is still invalid."""
+    items = data.get("input")
+    if not isinstance(items, list):
+        return None
+    refused: dict[int, set[str]] = {}
+    for error in errors:
+        path = json_path(error["loc"], data, missing=error["type"] == "missing") or ""
+        if path == "input":
+            continue  # the other member of `input`'s union (a string) does not fit a list
+        match = _ITEM_PATH.match(path)
+        if match is None or not isinstance(items[int(match[1])], dict):
+            return None
+        refused.setdefault(int(match[1]), set()).add(match[2])
+    for index in refused:
+        try:
+            emitted = _OUTPUT_ITEM.validate_json(json.dumps(items[index]), strict=True)
+        except ValidationError:
+            return None
+        if isinstance(emitted, UnknownItem):
+            return None  # a type the server does not emit
+    conformed = [
+        {k: v for k, v in item.items() if k not in refused[i]} if i in refused else item for i, item in enumerate(items)
+    ]
+    try:
+        return model.model_validate_json(json.dumps({**data, "input": conformed}, ensure_ascii=False), strict=True)
+    except ValidationError:
+        return None
 
 
 def _loads(text: str) -> tuple[Any, bool]:

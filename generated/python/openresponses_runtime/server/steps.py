@@ -184,8 +184,8 @@ class ProviderRequest:
     A string input arrives as one user message, and a reasoning item a client carried back (its
     sealed `encrypted_content`) as the item the provider produced (see `sealing`). `allowed_tools` is the set of function names the
     model may call under `tool_choice`; calls to any other name are suppressed by the server.
-    `ignored` names what the server left out of the request (see `acceptance`): `parameter:<name>`
-    or `tool:<type>`; `tools` holds only what the model can be offered.
+    `ignored` names what the server left out of the request (see `acceptance`): `parameter:<name>`,
+    `tool:<type>` or `item:<type>.<field>`; `tools` holds only what the model can be offered.
     """
 
     response_id: str
