@@ -33,8 +33,8 @@ from openresponses_runtime.server.steps import (
 )
 from starlette.testclient import TestClient
 
-from .server_helpers import API_KEY, live_server
-from .test_properties import DOCUMENT, component
+from ..server_helpers import API_KEY, live_server
+from ..streaming.test_properties import DOCUMENT, component
 
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
 _PREFIX = "#/components/schemas/"
