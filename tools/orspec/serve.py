@@ -33,6 +33,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
     p.add_argument("--api-key", help="the bearer token clients must send (default: $ORSPEC_API_KEY, else a random one)")
     p.add_argument(
+        "--api-keys-file",
+        metavar="FILE",
+        help="bearer tokens, one a line: `KEY` or `TENANT KEY` (# comments); each key a tenant whose responses,"
+        " runs and sealed reasoning no other key reaches; logs and metrics name the tenant, never the key",
+    )
+    p.add_argument(
         "--store",
         help="memory:, a SQLite file path or a postgresql:// URL (default: $ORSPEC_STORE, else orspec-responses.sqlite3)",
     )
@@ -150,8 +156,20 @@ def _serve(args: argparse.Namespace) -> int:
     from .usage import UsageError
 
     given = args.api_key or os.environ.get(_API_KEY_ENV)
+    keys: list[Any] = [given] if given else []
+    if args.api_keys_file:
+        from openresponses_runtime.server import read_keys_file
+
+        try:
+            keys += read_keys_file(args.api_keys_file)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read --api-keys-file {args.api_keys_file}: {exc}") from None
+        except ValueError as exc:
+            raise UsageError(f"--api-keys-file: {exc}") from None
+        if not keys:
+            raise UsageError(f"--api-keys-file {args.api_keys_file} holds no key")
     settings = {
-        "key": given or "sk-orspec-" + secrets.token_urlsafe(24),
+        "key": keys or "sk-orspec-" + secrets.token_urlsafe(24),
         "store": args.store or os.environ.get("ORSPEC_STORE"),
         **{
             name: getattr(args, name)
@@ -175,7 +193,7 @@ def _serve(args: argparse.Namespace) -> int:
     limits = Limits(**{name: value for name, value in vars(args).items() if name in Limits.__dataclass_fields__})
     uvicorn = {"log_config": _json_log_config()} if args.log_format == "json" else {}
     with listen(args.host, args.port) as sock:  # said only once it is true, and nothing said if it cannot be
-        if not given:
+        if not keys:
             _say(
                 args.log_format,
                 f"no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {settings['key']}",

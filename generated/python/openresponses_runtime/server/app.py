@@ -64,7 +64,7 @@ from .asgi import (
     error_response,
     ignored_header,
 )
-from .auth import Keys, bearer
+from .auth import Keys, bearer, current_tenant
 from .background import BackgroundRuns
 from .bodies import DEFAULT_MAX_BODY_BYTES, check_content_type, json_path, parse_body, read_body, request_headers
 from .compaction import default_compaction
@@ -133,7 +133,7 @@ class _Server:
     async def read(self, scope: Scope, receive: Receive, model: type) -> tuple[dict[str, Any], Any]:
         """The request's body as JSON and as `model`, once its key, media type and size pass."""
         authorization, content_type, length = request_headers(scope)
-        self.keys.authorize(bearer(authorization))
+        self.keys.authorize(bearer(authorization))  # the request's tenant, from here on (`auth.current_tenant`)
         check_content_type(content_type)
         raw = await read_body(receive, length, self.max_body_bytes)
         return parse_body(raw, model)
@@ -185,9 +185,11 @@ class _Server:
         admitted = turns.acceptance.admit(data, body)
         data = admitted.data
         previous = data.get("previous_response_id")
-        history = await context(turns.store, previous) if previous else []
-        items = unseal_reasoning(turns.sealer, history, None) + unseal_reasoning(
-            turns.sealer, input_items(data.get("input"))
+        tenant = current_tenant()
+        owner = None if tenant is None else tenant.owner
+        history = await context(turns.store, previous, owner=owner) if previous else []
+        items = unseal_reasoning(turns.sealer, history, None, tenant=owner) + unseal_reasoning(
+            turns.sealer, input_items(data.get("input")), tenant=owner
         )
         model = data.get("model") or turns.default_model
         compact = getattr(turns.provider, "compact", None)
@@ -217,7 +219,7 @@ def create_app(
     provider: Provider,
     *,
     store: ResponseStore | str | None = None,
-    api_keys: Iterable[str] | str | None = None,
+    api_keys: Iterable[str | tuple[str | None, str]] | str | None = None,
     debug: bool = False,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     default_model: str = "default",
@@ -227,12 +229,16 @@ def create_app(
     reasoning_key: str | bytes | None = None,
     observability: Observability | bool = False,
     max_streams: int | None = DEFAULT_MAX_STREAMS,
+    tenant_secret: str | bytes | None = None,
 ) -> Starlette:
     """A Starlette app serving the spec's operations with `provider` behind them.
 
     `store`: a `ResponseStore`, or a URL for `open_store` (default `$ORSPEC_STORE`, else a SQLite
     file in the working directory). `api_keys`: the bearer tokens accepted (default
-    `$ORSPEC_API_KEY`); there is no open mode, so without any key this raises `ValueError`.
+    `$ORSPEC_API_KEY`), each a key or a `(tenant name, key)` pair (`auth.read_keys_file` reads them
+    from a file); there is no open mode, so without any key this raises `ValueError`. Each key is a
+    tenant: what it stores, runs and seals no other key reaches (see `auth`); `tenant_secret`
+    (default `$ORSPEC_TENANT_SECRET`, else a fixed one) is what their owner tags are hashed under.
     `debug`: run the stream checker on every response the server emits and fail loudly.
     `max_connection_seconds`: how long a WebSocket connection may last (the spec's 60 minutes).
     `accept`: the input item types, content types and parameters the provider honours beyond the
@@ -247,7 +253,7 @@ def create_app(
     requests, WebSocket turns, background runs); one more is refused with a 503 before it begins
     (`None` or 0: no cap; see `streams`).
     """
-    keys = Keys(api_keys)
+    keys = Keys(api_keys, secret=tenant_secret)
     if store is None or isinstance(store, str | os.PathLike):
         store = open_store(store)
     store = complete(store)

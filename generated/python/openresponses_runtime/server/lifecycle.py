@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope
 
 from .. import models
 from .asgi import event_stream
-from .auth import Keys
+from .auth import Keys, current_tenant
 from .background import BackgroundRuns
 from .errors import InvalidRequest, NotFound
 from .store import ResponseStore, StoredResponse
@@ -82,7 +82,7 @@ class Lifecycle:
 
     async def delete_response(self, scope: Scope, receive: Receive) -> ASGIApp:
         self.keys.authorize_scope(scope)
-        response_id = _response_id(scope)
+        response_id = (await self._stored(scope)).id  # another tenant's response is not found, as none is
         await self.background.forget_run(response_id)
         if not await self.store.delete(response_id):
             raise _not_found(response_id)
@@ -136,9 +136,12 @@ class Lifecycle:
         return {name.removesuffix("[]"): values for name, values in query.items()}  # `include[]=`, as the SDK sends
 
     async def _stored(self, scope: Scope) -> StoredResponse:
+        """The stored response the path names, if the caller's tenant made it; a 404 otherwise, the same
+        whether it was never stored or is another tenant's, so ids of others say nothing."""
         response_id = _response_id(scope)
         record = await self.store.get(response_id)
-        if record is None:
+        tenant = current_tenant()
+        if record is None or tenant is None or not record.owned_by(tenant.owner):
             raise _not_found(response_id)
         return record
 

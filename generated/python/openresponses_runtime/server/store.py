@@ -26,6 +26,7 @@ errors mean that; anything else (a bug) propagates as it is.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 import os
 import re
@@ -113,9 +114,12 @@ class StoredResponse:
     output: list[dict[str, Any]]
     response: dict[str, Any]
     response_json: bytes | None = field(default=None, repr=False, compare=False)
+    owner: str | None = None  # the tenant that made it (`auth.Tenant.owner`); None: stored before tenants
 
     def to_json(self) -> str:
         record = {"previous_response_id": self.previous_response_id, "input": self.input, "output": self.output}
+        if self.owner is not None:
+            record["owner"] = self.owner
         if self.response_json is None:
             return dumps({**record, "response": self.response}).decode()  # orjson when installed: every response
         return (dumps(record)[:-1] + b',"response":' + self.response_json + b"}").decode()
@@ -123,7 +127,19 @@ class StoredResponse:
     @classmethod
     def from_json(cls, response_id: str, text: str) -> StoredResponse:
         data = loads(text)
-        return cls(response_id, data["previous_response_id"], data["input"], data["output"], data["response"])
+        return cls(
+            response_id,
+            data["previous_response_id"],
+            data["input"],
+            data["output"],
+            data["response"],
+            owner=data.get("owner"),
+        )
+
+    def owned_by(self, owner: str | None) -> bool:
+        """Whether `owner` made it. A response stored before tenants (no owner) belongs to no one:
+        nobody can say which key made it (see the security guide)."""
+        return self.owner is not None and owner is not None and hmac.compare_digest(self.owner, owner)
 
 
 class ResponseStore(Protocol):
@@ -187,9 +203,20 @@ class _Completed(ResponseStore):
         raise NotImplementedError(f"{type(self.store).__name__} has no delete")
 
 
-async def context(store: ResponseStore, response_id: str, *, param: str = "previous_response_id") -> list[dict]:
-    """`input + output` of every turn from the start of the chain up to `response_id`, in order."""
+async def context(
+    store: ResponseStore, response_id: str, *, param: str = "previous_response_id", owner: str | None = None
+) -> list[dict]:
+    """`input + output` of every turn from the start of the chain up to `response_id`, in order.
+
+    With `owner` (the server always gives its caller's), only turns that tenant made count: another
+    tenant's turn is missing, as if it had never been stored. Without, every turn counts (a script's
+    own reading of its store)."""
     turns = await store.chain(response_id)
+    if owner is not None:
+        for index, record in enumerate(turns):
+            if not record.owned_by(owner):
+                turns = turns[:index]
+                break
     if len(turns) > MAX_CHAIN:
         raise NotFound(f"The chain of responses before '{response_id}' is too long.", param=param)
     missing = turns[-1].previous_response_id if turns else response_id

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 
 from .acceptance import Acceptance, check_function_outputs
+from .auth import current_tenant
 from .emitter import Emitter, ToolPolicy
 from .errors import OpenResponsesError, ServerError, ServerShuttingDown
 from .ids import new_id
@@ -64,10 +65,11 @@ class Turns:
         """The response skeleton, the provider request and this turn's own input items."""
         admitted = self.acceptance.admit(data, body)  # unknown tool types are never offered, nor echoed
         data, body = admitted.data, admitted.body
-        own_input = unseal_reasoning(self.sealer, input_items(data.get("input")))
+        owner = _owner()
+        own_input = unseal_reasoning(self.sealer, input_items(data.get("input")), tenant=owner)
         previous = data.get("previous_response_id")
-        history = await context(store or self.store, previous) if previous else []
-        history = unseal_reasoning(self.sealer, history, None)
+        history = await context(store or self.store, previous, owner=owner) if previous else []
+        history = unseal_reasoning(self.sealer, history, None, tenant=owner)
         check_function_outputs(own_input, history)
         response_id = new_id("resp")
         model = data.get("model") or self.default_model
@@ -95,9 +97,12 @@ class Turns:
         thinking signature), so that state comes back through `previous_response_id` or the client."""
         include = data.get("include")
         carry = bool(include and SEALED_REASONING in include)
+        owner = _owner()  # sealed for the caller's tenant: no other key's request opens it
 
         def seal(item_id: str, fields: dict[str, Any], state: str | None) -> str | None:
-            return self.sealer.seal_reasoning(item_id, fields, state) if carry or state is not None else None
+            if carry or state is not None:
+                return self.sealer.seal_reasoning(item_id, fields, state, tenant=owner)
+            return None
 
         return seal
 
@@ -113,7 +118,13 @@ class Turns:
         if store is None and response.get("store") is False:
             return
         record = StoredResponse(
-            response["id"], response.get("previous_response_id"), own_input, list(response["output"]), response, encoded
+            response["id"],
+            response.get("previous_response_id"),
+            own_input,
+            list(response["output"]),
+            response,
+            encoded,
+            owner=_owner(),
         )
         await (store or self.store).put(record)
 
@@ -216,6 +227,12 @@ class Turns:
                 raise as_error(exc) from exc
             raise
         return steps, first
+
+
+def _owner() -> str | None:
+    """The owner of what the request being served makes: its tenant's."""
+    tenant = current_tenant()
+    return None if tenant is None else tenant.owner
 
 
 def save_error(exc: Exception) -> OpenResponsesError:
