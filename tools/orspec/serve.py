@@ -96,7 +96,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="streams generated at once (stream: true, WebSocket turns, background runs); one more is answered"
         " 503 too_many_streams before it begins; 0: no cap (default: 100)",
     )
+    p.add_argument(
+        "--max-streams-per-tenant",
+        type=_count_or_none,
+        default=None,
+        help="of those, the most one API key may hold, so that one key cannot take every slot (default: all of"
+        " them with one key, half with more)",
+    )
+    p.add_argument(
+        "--max-pending",
+        type=_count_or_none,
+        default=64,  # the runtime's `streams.DEFAULT_MAX_PENDING`
+        help="non-streamed creates answered at once, each a whole response in memory; one more is answered"
+        " 503 server_busy with Retry-After; 0: no cap (default: 64)",
+    )
+    p.add_argument(
+        "--retention",
+        type=_seconds,
+        default=None,
+        help="seconds stored responses and background runs' events are kept, swept in the background"
+        " (default: kept until deleted)",
+    )
     p.set_defaults(run=cmd_serve)
+
+
+def _count_or_none(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError("it must be 0 (no cap) or more")
+    return number
 
 
 def _runtime_type(name: str) -> Any:
@@ -173,7 +204,18 @@ def _serve(args: argparse.Namespace) -> int:
         "store": args.store or os.environ.get("ORSPEC_STORE"),
         **{
             name: getattr(args, name)
-            for name in ("store_timeout", "pool_size", "delay", "debug", "strict", "log_format", "max_streams")
+            for name in (
+                "store_timeout",
+                "pool_size",
+                "delay",
+                "debug",
+                "strict",
+                "log_format",
+                "max_streams",
+                "max_streams_per_tenant",
+                "max_pending",
+                "retention",
+            )
         },
         "reasoning_key": args.reasoning_key,
     }
@@ -285,4 +327,7 @@ def _app(settings: dict[str, Any]) -> Any:
         reasoning_key=settings["reasoning_key"],
         observability=installed(),
         max_streams=settings["max_streams"],
+        max_streams_per_tenant=settings["max_streams_per_tenant"],
+        max_pending=settings["max_pending"],
+        retention=settings["retention"],
     )

@@ -21,6 +21,7 @@ except ImportError:  # say which extra is missing, not which module deep inside 
 from .acceptance import Accept
 from .app import create_app, error_response, response_skeleton
 from .auth import Tenant, read_keys_file
+from .bounds import Bounds
 from .demo import DemoProvider
 from .emitter import Emitter, StreamViolation, ToolPolicy, sse_frame
 from .errors import (
@@ -63,6 +64,7 @@ __all__ = [
     "Accept",
     "Accepted",
     "ArgumentsDelta",
+    "Bounds",
     "BrokenSeal",
     "DemoProvider",
     "Emitter",

@@ -21,6 +21,7 @@ import anyio
 
 from .acceptance import Acceptance, check_function_outputs
 from .auth import current_tenant
+from .bounds import Bounds
 from .emitter import Emitter, ToolPolicy
 from .errors import OpenResponsesError, ServerError, ServerShuttingDown
 from .ids import new_id
@@ -40,7 +41,8 @@ log = logging.getLogger("openresponses_runtime.server")
 
 class Turns:
     """What a turn needs: the provider, the store, what the server accepts, the reasoning sealer,
-    the model a request that names none gets, and `debug` (the stream checker on every response)."""
+    the model a request that names none gets, `debug` (the stream checker on every response) and
+    what one request may ask (`bounds`)."""
 
     def __init__(
         self,
@@ -51,7 +53,9 @@ class Turns:
         sealer: Sealer,
         default_model: str,
         debug: bool,
+        bounds: Bounds | None = None,
     ):
+        self.bounds = bounds or Bounds()
         self.provider = provider
         self.store = store
         self.acceptance = acceptance
@@ -63,12 +67,13 @@ class Turns:
         self, data: dict[str, Any], body: Any, store: ResponseStore | None = None
     ) -> tuple[dict[str, Any], ProviderRequest, list[dict], ToolPolicy]:
         """The response skeleton, the provider request and this turn's own input items."""
+        self.bounds.check_request(data)
         admitted = self.acceptance.admit(data, body)  # unknown tool types are never offered, nor echoed
         data, body = admitted.data, admitted.body
         owner = _owner()
         own_input = unseal_reasoning(self.sealer, input_items(data.get("input")), tenant=owner)
         previous = data.get("previous_response_id")
-        history = await context(store or self.store, previous, owner=owner) if previous else []
+        history = await self.history(previous, owner, store)
         history = unseal_reasoning(self.sealer, history, None, tenant=owner)
         check_function_outputs(own_input, history)
         response_id = new_id("resp")
@@ -90,6 +95,14 @@ class Turns:
             ignored=admitted.ignored,
         )
         return response, request, own_input, policy
+
+    async def history(
+        self, previous: str | None, owner: str | None, store: ResponseStore | None = None
+    ) -> list[dict[str, Any]]:
+        """The conversation up to `previous`, as `owner`'s tenant may see it, within the context bound."""
+        if not previous:
+            return []
+        return await context(store or self.store, previous, owner=owner, max_bytes=self.bounds.max_context_bytes)
 
     def seal(self, data: dict[str, Any]) -> Callable[[str, dict[str, Any], str | None], str | None]:
         """How the emitter seals a reasoning item: always when the request asks to carry reasoning
