@@ -25,7 +25,7 @@ from starlette.types import Scope
 
 from .errors import Unauthorized
 
-__all__ = ["Keys", "Tenant", "bearer", "current_tenant", "read_keys_file"]
+__all__ = ["Keys", "Tenant", "bearer", "current_tenant", "owner_of", "read_keys_file"]
 
 SECRET_ENV = "ORSPEC_TENANT_SECRET"
 # The secret owners are hashed under when none is set: they stay the same across restarts and
