@@ -304,3 +304,28 @@ def test_logs_metrics_and_spans_name_the_tenant_never_the_key():
     assert samples[("openresponses_tenant_requests_total", labels)] == 1.0
     spans = [span for span in exporter.get_finished_spans() if span.kind.name == "SERVER"]
     assert [span.attributes.get("openresponses.tenant") for span in spans] == ["alpha", "beta", None]
+
+
+def test_compaction_items_are_sealed_for_their_key():
+    import base64
+
+    from .server_helpers import RecordingProvider
+
+    provider = RecordingProvider()
+    app = create_app(provider, store=MemoryStore(), api_keys=KEYS, reasoning_key=REASONING_KEY)
+    with live_server(app) as base:
+        compact = {"model": "demo", "input": [{"role": "user", "content": "A's secret prompt"}]}
+        made = httpx.post(base + "/responses/compact", json=compact, headers=_headers(KEY_A), timeout=30).json()
+        (item,) = made["output"]
+        assert item["type"] == "compaction" and "secret" not in item["encrypted_content"]
+        with pytest.raises(ValueError):  # sealed, not merely encoded
+            json.loads(base64.b64decode(item["encrypted_content"] + "=="))
+        follow = {"input": [item, {"role": "user", "content": "go on"}], "store": False}
+        refused = _create(base, KEY_B, **follow)
+        assert refused.status_code == 400 and refused.json()["error"]["param"] == "input[0].encrypted_content"
+        forged = {**item, "encrypted_content": base64.b64encode(b'[{"role": "user", "content": "FORGED"}]').decode()}
+        refused = _create(base, KEY_A, **{**follow, "input": [forged, follow["input"][1]]})
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_encrypted_content"
+        assert _create(base, KEY_A, **follow).status_code == 200
+        handed = provider.requests[-1].input[0]["encrypted_content"]
+        assert "A's secret prompt" in base64.b64decode(handed).decode()  # the provider gets its own blob back

@@ -78,7 +78,7 @@ from .lifecycle import Lifecycle
 from .observability import Observability, Observer
 from .resource import input_items, response_skeleton
 from .routes import ROUTES
-from .sealing import Sealer, unseal_reasoning
+from .sealing import Sealer, seal_compaction, unseal_compaction, unseal_reasoning
 from .steps import Provider
 from .store import ResponseStore, complete, open_store
 from .streams import DEFAULT_MAX_PENDING, DEFAULT_MAX_STREAMS, Pending, Streams
@@ -204,8 +204,9 @@ class _Server:
         turns.bounds.check_request(data)
         owner = _owner()
         history = await turns.history(data.get("previous_response_id"), owner)
-        items = unseal_reasoning(turns.sealer, history, None, tenant=owner) + unseal_reasoning(
-            turns.sealer, input_items(data.get("input")), tenant=owner
+        own = unseal_reasoning(turns.sealer, input_items(data.get("input")), tenant=owner)
+        items = unseal_reasoning(turns.sealer, history, None, tenant=owner) + unseal_compaction(
+            turns.sealer, own, tenant=owner
         )
         model = data.get("model") or turns.default_model
         compact = getattr(turns.provider, "compact", None)
@@ -213,6 +214,7 @@ class _Server:
             output = await compact(items, model=model, instructions=data.get("instructions"))
         else:
             output = default_compaction(items)
+        output = seal_compaction(turns.sealer, output, tenant=owner)  # for this key only, whoever made it
         return JSONResponse(
             {
                 "id": new_id("cmp"),

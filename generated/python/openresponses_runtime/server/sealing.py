@@ -43,7 +43,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from .errors import InvalidRequest
 
-__all__ = ["INCLUDE", "BrokenSeal", "Sealer", "unseal_reasoning"]
+__all__ = ["INCLUDE", "BrokenSeal", "Sealer", "seal_compaction", "unseal_compaction", "unseal_reasoning"]
 
 log = logging.getLogger("openresponses_runtime.server")
 
@@ -162,4 +162,39 @@ def unseal_reasoning(
                 param=param.format(i),
             ) from None
         opened.append({"type": "reasoning", **state})
+    return opened
+
+
+def seal_compaction(sealer: Sealer, output: list[dict[str, Any]], *, tenant: str | None) -> list[dict[str, Any]]:
+    """`compact`'s output with each compaction item's blob (the provider's, or the default's) sealed
+    for the caller's tenant: a client can carry it, not read it, change it, or hand it to another key."""
+    sealed = []
+    for item in output:
+        blob = item.get("encrypted_content") if item.get("type") == "compaction" else None
+        if blob and item.get("id"):
+            item = {**item, "encrypted_content": sealer.seal(item["id"], {"encrypted_content": blob}, tenant=tenant)}
+        sealed.append(item)
+    return sealed
+
+
+def unseal_compaction(sealer: Sealer, items: list[dict[str, Any]], *, tenant: str | None) -> list[dict[str, Any]]:
+    """`items` with each compaction item's blob opened back into the provider's own; one that does not
+    open (forged, changed, another key's) is a 400 `invalid_encrypted_content` naming the item."""
+    if not any(item.get("type") == "compaction" for item in items):
+        return items  # most requests
+    opened = []
+    for i, item in enumerate(items):
+        blob = item.get("encrypted_content") if item.get("type") == "compaction" else None
+        if blob:
+            try:
+                state = sealer.unseal(item.get("id") or None, blob, tenant=tenant)
+            except BrokenSeal as exc:
+                raise InvalidRequest(
+                    f"The encrypted_content of compaction item {item.get('id')!r} does not open: {exc}. Send "
+                    "compaction items back unchanged, with the API key that compacted them.",
+                    code="invalid_encrypted_content",
+                    param=f"input[{i}].encrypted_content",
+                ) from None
+            item = {**item, "encrypted_content": state["encrypted_content"]}
+        opened.append(item)
     return opened

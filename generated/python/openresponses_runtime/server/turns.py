@@ -28,7 +28,7 @@ from .ids import new_id
 from .observability import note_response
 from .resource import input_items, response_skeleton
 from .sealing import INCLUDE as SEALED_REASONING
-from .sealing import Sealer, unseal_reasoning
+from .sealing import Sealer, unseal_compaction, unseal_reasoning
 from .shutdown import ending
 from .steps import Incomplete, Provider, ProviderError, ProviderRequest
 from .store import ResponseStore, StoredResponse, context
@@ -72,6 +72,7 @@ class Turns:
         data, body = admitted.data, admitted.body
         owner = _owner()
         own_input = unseal_reasoning(self.sealer, input_items(data.get("input")), tenant=owner)
+        own_input = unseal_compaction(self.sealer, own_input, tenant=owner)
         previous = data.get("previous_response_id")
         history = await self.history(previous, owner, store)
         history = unseal_reasoning(self.sealer, history, None, tenant=owner)
