@@ -19,6 +19,7 @@ import pytest
 from openresponses_runtime.events import iter_sse
 from openresponses_runtime.gateways.anthropic_messages import AnthropicMessagesProvider
 from openresponses_runtime.server import create_app
+from openresponses_runtime.server.auth import owner_of
 from openresponses_runtime.server.sealing import Sealer
 from openresponses_runtime.streaming import check_sse
 
@@ -85,7 +86,8 @@ def _sealed_reasoning(block: dict, index: int) -> dict:
         state = {"anthropic": {"type": "thinking", "signature": block["signature"]}}
     else:
         content, state = [], {"anthropic": {"type": "redacted_thinking", "data": block["data"]}}
-    blob = Sealer(REASONING_KEY).seal_reasoning(item_id, {"content": content}, json.dumps(state))
+    sealer = Sealer(REASONING_KEY)  # sealed for the key the test's server gives the client
+    blob = sealer.seal_reasoning(item_id, {"content": content}, json.dumps(state), tenant=owner_of(API_KEY))
     return {"type": "reasoning", "id": item_id, "summary": [], "encrypted_content": blob}
 
 

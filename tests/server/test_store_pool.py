@@ -189,7 +189,7 @@ def test_frozen_postgres_answers_503_within_the_store_timeout(cluster):  # noqa:
 def test_500_concurrent_chain_continuations_on_postgres_get_no_500(pg_url):  # noqa: F811 - the fixture
     port = free_port()
     command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--delay", "0"]
-    command += ["--store", pg_url]
+    command += ["--store", pg_url, "--max-pending", "0"]  # the pool is under test here, not the cap on creates
 
     async def continue_all(base: str, previous: list[str]) -> list[int]:
         limits = httpx.Limits(max_connections=500)

@@ -73,6 +73,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
     p.add_argument("--api-key", help="the bearer token clients must send (default: $ORSPEC_API_KEY, else a random one)")
     p.add_argument(
+        "--api-keys-file",
+        metavar="FILE",
+        help="bearer tokens, one a line: `KEY` or `TENANT KEY` (# comments); each key a tenant whose responses,"
+        " runs and sealed reasoning no other key reaches; logs and metrics name the tenant, never the key",
+    )
+    p.add_argument(
         "--store",
         help="memory:, a SQLite file path or a postgresql:// URL (default: $ORSPEC_STORE, else orspec-responses.sqlite3)",
     )
@@ -139,7 +145,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="streams generated at once (stream: true, WebSocket turns, background runs); one more is answered"
         " 503 too_many_streams before it begins; 0: no cap (default: 100)",
     )
+    p.add_argument(
+        "--max-streams-per-tenant",
+        type=_count_or_none,
+        default=None,
+        help="of those, the most one API key may hold, so that one key cannot take every slot (default: all of"
+        " them with one key, half with more)",
+    )
+    p.add_argument(
+        "--max-pending",
+        type=_count_or_none,
+        default=64,  # the runtime's `streams.DEFAULT_MAX_PENDING`
+        help="non-streamed creates answered at once, each a whole response in memory; one more is answered"
+        " 503 server_busy with Retry-After; 0: no cap (default: 64)",
+    )
+    p.add_argument(
+        "--retention",
+        type=_seconds,
+        default=None,
+        help="seconds stored responses and background runs' events are kept, swept in the background"
+        " (default: kept until deleted)",
+    )
     p.set_defaults(run=cmd_serve)
+
+
+def _count_or_none(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError("it must be 0 (no cap) or more")
+    return number
 
 
 def _runtime_type(name: str) -> Any:
@@ -199,9 +236,21 @@ def _serve(args: argparse.Namespace) -> int:
     from .usage import UsageError
 
     given = args.api_key or os.environ.get(_API_KEY_ENV)
+    keys: list[Any] = [given] if given else []
+    if args.api_keys_file:
+        from openresponses_runtime.server import read_keys_file
+
+        try:
+            keys += read_keys_file(args.api_keys_file)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read --api-keys-file {args.api_keys_file}: {exc}") from None
+        except ValueError as exc:
+            raise UsageError(f"--api-keys-file: {exc}") from None
+        if not keys:
+            raise UsageError(f"--api-keys-file {args.api_keys_file} holds no key")
     settings = {
         "gateway": _gateway_settings(args, UsageError),
-        "key": given or "sk-orspec-" + secrets.token_urlsafe(24),
+        "key": keys or "sk-orspec-" + secrets.token_urlsafe(24),
         "store": args.store or os.environ.get("ORSPEC_STORE"),
         **{
             name: getattr(args, name)
@@ -214,6 +263,9 @@ def _serve(args: argparse.Namespace) -> int:
                 "log_format",
                 "max_streams",
                 "cors_origin",
+                "max_streams_per_tenant",
+                "max_pending",
+                "retention",
             )
         },
         "reasoning_key": args.reasoning_key,
@@ -236,7 +288,7 @@ def _serve(args: argparse.Namespace) -> int:
     limits = Limits(**{name: value for name, value in vars(args).items() if name in Limits.__dataclass_fields__})
     uvicorn = {"log_config": _json_log_config()} if args.log_format == "json" else {}
     with listen(args.host, args.port) as sock:  # said only once it is true, and nothing said if it cannot be
-        if not given:
+        if not keys:
             _say(
                 args.log_format,
                 f"no --api-key or $ORSPEC_API_KEY given; clients must send: Authorization: Bearer {settings['key']}",
@@ -331,6 +383,9 @@ def _app(settings: dict[str, Any]) -> Any:
         reasoning_key=settings["reasoning_key"],
         observability=installed(),
         max_streams=settings["max_streams"],
+        max_streams_per_tenant=settings["max_streams_per_tenant"],
+        max_pending=settings["max_pending"],
+        retention=settings["retention"],
     )
     return _with_cors(app, settings.get("cors_origin") or [])
 

@@ -20,6 +20,8 @@ except ImportError:  # say which extra is missing, not which module deep inside 
 
 from .acceptance import Accept
 from .app import create_app, error_response, response_skeleton
+from .auth import Tenant, read_keys_file
+from .bounds import Bounds
 from .demo import DemoProvider
 from .emitter import Emitter, StreamViolation, ToolPolicy, sse_frame
 from .errors import (
@@ -62,6 +64,7 @@ __all__ = [
     "Accept",
     "Accepted",
     "ArgumentsDelta",
+    "Bounds",
     "BrokenSeal",
     "DemoProvider",
     "Emitter",
@@ -97,12 +100,14 @@ __all__ = [
     "TextDelta",
     "TooManyRequests",
     "ToolPolicy",
+    "Tenant",
     "Unauthorized",
     "UsageReport",
     "VendorItem",
     "create_app",
     "error_response",
     "open_store",
+    "read_keys_file",
     "response_skeleton",
     "sse_frame",
 ]

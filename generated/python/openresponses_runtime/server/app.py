@@ -28,7 +28,10 @@ with the spec's error object and a fitting status:
 | provider times out (`TimeoutError`) | 500 | `server_error` / `provider_timeout` |
 | the response store cannot serve (unreachable, disk full, locked: `StoreUnavailable`) | 503 + `Retry-After` | `server_error` / `store_unavailable` |
 | the server's shutdown deadline passed before the response finished (see `shutdown`) | 503 + `Retry-After` | `server_error` / `server_shutting_down` |
-| a stream (or a background run) beyond `max_streams` under way, refused before it begins (see `streams`) | 503 + `Retry-After` | `server_error` / `too_many_streams` |
+| a stream (or a background run) beyond `max_streams` under way, or beyond the key's share (`max_streams_per_tenant`), refused before it begins (see `streams`) | 503 + `Retry-After` | `server_error` / `too_many_streams` |
+| a non-streamed create beyond `max_pending` being answered (see `streams`) | 503 + `Retry-After` | `server_error` / `server_busy` (`param` `stream`) |
+| more input items, or tools, than `bounds` allow; a `previous_response_id` whose conversation is larger than they allow (see `bounds`) | 400 | `invalid_request` / `too_many_items` (`input`), `too_many_tools` (`tools`), `context_too_large` (`previous_response_id`) |
+| another API key's response, by any operation | 404 | as for an id never stored (see `auth`) |
 | `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
 | anything else | 500 | `server_error` |
 
@@ -64,9 +67,10 @@ from .asgi import (
     error_response,
     ignored_header,
 )
-from .auth import Keys, bearer
+from .auth import Keys, bearer, current_tenant
 from .background import BackgroundRuns
 from .bodies import DEFAULT_MAX_BODY_BYTES, check_content_type, json_path, parse_body, read_body, request_headers
+from .bounds import Bounds
 from .compaction import default_compaction
 from .emitter import Emitter
 from .ids import new_id
@@ -74,12 +78,12 @@ from .lifecycle import Lifecycle
 from .observability import Observability, Observer
 from .resource import input_items, response_skeleton
 from .routes import ROUTES
-from .sealing import Sealer, unseal_reasoning
+from .sealing import Sealer, seal_compaction, unseal_compaction, unseal_reasoning
 from .steps import Provider
-from .store import ResponseStore, complete, context, open_store
-from .streams import DEFAULT_MAX_STREAMS, Streams
+from .store import ResponseStore, complete, open_store
+from .streams import DEFAULT_MAX_PENDING, DEFAULT_MAX_STREAMS, Pending, Streams
 from .turns import Turns
-from .websocket import websocket_endpoint
+from .websocket import DEFAULT_CACHE_BYTES, DEFAULT_CACHE_TURNS, websocket_endpoint
 from .wire import DONE_FRAME
 
 # `json_path`, `parse_body` and `input_items` stay importable from here, where they were.
@@ -101,12 +105,21 @@ class _Server:
     in `lifecycle`. Each part holds what it needs: `keys` who may call, `turns` the provider and
     the store, `background` the runs in tasks of the server's own, `streams` the cap on streams."""
 
-    def __init__(self, keys: Keys, turns: Turns, streams: Streams, max_body_bytes: int):
+    def __init__(
+        self,
+        keys: Keys,
+        turns: Turns,
+        streams: Streams,
+        max_body_bytes: int,
+        pending: Pending,
+        retention: float | None = None,
+    ):
         self.keys = keys
         self.turns = turns
         self.streams = streams
+        self.pending = pending
         self.max_body_bytes = max_body_bytes
-        self.background = BackgroundRuns(turns, streams)
+        self.background = BackgroundRuns(turns, streams, retention)
         self.lifecycle = Lifecycle(keys, self.background)
 
     @property
@@ -133,10 +146,10 @@ class _Server:
     async def read(self, scope: Scope, receive: Receive, model: type) -> tuple[dict[str, Any], Any]:
         """The request's body as JSON and as `model`, once its key, media type and size pass."""
         authorization, content_type, length = request_headers(scope)
-        self.keys.authorize(bearer(authorization))
+        self.keys.authorize(bearer(authorization))  # the request's tenant, from here on (`auth.current_tenant`)
         check_content_type(content_type)
         raw = await read_body(receive, length, self.max_body_bytes)
-        return parse_body(raw, model)
+        return parse_body(raw, model, self.turns.bounds.check_request)
 
     async def create_response(self, scope: Scope, receive: Receive, model: type) -> ASGIApp:
         turns = self.turns
@@ -150,15 +163,19 @@ class _Server:
         stream = bool(data.get("stream"))
         emitter = Emitter(response, policy, check=turns.debug, events=stream, frames=stream, seal=turns.seal(data))
         if stream:
-            release = self.streams.take()  # beyond the cap: a 503 now, before the provider is called
+            release = self.streams.take(_owner())  # beyond the cap: a 503 now, before the provider is called
             try:
                 steps, first = await turns.first_step(provider_request)
             except BaseException:
                 release()
                 raise
             return EventStream(lambda send: self.sse(send, emitter, steps, first, own_input), headers, release)
-        steps, first = await turns.first_step(provider_request)
-        encoded = await self.turns.run(emitter, steps, first, own_input)
+        release = self.pending.take()  # beyond the cap: a 503 now, before the provider is called
+        try:
+            steps, first = await turns.first_step(provider_request)
+            encoded = await self.turns.run(emitter, steps, first, own_input)
+        finally:
+            release()
         if self.turns.debug:
             emitter.verify()
         if emitter.error is not None:
@@ -184,10 +201,12 @@ class _Server:
         # Compaction keeps what it is given, so it refuses what it cannot read too.
         admitted = turns.acceptance.admit(data, body)
         data = admitted.data
-        previous = data.get("previous_response_id")
-        history = await context(turns.store, previous) if previous else []
-        items = unseal_reasoning(turns.sealer, history, None) + unseal_reasoning(
-            turns.sealer, input_items(data.get("input"))
+        turns.bounds.check_request(data)
+        owner = _owner()
+        history = await turns.history(data.get("previous_response_id"), owner)
+        own = unseal_reasoning(turns.sealer, input_items(data.get("input")), tenant=owner)
+        items = unseal_reasoning(turns.sealer, history, None, tenant=owner) + unseal_compaction(
+            turns.sealer, own, tenant=owner
         )
         model = data.get("model") or turns.default_model
         compact = getattr(turns.provider, "compact", None)
@@ -195,6 +214,7 @@ class _Server:
             output = await compact(items, model=model, instructions=data.get("instructions"))
         else:
             output = default_compaction(items)
+        output = seal_compaction(turns.sealer, output, tenant=owner)  # for this key only, whoever made it
         return JSONResponse(
             {
                 "id": new_id("cmp"),
@@ -213,11 +233,16 @@ class _Server:
         )
 
 
+def _owner() -> str | None:
+    tenant = current_tenant()
+    return None if tenant is None else tenant.owner
+
+
 def create_app(
     provider: Provider,
     *,
     store: ResponseStore | str | None = None,
-    api_keys: Iterable[str] | str | None = None,
+    api_keys: Iterable[str | tuple[str | None, str]] | str | None = None,
     debug: bool = False,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     default_model: str = "default",
@@ -227,12 +252,22 @@ def create_app(
     reasoning_key: str | bytes | None = None,
     observability: Observability | bool = False,
     max_streams: int | None = DEFAULT_MAX_STREAMS,
+    tenant_secret: str | bytes | None = None,
+    max_streams_per_tenant: int | None = None,
+    max_pending: int | None = DEFAULT_MAX_PENDING,
+    bounds: Bounds | None = None,
+    websocket_cache_turns: int = DEFAULT_CACHE_TURNS,
+    websocket_cache_bytes: int = DEFAULT_CACHE_BYTES,
+    retention: float | None = None,
 ) -> Starlette:
     """A Starlette app serving the spec's operations with `provider` behind them.
 
     `store`: a `ResponseStore`, or a URL for `open_store` (default `$ORSPEC_STORE`, else a SQLite
     file in the working directory). `api_keys`: the bearer tokens accepted (default
-    `$ORSPEC_API_KEY`); there is no open mode, so without any key this raises `ValueError`.
+    `$ORSPEC_API_KEY`), each a key or a `(tenant name, key)` pair (`auth.read_keys_file` reads them
+    from a file); there is no open mode, so without any key this raises `ValueError`. Each key is a
+    tenant: what it stores, runs and seals no other key reaches (see `auth`); `tenant_secret`
+    (default `$ORSPEC_TENANT_SECRET`, else a fixed one) is what their owner tags are hashed under.
     `debug`: run the stream checker on every response the server emits and fail loudly.
     `max_connection_seconds`: how long a WebSocket connection may last (the spec's 60 minutes).
     `accept`: the input item types, content types and parameters the provider honours beyond the
@@ -245,9 +280,16 @@ def create_app(
     and `/readyz`, gives each request an id, an access log record and a trace span (the
     `observability` extra; see `observability`). `max_streams`: streams generated at once (streamed
     requests, WebSocket turns, background runs); one more is refused with a 503 before it begins
-    (`None` or 0: no cap; see `streams`).
+    (`None` or 0: no cap; see `streams`). `max_streams_per_tenant`: the most of them one API key
+    may hold (default: all with one key, half with more); `max_pending`: non-streamed creates at
+    once (default 64), one more answered 503 `server_busy`. `bounds`: what one request may ask
+    (input items, tools, the context a `previous_response_id` loads; see `bounds`).
+    `websocket_cache_turns`, `websocket_cache_bytes`: the `store: false` responses a WebSocket
+    connection keeps to continue from (default the newest 32, at most 16 MiB; see `websocket`).
+    `retention`: seconds stored responses and background runs' frames are kept (default: for ever),
+    swept in a task of the server's own (see `background`).
     """
-    keys = Keys(api_keys)
+    keys = Keys(api_keys, secret=tenant_secret)
     if store is None or isinstance(store, str | os.PathLike):
         store = open_store(store)
     store = complete(store)
@@ -256,7 +298,9 @@ def create_app(
         settings = observability if isinstance(observability, Observability) else Observability()
         observer = Observer(settings, store, provider)
         store, provider = observer.store, observer.provider
-    streams = Streams(max_streams)
+    if max_streams_per_tenant is None and max_streams and len(keys.tenants) > 1:
+        max_streams_per_tenant = -(-max_streams // 2)  # one key cannot take every slot
+    streams = Streams(max_streams, max_streams_per_tenant)
     turns = Turns(
         provider,
         store,
@@ -264,8 +308,9 @@ def create_app(
         sealer=Sealer(reasoning_key),
         default_model=default_model,
         debug=debug,
+        bounds=bounds,
     )
-    server = _Server(keys, turns, streams, max_body_bytes)
+    server = _Server(keys, turns, streams, max_body_bytes, Pending(max_pending), retention)
     handlers = server.handlers()
     routes: list[Any] = []
     operations: dict[tuple[str, str], OperationApp] = {}
@@ -274,7 +319,15 @@ def create_app(
         operations[op.method, op.path] = operation
         routes.append(Route(op.path, operation, methods=[op.method], name=op.operation_id))
         if op.websocket and op.websocket_model is not None:
-            endpoint = websocket_endpoint(turns, keys, streams, op.websocket_model, max_connection_seconds)
+            endpoint = websocket_endpoint(
+                turns,
+                keys,
+                streams,
+                op.websocket_model,
+                max_connection_seconds,
+                websocket_cache_turns,
+                websocket_cache_bytes,
+            )
             routes.append(WebSocketRoute(op.path, endpoint, name=f"{op.operation_id}_websocket"))
     app = SpecApp(
         operations, routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=server.background.lifespan

@@ -13,6 +13,10 @@ A run whose lease lapsed (its process died) is failed, with an error, by whichev
 touches it first (any background operation sweeps all lapsed runs once per process, too).
 The lease lasts `$ORSPEC_LEASE_SECONDS` (default 30).
 
+With `create_app(retention=seconds)` (`--retention`; off by default), stored responses older than
+that are forgotten, with their runs and kept frames, by a sweep in a task of its own every quarter
+of the retention (at most a minute): one statement per table, so no request waits for it.
+
 A cancelled response ends `cancelled` and its provider's generator is closed; its stream ends
 after the last event made, with `[DONE]` (the spec has no event for a cancel).
 
@@ -37,6 +41,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from .asgi import event_stream
+from .auth import current_tenant
 from .emitter import Emitter, ToolPolicy
 from .errors import InvalidRequest, OpenResponsesError, ServerError
 from .ids import new_id
@@ -97,7 +102,8 @@ class BackgroundRuns:
     """The server's background runs: each a task of this process that drives a turn (`turns`) under
     one of the server's stream slots (`streams`), with a lease and its events kept in the store."""
 
-    def __init__(self, turns: Turns, streams: Streams):
+    def __init__(self, turns: Turns, streams: Streams, retention: float | None = None):
+        self.retention = retention or None  # seconds stored responses and run frames are kept; None: for ever
         self.turns = turns
         self.store: ResponseStore = turns.store
         self.streams = streams
@@ -120,15 +126,43 @@ class BackgroundRuns:
             await self.runs_settled()
         except Exception as exc:  # the store is down: the server starts all the same, and answers 503 until it is back
             log.error("the response store is not ready as the server starts (%s); requests get 503 until it is", exc)
+        sweeper = asyncio.create_task(self._sweep()) if self.retention else None
         try:
             yield
         finally:
+            if sweeper is not None:
+                sweeper.cancel()
             tasks = [live.task for live in self.live.values() if live.task is not None]
             for task in tasks:
                 task.cancel()  # not `live.cancel()`: no client asked, so the response ends `failed`
             if tasks:
                 await asyncio.wait(tasks, timeout=10)
             await self.store.aclose()
+
+    async def _sweep(self) -> None:
+        """Forget stored responses older than `retention`, and the runs and frames of those gone, every
+        quarter of it (a minute at most): in a task of its own, each sweep one statement per table,
+        so requests never wait for it."""
+        store = self.store
+        while getattr(store, "wrapped", None) is not None:  # a store watched (observability) is still its kind
+            store = store.wrapped
+        expire = getattr(store, "expire", None)
+        if expire is None:
+            log.warning("--retention: the response store %s cannot expire responses; none is", type(store).__name__)
+            return
+        every = min(max(self.retention / 4, 1.0), 60.0)
+        while True:
+            try:
+                gone = await expire(time.time() - self.retention)
+                await self.runs.orphans(self._stored)
+                if gone:
+                    log.info("retention: %d stored responses expired", gone)
+            except Exception as exc:  # the store is down: the next sweep tries again
+                log.error("retention: sweeping expired responses failed: %s", exc)
+            await asyncio.sleep(every)
+
+    async def _stored(self, response_id: str) -> bool:
+        return await self.store.get(response_id) is not None
 
     async def runs_settled(self) -> Any:
         """The ledger, once this process has failed the runs whose lease lapsed (the first call only)."""
@@ -167,7 +201,8 @@ class BackgroundRuns:
         stream = bool(data.get("stream"))
         emitter = Emitter(response, policy, check=self.turns.debug, events=stream, frames=stream, seal=seal)
         answer = dumps(response)  # as it is now: in_progress, before the task changes it
-        release = self.streams.take()  # beyond the cap: a 503 before anything is stored
+        tenant = current_tenant()
+        release = self.streams.take(tenant and tenant.owner)  # beyond the cap: a 503 before anything is stored
         try:
             await self.turns.save(response, own_input)
             runs = await self.runs_settled()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -32,7 +32,10 @@ from .nulls import disallowed_null
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "check_content_type", "json_path", "parse_body", "read_body", "request_headers"]
 
-DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+# 16 MiB: a request with a few images inline (base64 data URLs) fits; one body raises the
+# server's peak memory about 8 to 12 times its size (bench/request_memory.py), so the cap bounds
+# what one request costs to some 200 MB. Larger media belong behind URLs or file ids.
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
 def json_path(loc: Iterable[Any], data: Any, *, missing: bool = False) -> str | None:
@@ -107,8 +110,13 @@ def check_content_type(value: str | None) -> None:
         )
 
 
-def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
-    """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise."""
+def parse_body(
+    raw: bytes, model: type, check: Callable[[dict[str, Any]], None] | None = None
+) -> tuple[dict[str, Any], Any]:
+    """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise.
+
+    `check` sees the object before it is validated (what one request may ask, `bounds`): validating
+    170,000 items costs far more memory than counting them."""
     try:
         text = raw.decode(_encoding(raw), "surrogatepass")
         data, integral = _loads(text)
@@ -123,6 +131,8 @@ def parse_body(raw: bytes, model: type) -> tuple[dict[str, Any], Any]:
             "The request body is not valid JSON: a \\u escape encodes a lone surrogate, which is no character.",
             code="invalid_json",
         )
+    if check is not None:
+        check(data)
     if _default_message_type(data.get("input")) or integral:
         raw = json.dumps(data, ensure_ascii=False).encode()
     try:
@@ -230,17 +240,23 @@ _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def _has_lone_surrogate(value: Any) -> bool:
-    """True when a string anywhere in `value` (keys too) holds an unpaired UTF-16 surrogate."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(v) for v in value)
+    """True when a string anywhere in `value` (keys too) holds an unpaired UTF-16 surrogate.
+
+    A walk with a list of its own, not recursion: a body nested as deep as the decoder takes
+    is walked whole, never a `RecursionError`."""
+    pending = [value]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
     return False
 
 

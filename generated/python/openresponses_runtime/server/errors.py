@@ -15,6 +15,7 @@ __all__ = [
     "NotFound",
     "OpenResponsesError",
     "ServerError",
+    "ServerBusy",
     "ServerShuttingDown",
     "StoreUnavailable",
     "TooManyRequests",
@@ -131,9 +132,27 @@ class TooManyStreams(ServerError):
     default_code = "too_many_streams"
     retry_after_seconds: ClassVar[int] = 2  # a stream lasts seconds: sooner would mostly meet the same cap
 
-    def __init__(self, limit: int, **options: Any):
-        message = f"The server is generating its maximum of {limit} streams at once; retry shortly."
+    def __init__(self, limit: int, *, per_tenant: bool = False, **options: Any):
+        if per_tenant:  # the key's share: `param` says which part of the request took a slot
+            message = f"Your API key is generating its share of {limit} streams at once; retry shortly."
+            options = {"param": "stream", **options}
+        else:
+            message = f"The server is generating its maximum of {limit} streams at once; retry shortly."
         super().__init__(message, **options)
+        self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
+
+
+class ServerBusy(ServerError):
+    """503: the server answers as many non-streamed creates at once as it is allowed (`max_pending`);
+    this one was refused before the provider was called; retrying after `Retry-After` may succeed."""
+
+    status = 503
+    default_code = "server_busy"
+    retry_after_seconds: ClassVar[int] = 1
+
+    def __init__(self, limit: int, **options: Any):
+        message = f"The server is answering its maximum of {limit} requests at once; retry shortly."
+        super().__init__(message, **{"param": "stream", **options})
         self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
 
 

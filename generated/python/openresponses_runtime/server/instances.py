@@ -4,6 +4,8 @@ arguments and answers under a `json_schema` text format, so that real agents can
 It covers what tool and output schemas use in practice (`$ref` into `$defs`/`definitions`, `enum`,
 `const`, `default`, `anyOf`/`oneOf`/`allOf`, typed objects, arrays, strings with a `format` or length
 bounds, numbers within bounds and steps). A `pattern` is not solved: the string stays as it would be.
+What a schema asks is clamped (`MAX_STRING`, `MAX_ITEMS`, `MAX_VALUES`): a 200-byte request must not
+make the server build megabytes.
 Numbers are whole wherever the schema allows, since clients often read a `number` as an integer.
 """
 
@@ -28,6 +30,12 @@ _FORMATS = {
     "hostname": "example.com",
 }
 _MAX_DEPTH = 32  # recursive schemas (a tree of nodes) stop at their first optional way out
+# What a client's schema may make the demo build, whatever it asks (`minLength: 5000000`, arrays of
+# arrays with `minItems`): past these the instance is cut short, and may then not be valid.
+MAX_STRING = 4096  # characters a string is padded to
+MAX_ITEMS = 64  # items an array is given
+MAX_VALUES = 10_000  # values an instance holds in all
+MAX_PADDING = 64 * 1024  # characters strings are padded with, in all
 
 
 def instance_of(schema: Any, name: str = "value") -> Any:
@@ -38,8 +46,11 @@ def instance_of(schema: Any, name: str = "value") -> Any:
 class _Instance:
     def __init__(self, root: dict[str, Any]):
         self.root = root
+        self.left = MAX_VALUES
+        self.padding = MAX_PADDING
 
     def of(self, schema: Any, name: str, depth: int) -> Any:
+        self.left -= 1
         if not isinstance(schema, dict):
             return f"example {name}" if schema is not False else None
         schema = self._resolved(schema)
@@ -77,7 +88,9 @@ class _Instance:
             return True
         if kind == "null":
             return None
-        return _string(schema, name)
+        text = _string(schema, name, self.padding)
+        self.padding -= len(text)
+        return text
 
     def _resolved(self, schema: dict[str, Any]) -> dict[str, Any]:
         seen = 0
@@ -112,7 +125,8 @@ class _Instance:
 
     def _array(self, schema: dict[str, Any], name: str, depth: int) -> list[Any]:
         least = schema.get("minItems", 1 if depth < _MAX_DEPTH else 0)
-        count = min(max(least, 0), schema.get("maxItems", least if least > 1 else 1))
+        count = min(max(least, 0), schema.get("maxItems", least if least > 1 else 1), MAX_ITEMS)
+        count = count if self.left > count else 0  # the instance is as large as it may be
         items = schema.get("prefixItems") or []
         values = [self.of(items[i], name, depth + 1) for i in range(min(count, len(items)))]
         rest = self._resolved(schema["items"]) if isinstance(schema.get("items"), dict) else {}
@@ -152,9 +166,9 @@ def _number(schema: dict[str, Any], *, integer: bool) -> int | float:
     return 0
 
 
-def _string(schema: dict[str, Any], name: str) -> str:
+def _string(schema: dict[str, Any], name: str, padding: int = MAX_STRING) -> str:
     text = _FORMATS.get(schema.get("format", ""), f"example {name}")
-    least, most = schema.get("minLength", 0), schema.get("maxLength")
+    least, most = min(schema.get("minLength", 0), MAX_STRING, len(text) + max(padding, 0)), schema.get("maxLength")
     if len(text) < least:
         text += "x" * (least - len(text))
     return text[:most] if isinstance(most, int) else text

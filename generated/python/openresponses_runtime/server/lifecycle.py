@@ -10,7 +10,7 @@ Every failure is the spec's error object with `param`:
 | an id that cannot be one (empty, too long, characters outside `A-Z a-z 0-9 _ -`) | 400 | `invalid_value` / `response_id` |
 | `stream=true` on retrieve: only responses created with `background` and `stream` keep their events | 400 | `response_not_resumable` / `stream` |
 | cancel of a response not created in background mode, or one that has ended | 400 | `response_not_cancellable` / `response_id` |
-| `limit` not an integer from 1 to 100, `order` not `asc`/`desc`, `starting_after` not an integer >= 0, an unknown `include` value | 400 | `invalid_value` / the parameter |
+| `limit` not an integer from 1 to 100, `order` not `asc`/`desc`, `starting_after` not an integer from 0 to 2^53, an unknown `include` value | 400 | `invalid_value` / the parameter |
 | `starting_after` at or beyond the last event of a run that ended | 400 | `invalid_value` / `starting_after` |
 | `after` that is not an input item of this response | 400 | `invalid_value` / `after` |
 
@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope
 
 from .. import models
 from .asgi import event_stream
-from .auth import Keys
+from .auth import Keys, current_tenant
 from .background import BackgroundRuns
 from .errors import InvalidRequest, NotFound
 from .store import ResponseStore, StoredResponse
@@ -40,6 +40,7 @@ __all__ = ["Lifecycle"]
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 _INCLUDE = frozenset(value.value for value in models.IncludeEnum)
 MAX_PAGE = 100
+MAX_SEQUENCE = 2**53
 DEFAULT_PAGE = 20
 
 
@@ -56,7 +57,9 @@ class Lifecycle:
         query = self._query(scope)
         _include(query)
         stream = _boolean(query, "stream")
-        starting_after = _integer(query, "starting_after", 0, None)
+        # A sequence number is a JSON integer a client can hold exactly (2^53), and what a database
+        # column holds: beyond, a 400 on every path, not an overflow in the store.
+        starting_after = _integer(query, "starting_after", 0, MAX_SEQUENCE)
         record = await self._stored(scope)  # an unknown id is a 404 whatever else is asked
         run = await self.background.run_of(record.id)  # a run whose owner died is failed here
         if not stream:
@@ -82,7 +85,7 @@ class Lifecycle:
 
     async def delete_response(self, scope: Scope, receive: Receive) -> ASGIApp:
         self.keys.authorize_scope(scope)
-        response_id = _response_id(scope)
+        response_id = (await self._stored(scope)).id  # another tenant's response is not found, as none is
         await self.background.forget_run(response_id)
         if not await self.store.delete(response_id):
             raise _not_found(response_id)
@@ -136,9 +139,12 @@ class Lifecycle:
         return {name.removesuffix("[]"): values for name, values in query.items()}  # `include[]=`, as the SDK sends
 
     async def _stored(self, scope: Scope) -> StoredResponse:
+        """The stored response the path names, if the caller's tenant made it; a 404 otherwise, the same
+        whether it was never stored or is another tenant's, so ids of others say nothing."""
         response_id = _response_id(scope)
         record = await self.store.get(response_id)
-        if record is None:
+        tenant = current_tenant()
+        if record is None or tenant is None or not record.owned_by(tenant.owner):
             raise _not_found(response_id)
         return record
 

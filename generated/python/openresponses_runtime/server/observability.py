@@ -65,6 +65,7 @@ import anyio
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .auth import current_tenant
 from .errors import OpenResponsesError, StoreUnavailable
 from .ids import new_id
 from .routes import ROUTES
@@ -129,6 +130,7 @@ class _Request:
     output_tokens: int | None = None
     error_body: list[bytes] | None = None
     span: Any = None
+    tenant: str = ""  # the caller's tenant name (`auth.Tenant.name`), never its key; "" before its key is accepted
 
 
 _current: ContextVar[_Request | None] = ContextVar("openresponses_request", default=None)
@@ -444,6 +446,9 @@ class Observer:
 
     def finish(self, request: _Request) -> None:
         ended = time.perf_counter()
+        tenant = current_tenant()
+        if tenant is not None:
+            request.tenant = tenant.name
         if request.status == 0:  # the client left before any answer
             request.status = 499
         if request.error_body is not None and not request.code:
@@ -456,6 +461,7 @@ class Observer:
         if access_log.isEnabledFor(logging.INFO):
             fields = {
                 "request_id": request.id,
+                "tenant": request.tenant or None,
                 "operation": request.operation,
                 "transport": request.transport,
                 "status": request.status,
@@ -560,6 +566,13 @@ class _Metrics:
             ["operation", "status", "code"],
             registry=registry,
         )
+        # By tenant apart: its names are the configured keys' (a bounded set), never a key.
+        self.tenant_requests = Counter(
+            "openresponses_tenant_requests",
+            "Requests by tenant, operation and HTTP status.",
+            ["tenant", "operation", "status"],
+            registry=registry,
+        )
         self.duration = Histogram(
             "openresponses_request_duration_seconds", "Time to the last byte.", ["operation"], registry=registry
         )
@@ -592,6 +605,7 @@ class _Metrics:
         registry.register(_PoolCollector(store.pool_stats))
         # Label lookups cost more than the increments: each labelled child is looked up once.
         self._children: dict[tuple[str, int, str], Any] = {}
+        self._tenant_children: dict[tuple[str, int, str], Any] = {}
         self._timers: dict[str, tuple[Any, Any]] = {}
         self.store_timers = {op: self.store_seconds.labels(op) for op in ("get", "chain", "put", "delete")}
 
@@ -601,6 +615,14 @@ class _Metrics:
         if counter is None:
             counter = self._children[key] = self.requests.labels(request.operation, str(request.status), request.code)
         counter.inc()
+        if request.tenant:
+            key = (request.operation, request.status, request.tenant)
+            counter = self._tenant_children.get(key)
+            if counter is None:
+                counter = self._tenant_children[key] = self.tenant_requests.labels(
+                    request.tenant, request.operation, str(request.status)
+                )
+            counter.inc()
         timers = self._timers.get(request.operation)
         if timers is None:
             timers = self._timers[request.operation] = (
@@ -747,6 +769,8 @@ def _end_span(request: _Request) -> None:
     from opentelemetry.trace import Status, StatusCode
 
     span.set_attribute("http.response.status_code", request.status)
+    if request.tenant:
+        span.set_attribute("openresponses.tenant", request.tenant)
     if request.model is not None:
         if request.operation == "createResponse":
             span.update_name(f"chat {request.model}")

@@ -84,6 +84,12 @@ class MemoryRuns:
         self._runs.pop(response_id, None)
         self._frames.pop(response_id, None)
 
+    async def orphans(self, exists: Any) -> None:
+        """Forget the ended runs whose response is gone (`await exists(id)` is False)."""
+        for response_id in [key for key, run in self._runs.items() if run.done]:
+            if not await exists(response_id):
+                await self.forget(response_id)
+
 
 _RUNS_TABLE = (
     "CREATE TABLE IF NOT EXISTS {prefix}runs (id TEXT PRIMARY KEY, owner TEXT NOT NULL, stream BOOLEAN NOT NULL,"
@@ -170,6 +176,11 @@ class SQLiteRuns:
         await self._do("DELETE FROM runs WHERE id = ?", (response_id,))  # first: no frame is added after it
         await self._do("DELETE FROM run_frames WHERE id = ?", (response_id,))
 
+    async def orphans(self, exists: Any) -> None:
+        """Forget the ended runs whose response is gone, and their frames (two statements)."""
+        await self._do("DELETE FROM runs WHERE done AND id NOT IN (SELECT id FROM responses)")
+        await self._do("DELETE FROM run_frames WHERE id NOT IN (SELECT id FROM runs)")
+
 
 class PostgresRuns:
     """Runs in the database of a `PostgresStore`, in tables of their own, over the store's connections."""
@@ -241,6 +252,11 @@ class PostgresRuns:
     async def forget(self, response_id: str) -> None:
         await self._do("DELETE FROM orspec_runs WHERE id = %s", (response_id,))  # first: no frame is added after it
         await self._do("DELETE FROM orspec_run_frames WHERE id = %s", (response_id,))
+
+    async def orphans(self, exists: Any) -> None:
+        """Forget the ended runs whose response is gone, and their frames (two statements)."""
+        await self._do("DELETE FROM orspec_runs WHERE done AND id NOT IN (SELECT id FROM orspec_responses)")
+        await self._do("DELETE FROM orspec_run_frames WHERE id NOT IN (SELECT id FROM orspec_runs)")
 
 
 def runs_for(store: ResponseStore) -> Any:

@@ -21,6 +21,10 @@ provider as stored, without its blob, and a warning says so.
 
 A gateway can seal more than reasoning the same way: `Sealer(key).seal(item_id, state)` and
 `.unseal(item_id, blob)`, with the key it gives `create_app`.
+
+Blobs are sealed for the API key's tenant too: the associated data carries the tenant's owner tag
+(`auth.Tenant.owner`, a keyed hash of the key), so a blob sealed for one key is refused (400) from
+another, even on the same server.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from .errors import InvalidRequest
 
-__all__ = ["INCLUDE", "BrokenSeal", "Sealer", "unseal_reasoning"]
+__all__ = ["INCLUDE", "BrokenSeal", "Sealer", "seal_compaction", "unseal_compaction", "unseal_reasoning"]
 
 log = logging.getLogger("openresponses_runtime.server")
 
@@ -70,21 +74,22 @@ class Sealer:
         derived = HKDF(hashes.SHA256(), 32, salt=None, info=b"openresponses reasoning seal").derive(secret)
         self._aead = AESGCM(derived)
 
-    def seal(self, item_id: str, state: Any) -> str:
-        """`state` (anything JSON can hold) as an opaque string that only `unseal(item_id, ...)` opens.
+    def seal(self, item_id: str, state: Any, *, tenant: str | None = None) -> str:
+        """`state` (anything JSON can hold) as an opaque string that only `unseal(item_id, ...)` opens,
+        and with `tenant` (an owner tag, `auth.Tenant.owner`), only `unseal(..., tenant=tenant)`.
 
-        The blob names `item_id` in the clear (it is the associated data), so that an item sent back
-        without its id, as Codex sends reasoning, can still be opened."""
+        The blob names `item_id` in the clear (it is the associated data, with the tenant), so that an
+        item sent back without its id, as Codex sends reasoning, can still be opened."""
         bound = item_id.encode()
         if len(bound) > 0xFFFF:
             raise ValueError("an item id to seal for is at most 65535 bytes")
         nonce = os.urandom(_NONCE)
         plain = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode()
-        sealed = self._aead.encrypt(nonce, plain, bound)
+        sealed = self._aead.encrypt(nonce, plain, _associated(bound, tenant))
         blob = _VERSION + len(bound).to_bytes(2, "big") + bound + nonce + sealed
         return base64.urlsafe_b64encode(blob).decode().rstrip("=")
 
-    def unseal(self, item_id: str | None, blob: str) -> Any:
+    def unseal(self, item_id: str | None, blob: str, *, tenant: str | None = None) -> Any:
         """The state `seal(item_id, state)` sealed in `blob`; `BrokenSeal` for any other blob.
 
         `item_id` None: the item came without one; the blob opens for the item it was sealed for."""
@@ -101,21 +106,32 @@ class Sealer:
         if item_id is not None and item_id.encode() != bound:
             raise BrokenSeal("it was sealed for another item")
         try:
-            plain = self._aead.decrypt(rest[:_NONCE], rest[_NONCE:], bound)
+            plain = self._aead.decrypt(rest[:_NONCE], rest[_NONCE:], _associated(bound, tenant))
         except InvalidTag:
-            raise BrokenSeal("it was changed, or sealed with another key") from None
+            raise BrokenSeal("it was changed, or sealed with another key, or for another API key") from None
         return json.loads(plain)
 
-    def seal_reasoning(self, item_id: str, fields: dict[str, Any], provider_state: str | None) -> str:
+    def seal_reasoning(
+        self, item_id: str, fields: dict[str, Any], provider_state: str | None, *, tenant: str | None = None
+    ) -> str:
         """A reasoning item's blob: its id and `fields` (summary, content), and the provider's own opaque state."""
         state = {"id": item_id, **fields}
         if provider_state is not None:
             state["encrypted_content"] = provider_state
-        return self.seal(item_id, state)
+        return self.seal(item_id, state, tenant=tenant)
+
+
+def _associated(item_id: bytes, tenant: str | None) -> bytes:
+    """The associated data: the item's id, and the tenant's owner tag when sealed for one."""
+    return item_id if tenant is None else item_id + b"\x00" + tenant.encode()
 
 
 def unseal_reasoning(
-    sealer: Sealer, items: list[dict[str, Any]], param: str | None = "input[{}].encrypted_content"
+    sealer: Sealer,
+    items: list[dict[str, Any]],
+    param: str | None = "input[{}].encrypted_content",
+    *,
+    tenant: str | None = None,
 ) -> list[dict[str, Any]]:
     """`items` with every reasoning item that carries a blob replaced by the full item it seals.
 
@@ -131,7 +147,7 @@ def unseal_reasoning(
             opened.append(item)
             continue
         try:
-            state = sealer.unseal(item.get("id") or None, blob)
+            state = sealer.unseal(item.get("id") or None, blob, tenant=tenant)
         except BrokenSeal as exc:
             if param is None:
                 log.warning(
@@ -146,4 +162,39 @@ def unseal_reasoning(
                 param=param.format(i),
             ) from None
         opened.append({"type": "reasoning", **state})
+    return opened
+
+
+def seal_compaction(sealer: Sealer, output: list[dict[str, Any]], *, tenant: str | None) -> list[dict[str, Any]]:
+    """`compact`'s output with each compaction item's blob (the provider's, or the default's) sealed
+    for the caller's tenant: a client can carry it, not read it, change it, or hand it to another key."""
+    sealed = []
+    for item in output:
+        blob = item.get("encrypted_content") if item.get("type") == "compaction" else None
+        if blob and item.get("id"):
+            item = {**item, "encrypted_content": sealer.seal(item["id"], {"encrypted_content": blob}, tenant=tenant)}
+        sealed.append(item)
+    return sealed
+
+
+def unseal_compaction(sealer: Sealer, items: list[dict[str, Any]], *, tenant: str | None) -> list[dict[str, Any]]:
+    """`items` with each compaction item's blob opened back into the provider's own; one that does not
+    open (forged, changed, another key's) is a 400 `invalid_encrypted_content` naming the item."""
+    if not any(item.get("type") == "compaction" for item in items):
+        return items  # most requests
+    opened = []
+    for i, item in enumerate(items):
+        blob = item.get("encrypted_content") if item.get("type") == "compaction" else None
+        if blob:
+            try:
+                state = sealer.unseal(item.get("id") or None, blob, tenant=tenant)
+            except BrokenSeal as exc:
+                raise InvalidRequest(
+                    f"The encrypted_content of compaction item {item.get('id')!r} does not open: {exc}. Send "
+                    "compaction items back unchanged, with the API key that compacted them.",
+                    code="invalid_encrypted_content",
+                    param=f"input[{i}].encrypted_content",
+                ) from None
+            item = {**item, "encrypted_content": state["encrypted_content"]}
+        opened.append(item)
     return opened

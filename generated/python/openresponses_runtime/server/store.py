@@ -26,6 +26,7 @@ errors mean that; anything else (a bug) propagates as it is.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 import os
 import re
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from .bounds import Bounds
 from .errors import NotFound, StoreUnavailable
 from .wire import dumps, loads
 
@@ -113,9 +115,13 @@ class StoredResponse:
     output: list[dict[str, Any]]
     response: dict[str, Any]
     response_json: bytes | None = field(default=None, repr=False, compare=False)
+    owner: str | None = None  # the tenant that made it (`auth.Tenant.owner`); None: stored before tenants
+    size: int = field(default=0, compare=False)  # the length of the JSON it was read from (0: not read)
 
     def to_json(self) -> str:
         record = {"previous_response_id": self.previous_response_id, "input": self.input, "output": self.output}
+        if self.owner is not None:
+            record["owner"] = self.owner
         if self.response_json is None:
             return dumps({**record, "response": self.response}).decode()  # orjson when installed: every response
         return (dumps(record)[:-1] + b',"response":' + self.response_json + b"}").decode()
@@ -123,7 +129,20 @@ class StoredResponse:
     @classmethod
     def from_json(cls, response_id: str, text: str) -> StoredResponse:
         data = loads(text)
-        return cls(response_id, data["previous_response_id"], data["input"], data["output"], data["response"])
+        return cls(
+            response_id,
+            data["previous_response_id"],
+            data["input"],
+            data["output"],
+            data["response"],
+            owner=data.get("owner"),
+            size=len(text),
+        )
+
+    def owned_by(self, owner: str | None) -> bool:
+        """Whether `owner` made it. A response stored before tenants (no owner) belongs to no one:
+        nobody can say which key made it (see the security guide)."""
+        return self.owner is not None and owner is not None and hmac.compare_digest(self.owner, owner)
 
 
 class ResponseStore(Protocol):
@@ -187,9 +206,26 @@ class _Completed(ResponseStore):
         raise NotImplementedError(f"{type(self.store).__name__} has no delete")
 
 
-async def context(store: ResponseStore, response_id: str, *, param: str = "previous_response_id") -> list[dict]:
-    """`input + output` of every turn from the start of the chain up to `response_id`, in order."""
+async def context(
+    store: ResponseStore,
+    response_id: str,
+    *,
+    param: str = "previous_response_id",
+    owner: str | None = None,
+    max_bytes: int | None = None,
+) -> list[dict]:
+    """`input + output` of every turn from the start of the chain up to `response_id`, in order.
+
+    With `owner` (the server always gives its caller's), only turns that tenant made count: another
+    tenant's turn is missing, as if it had never been stored. Without, every turn counts (a script's
+    own reading of its store). `max_bytes`: the most stored JSON the chain may hold; beyond, the
+    400 `context_too_large` (`param`)."""
     turns = await store.chain(response_id)
+    if owner is not None:
+        for index, record in enumerate(turns):
+            if not record.owned_by(owner):
+                turns = turns[:index]
+                break
     if len(turns) > MAX_CHAIN:
         raise NotFound(f"The chain of responses before '{response_id}' is too long.", param=param)
     missing = turns[-1].previous_response_id if turns else response_id
@@ -198,6 +234,8 @@ async def context(store: ResponseStore, response_id: str, *, param: str = "previ
         raise NotFound(
             f"Previous response with id '{missing}' not found{where}.", code="previous_response_not_found", param=param
         )
+    if max_bytes is not None:
+        Bounds(max_context_bytes=max_bytes).check_context(sum(record.size for record in turns), response_id, param)
     items: list[dict] = []
     for record in reversed(turns):
         items.extend(record.input)
@@ -229,6 +267,11 @@ _CHAIN_SQL = (
 )
 
 
+def _created_at(text: str) -> float:
+    created = loads(text)["response"].get("created_at")
+    return created if isinstance(created, int | float) else float("inf")  # no date: never expired
+
+
 def _turns(rows: list[tuple[str, str]]) -> list[StoredResponse]:
     return [StoredResponse.from_json(response_id, data) for response_id, data in rows]
 
@@ -248,6 +291,13 @@ class MemoryStore(ResponseStore):
 
     async def delete(self, response_id: str) -> bool:
         return self._records.pop(response_id, None) is not None
+
+    async def expire(self, before: float) -> int:
+        """Forget the responses created before `before` (a Unix time); how many."""
+        old = [key for key, text in list(self._records.items()) if _created_at(text) < before]
+        for key in old:
+            self._records.pop(key, None)
+        return len(old)
 
     def __len__(self) -> int:
         return len(self._records)
@@ -351,6 +401,20 @@ class SQLiteStore(ResponseStore):
                 return db.execute("DELETE FROM responses WHERE id = ?", (response_id,)).rowcount > 0
             finally:
                 db.close()
+
+    def _expire(self, before: float) -> int:
+        with self._lock:
+            db = self._connect()
+            try:
+                sql = "DELETE FROM responses WHERE json_extract(data, '$.response.created_at') < ?"
+                return db.execute(sql, (before,)).rowcount
+            finally:
+                db.close()
+
+    async def expire(self, before: float) -> int:
+        """Forget the responses created before `before` (a Unix time), in one statement; how many."""
+        with unavailable_on("expiring old responses", sqlite_unavailable):
+            return await asyncio.to_thread(self._expire, before)
 
     async def get(self, response_id: str) -> StoredResponse | None:
         with unavailable_on(f"reading {response_id}", sqlite_unavailable):
@@ -552,6 +616,13 @@ class PostgresStore(ResponseStore):
     async def delete(self, response_id: str) -> bool:
         cur = await self._execute("DELETE FROM orspec_responses WHERE id = %s", (response_id,))
         return cur.rowcount > 0
+
+    async def expire(self, before: float) -> int:
+        """Forget the responses created before `before` (a Unix time), in one statement; how many."""
+        sql = "DELETE FROM orspec_responses WHERE (data::jsonb -> 'response' ->> 'created_at')::float8 < %s"
+        with unavailable_on("expiring old responses", self._unavailable):
+            cur = await self._execute(sql, (before,))
+        return cur.rowcount
 
 
 def open_store(

@@ -6,9 +6,14 @@ not, for as long as it runs). Each takes a slot before the provider is called an
 when it ends, however it ends (finished, failed, the client gone, the server stopping); one
 beyond the cap is refused before it begins, with 503 `too_many_streams` and `Retry-After`.
 
-Non-streamed requests are not counted: each holds its connection until it is answered, and
-connections are capped already (`--max-connections`). Nor are clients following a background
-run's events (`GET /responses/{id}?stream=true`): the run they follow holds the slot.
+Each tenant (an API key, see `auth`) may hold at most `per_tenant` of the slots (by default the
+whole cap with one key, half of it with more), so that one key cannot take every slot; beyond it,
+503 `too_many_streams` too, saying it is the key's share.
+
+Non-streamed requests are counted apart (`Pending`, `create_app(max_pending=...)`, default 64):
+each holds its whole response in memory until it is answered, so beyond the cap a create is
+answered 503 `server_busy` with `Retry-After` before the provider is called. Clients following a
+background run's events (`GET /responses/{id}?stream=true`) are not counted: the run holds the slot.
 
 The default, 100 per process, is what one process (one core) holds with room to spare: measured
 with 100 concurrent demo streams, a streamed event costs the server about 65 µs of CPU, so 100
@@ -21,27 +26,67 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .errors import TooManyStreams
+from .errors import ServerBusy, TooManyStreams
 
-__all__ = ["DEFAULT_MAX_STREAMS", "Streams"]
+__all__ = ["DEFAULT_MAX_PENDING", "DEFAULT_MAX_STREAMS", "Pending", "Streams"]
 
 DEFAULT_MAX_STREAMS = 100
+DEFAULT_MAX_PENDING = 64  # non-streamed creates at once, each a whole response held until it is sent
 
 
 class Streams:
-    """The streams under way, and the cap on them (`limit`; `None` or 0: no cap)."""
+    """The streams under way, and the cap on them (`limit`; `None` or 0: no cap), and on each
+    tenant's (`per_tenant`; `None` or 0: none but the whole cap)."""
 
-    def __init__(self, limit: int | None = DEFAULT_MAX_STREAMS):
+    def __init__(self, limit: int | None = DEFAULT_MAX_STREAMS, per_tenant: int | None = None):
+        for name, value in (("max_streams", limit), ("max_streams_per_tenant", per_tenant)):
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be 0 (no cap) or more, not {value}")
+        self.limit = limit or None
+        self.per_tenant = per_tenant or None
+        self.active = 0
+        self.by_tenant: dict[str, int] = {}
+
+    def take(self, tenant: str | None = None) -> Callable[[], None]:
+        """A slot for one stream of `tenant` (an owner tag), or `TooManyStreams` when all are taken, or
+        the tenant's share; call what it returns when the stream ends (more than once does no harm)."""
+        if self.limit is not None and self.active >= self.limit:
+            raise TooManyStreams(self.limit)
+        if tenant is not None and self.per_tenant is not None and self.by_tenant.get(tenant, 0) >= self.per_tenant:
+            raise TooManyStreams(self.per_tenant, per_tenant=True)
+        self.active += 1
+        if tenant is not None:
+            self.by_tenant[tenant] = self.by_tenant.get(tenant, 0) + 1
+        held = True
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self.active -= 1
+                if tenant is not None:
+                    left = self.by_tenant[tenant] - 1
+                    if left:
+                        self.by_tenant[tenant] = left
+                    else:
+                        del self.by_tenant[tenant]
+
+        return release
+
+
+class Pending:
+    """Non-streamed creates being answered, and the cap on them (`limit`; `None` or 0: no cap)."""
+
+    def __init__(self, limit: int | None = DEFAULT_MAX_PENDING):
         if limit is not None and limit < 0:
-            raise ValueError(f"max_streams must be 0 (no cap) or more, not {limit}")
+            raise ValueError(f"max_pending must be 0 (no cap) or more, not {limit}")
         self.limit = limit or None
         self.active = 0
 
     def take(self) -> Callable[[], None]:
-        """A slot for one stream, or `TooManyStreams` when all are taken; call what it returns when
-        the stream ends (more than once does no harm: each exit path may)."""
+        """A place for one non-streamed create, or `ServerBusy` when all are taken; call what it returns after."""
         if self.limit is not None and self.active >= self.limit:
-            raise TooManyStreams(self.limit)
+            raise ServerBusy(self.limit)
         self.active += 1
         held = True
 

@@ -20,13 +20,15 @@ from typing import Any
 import anyio
 
 from .acceptance import Acceptance, check_function_outputs
+from .auth import current_tenant
+from .bounds import Bounds
 from .emitter import Emitter, ToolPolicy
 from .errors import OpenResponsesError, ServerError, ServerShuttingDown
 from .ids import new_id
 from .observability import note_response
 from .resource import input_items, response_skeleton
 from .sealing import INCLUDE as SEALED_REASONING
-from .sealing import Sealer, unseal_reasoning
+from .sealing import Sealer, unseal_compaction, unseal_reasoning
 from .shutdown import ending
 from .steps import Incomplete, Provider, ProviderError, ProviderRequest
 from .store import ResponseStore, StoredResponse, context
@@ -39,7 +41,8 @@ log = logging.getLogger("openresponses_runtime.server")
 
 class Turns:
     """What a turn needs: the provider, the store, what the server accepts, the reasoning sealer,
-    the model a request that names none gets, and `debug` (the stream checker on every response)."""
+    the model a request that names none gets, `debug` (the stream checker on every response) and
+    what one request may ask (`bounds`)."""
 
     def __init__(
         self,
@@ -50,7 +53,9 @@ class Turns:
         sealer: Sealer,
         default_model: str,
         debug: bool,
+        bounds: Bounds | None = None,
     ):
+        self.bounds = bounds or Bounds()
         self.provider = provider
         self.store = store
         self.acceptance = acceptance
@@ -62,12 +67,15 @@ class Turns:
         self, data: dict[str, Any], body: Any, store: ResponseStore | None = None
     ) -> tuple[dict[str, Any], ProviderRequest, list[dict], ToolPolicy]:
         """The response skeleton, the provider request and this turn's own input items."""
+        self.bounds.check_request(data)
         admitted = self.acceptance.admit(data, body)  # unknown tool types are never offered, nor echoed
         data, body = admitted.data, admitted.body
-        own_input = unseal_reasoning(self.sealer, input_items(data.get("input")))
+        owner = _owner()
+        own_input = unseal_reasoning(self.sealer, input_items(data.get("input")), tenant=owner)
+        own_input = unseal_compaction(self.sealer, own_input, tenant=owner)
         previous = data.get("previous_response_id")
-        history = await context(store or self.store, previous) if previous else []
-        history = unseal_reasoning(self.sealer, history, None)
+        history = await self.history(previous, owner, store)
+        history = unseal_reasoning(self.sealer, history, None, tenant=owner)
         check_function_outputs(own_input, history)
         response_id = new_id("resp")
         model = data.get("model") or self.default_model
@@ -89,15 +97,26 @@ class Turns:
         )
         return response, request, own_input, policy
 
+    async def history(
+        self, previous: str | None, owner: str | None, store: ResponseStore | None = None
+    ) -> list[dict[str, Any]]:
+        """The conversation up to `previous`, as `owner`'s tenant may see it, within the context bound."""
+        if not previous:
+            return []
+        return await context(store or self.store, previous, owner=owner, max_bytes=self.bounds.max_context_bytes)
+
     def seal(self, data: dict[str, Any]) -> Callable[[str, dict[str, Any], str | None], str | None]:
         """How the emitter seals a reasoning item: always when the request asks to carry reasoning
         (`include`), and whenever the provider left opaque state its next turn needs (a gateway's
         thinking signature), so that state comes back through `previous_response_id` or the client."""
         include = data.get("include")
         carry = bool(include and SEALED_REASONING in include)
+        owner = _owner()  # sealed for the caller's tenant: no other key's request opens it
 
         def seal(item_id: str, fields: dict[str, Any], state: str | None) -> str | None:
-            return self.sealer.seal_reasoning(item_id, fields, state) if carry or state is not None else None
+            if carry or state is not None:
+                return self.sealer.seal_reasoning(item_id, fields, state, tenant=owner)
+            return None
 
         return seal
 
@@ -113,7 +132,13 @@ class Turns:
         if store is None and response.get("store") is False:
             return
         record = StoredResponse(
-            response["id"], response.get("previous_response_id"), own_input, list(response["output"]), response, encoded
+            response["id"],
+            response.get("previous_response_id"),
+            own_input,
+            list(response["output"]),
+            response,
+            encoded,
+            owner=_owner(),
         )
         await (store or self.store).put(record)
 
@@ -216,6 +241,12 @@ class Turns:
                 raise as_error(exc) from exc
             raise
         return steps, first
+
+
+def _owner() -> str | None:
+    """The owner of what the request being served makes: its tenant's."""
+    tenant = current_tenant()
+    return None if tenant is None else tenant.owner
 
 
 def save_error(exc: Exception) -> OpenResponsesError:

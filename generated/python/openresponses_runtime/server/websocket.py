@@ -17,7 +17,10 @@
   when the store is unavailable); the connection stays open.
 - Turns run one after another. `previous_response_id` may name any response this connection has
   produced, including `store: false` ones, which live only in a connection-local cache, and
-  otherwise any stored response. An unknown one gives `previous_response_not_found` (404).
+  otherwise any stored response of the same API key. An unknown one, or another key's, gives
+  `previous_response_not_found` (404). The cache keeps the newest 32 `store: false` responses and
+  at most 16 MiB of them (`create_app(websocket_cache_turns=..., websocket_cache_bytes=...)`);
+  one forgotten is unknown.
 - A turn that continues from a response and then fails evicts that response from the
   connection-local cache, so a stale context is never continued twice.
 - A connection lasts at most `max_connection_seconds` (the spec's 60 minutes).
@@ -40,12 +43,12 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .acceptance import WEBSOCKET_FIELD
 from .asgi import error_response
-from .auth import Keys, bearer
+from .auth import Keys, Tenant, bearer
 from .bodies import parse_body
 from .emitter import Emitter, ToolPolicy
 from .errors import InvalidRequest, OpenResponsesError
 from .observability import observe_turn
-from .store import MemoryStore, ResponseStore, StoredResponse
+from .store import ResponseStore, StoredResponse
 from .streams import Streams
 from .turns import Turns
 from .wire import dumps
@@ -53,29 +56,52 @@ from .wire import dumps
 __all__ = ["transport_fields", "websocket_endpoint"]
 
 
-class _ConnectionStore(ResponseStore):
-    """The connection's own responses first (all of them), then the server's store."""
+DEFAULT_CACHE_TURNS = 32  # `store: false` turns a connection keeps to continue from
+DEFAULT_CACHE_BYTES = 16 * 1024 * 1024  # and the most JSON they may hold together
 
-    def __init__(self, shared: ResponseStore):
-        self.local = MemoryStore()
+
+class _ConnectionStore(ResponseStore):
+    """The connection's own `store: false` responses first, then the server's store.
+
+    Only what continuation needs is kept here: responses the server's store does not keep
+    (`store: false`), the newest `max_turns` of them and at most `max_bytes` of JSON together, the
+    oldest forgotten first (continuing from one gives `previous_response_not_found`)."""
+
+    def __init__(
+        self, shared: ResponseStore, max_turns: int = DEFAULT_CACHE_TURNS, max_bytes: int = DEFAULT_CACHE_BYTES
+    ):
+        self.local: dict[str, str] = {}  # id -> the record as JSON, oldest first
+        self.size = 0
         self.shared = shared
+        self.max_turns, self.max_bytes = max_turns, max_bytes
 
     async def get(self, response_id: str) -> StoredResponse | None:
-        return await self.local.get(response_id) or await self.shared.get(response_id)
+        text = self.local.get(response_id)
+        if text is not None:
+            return StoredResponse.from_json(response_id, text)
+        return await self.shared.get(response_id)
 
     async def put(self, record: StoredResponse) -> None:
         # The shared store first: when it fails, the turn fails, and this connection must not
         # keep the response to continue from either.
         if record.response.get("store") is not False:
             await self.shared.put(record)
-        await self.local.put(record)
+            return
+        await self.evict(record.id)
+        text = record.to_json()
+        self.local[record.id] = text
+        self.size += len(text)
+        while self.local and (len(self.local) > self.max_turns or self.size > self.max_bytes):
+            await self.evict(next(iter(self.local)))
 
     async def delete(self, response_id: str) -> bool:
-        return await self.local.delete(response_id) | await self.shared.delete(response_id)
+        return (self.local.pop(response_id, None) is not None) | await self.shared.delete(response_id)
 
     async def evict(self, response_id: str) -> None:
         """Forget a response on this connection only (the server's store keeps it)."""
-        await self.local.delete(response_id)
+        text = self.local.pop(response_id, None)
+        if text is not None:
+            self.size -= len(text)
 
 
 # uvicorn's websockets-sansio protocol (its default) logs "ASGI callable returned without completing
@@ -133,20 +159,29 @@ async def _no_steps() -> Any:
     yield
 
 
-def websocket_endpoint(turns: Turns, keys: Keys, streams: Streams, model: type, max_connection_seconds: float = 3600):
+def websocket_endpoint(
+    turns: Turns,
+    keys: Keys,
+    streams: Streams,
+    model: type,
+    max_connection_seconds: float = 3600,
+    cache_turns: int = DEFAULT_CACHE_TURNS,
+    cache_bytes: int = DEFAULT_CACHE_BYTES,
+):
     """The WebSocket handler: connections `keys` accepts, each message a turn (`turns`) validated
-    with `model`, generating under the server's stream cap (`streams`)."""
+    with `model`, generating under the server's stream cap (`streams`); each connection keeps at
+    most `cache_turns` of its `store: false` responses, and `cache_bytes` of them."""
     logging.getLogger("uvicorn.error").addFilter(_REFUSAL_FILTER)  # a no-op when already added
 
     async def endpoint(websocket: WebSocket) -> None:
         try:
-            keys.authorize(bearer(websocket.headers.get("authorization")))
+            tenant = keys.authorize(bearer(websocket.headers.get("authorization")))
         except OpenResponsesError as exc:
             _REFUSED.set(True)  # uvicorn logs in this same task, after the endpoint returns
             await websocket.send_denial_response(error_response(exc))
             return
         await websocket.accept()
-        store = _ConnectionStore(turns.store)
+        store = _ConnectionStore(turns.store, cache_turns, cache_bytes)
         deadline = time.monotonic() + max_connection_seconds
         try:
             while True:
@@ -159,13 +194,12 @@ def websocket_endpoint(turns: Turns, keys: Keys, streams: Streams, model: type, 
                 raw = message.get("text")
                 if raw is None:
                     raw = message.get("bytes") or b""
-                await observe_turn(
-                    websocket.scope, _turn(websocket, raw.encode() if isinstance(raw, str) else raw, store)
-                )
+                raw = raw.encode() if isinstance(raw, str) else raw
+                await observe_turn(websocket.scope, _turn(websocket, raw, store, tenant))
         except WebSocketDisconnect:
             return
 
-    async def _turn(websocket: WebSocket, raw: bytes, store: _ConnectionStore) -> None:
+    async def _turn(websocket: WebSocket, raw: bytes, store: _ConnectionStore, tenant: Tenant) -> None:
         previous = None
         release = None  # the turn's stream slot, once it has one
         try:
@@ -180,11 +214,11 @@ def websocket_endpoint(turns: Turns, keys: Keys, streams: Streams, model: type, 
                 generate = True
                 if not turns.acceptance.strict:
                     raw, generate = transport_fields(raw)
-                data, body = parse_body(raw, model)
+                data, body = parse_body(raw, model, turns.bounds.check_request)
                 previous = data.get("previous_response_id")
                 response, request, own_input, policy = await turns.prepare(data, body, store)
                 if generate:
-                    release = streams.take()  # beyond the cap: the 503 envelope, before the provider runs
+                    release = streams.take(tenant.owner)  # beyond the cap: the 503 envelope, before the provider runs
                     steps, first = await turns.first_step(request)
                 else:  # a warm-up: no model runs, so no call can meet `tool_choice: required`
                     steps, first, policy = _no_steps(), None, ToolPolicy(policy.allowed, required=False)

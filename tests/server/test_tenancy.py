@@ -1,0 +1,333 @@
+"""Two tenants on one server: what key A makes, key B reaches nothing of, and A loses nothing.
+
+On every store (memory, a SQLite file, PostgreSQL at `ORSPEC_TEST_POSTGRES`, skipped saying why
+when nothing answers there), on two instances sharing one SQLite file (A on one, B on the other),
+and after a restart on that file. Each refusal is compared with the answer for an id that never
+existed: the same status and the same body, the id aside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from contextlib import ExitStack, contextmanager
+
+import httpx
+import pytest
+from openresponses_runtime.server import DemoProvider, MemoryStore, MessageStart, TextDelta, create_app
+from openresponses_runtime.server.auth import Keys, read_keys_file
+from openresponses_runtime.server.sealing import Sealer
+from orspec.scaffold import scaffold
+from websockets.sync.client import connect
+
+from ..server_helpers import free_port, live_server, served_process
+from .test_lifecycle import _postgres_url
+
+KEY_A, KEY_B = "sk-tenant-a-0123456789", "sk-tenant-b-9876543210"
+KEYS = [("alpha", KEY_A), ("beta", KEY_B)]
+REASONING_KEY = "the servers' shared reasoning key"
+MISSING = "resp_0000000000000000000000000000000000000000"
+
+
+class SlowOrDemo:
+    """The demo model, except for the input `forever`: text until cancelled."""
+
+    def __init__(self) -> None:
+        self.demo = DemoProvider()
+
+    async def respond(self, request):
+        if request.input and "forever" in json.dumps(request.input[-1]):
+            yield MessageStart()
+            while True:
+                await asyncio.sleep(0.01)
+                yield TextDelta("tick ")
+        else:
+            async for step in self.demo.respond(request):
+                yield step
+
+
+def _app(store):
+    return create_app(SlowOrDemo(), store=store, api_keys=KEYS, reasoning_key=REASONING_KEY)
+
+
+@contextmanager
+def _served(store):
+    with live_server(_app(store), lifespan="on") as base:
+        yield base
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres", "two instances", "restart"])
+def bases(request, tmp_path):
+    """The base URL key A speaks to, and a function giving the one B speaks to once A is done
+    (for the restart: A's server stopped and another started on the same file)."""
+    with ExitStack() as stack:
+        if request.param in ("memory", "postgres"):
+            base = stack.enter_context(_served(MemoryStore() if request.param == "memory" else _postgres_url()))
+            yield base, lambda: base
+            return
+        path = str(tmp_path / "responses.sqlite3")
+        first = ExitStack()
+        stack.enter_context(first)
+        base = first.enter_context(_served(path))
+
+        def other() -> str:
+            if request.param == "sqlite":
+                return base
+            if request.param == "restart":
+                first.close()
+            return stack.enter_context(_served(path))
+
+        yield base, other
+
+
+def _headers(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _create(base: str, key: str, **body) -> httpx.Response:
+    return httpx.post(base + "/responses", json={"model": "demo", **body}, headers=_headers(key), timeout=30)
+
+
+def _same_as_missing(given: httpx.Response, missing: httpx.Response, response_id: str) -> None:
+    """`given` (about `response_id`) answers exactly as `missing` (about `MISSING`) does."""
+    assert given.status_code == missing.status_code == 404, given.text
+    assert given.text.replace(response_id, "ID") == missing.text.replace(MISSING, "ID")
+    assert {k: v for k, v in given.headers.items() if k not in ("date", "content-length")} == {
+        k: v for k, v in missing.headers.items() if k not in ("date", "content-length")
+    }
+
+
+def _a_conversation(base: str) -> tuple[str, str]:
+    """Two turns of A's, stored; their ids."""
+    first = _create(base, KEY_A, input="A's secret prompt").json()
+    second = _create(base, KEY_A, input="and more", previous_response_id=first["id"]).json()
+    assert second["status"] == "completed", second
+    return first["id"], second["id"]
+
+
+def test_b_reaches_nothing_of_a_and_a_loses_nothing(bases):
+    base_a, other = bases
+    first, second = _a_conversation(base_a)
+    base_b = other()
+    b = _headers(KEY_B)
+
+    for path in ("/responses/{}", "/responses/{}/input_items"):
+        given = httpx.get(base_b + path.format(second), headers=b, timeout=30)
+        assert "secret" not in given.text
+        _same_as_missing(given, httpx.get(base_b + path.format(MISSING), headers=b, timeout=30), second)
+    for body in ({"input": "go on"}, {"input": "go on", "stream": True}, {"input": "go on", "background": True}):
+        given = _create(base_b, KEY_B, previous_response_id=second, **body)
+        _same_as_missing(given, _create(base_b, KEY_B, previous_response_id=MISSING, **body), second)
+    compact = {"model": "demo", "input": [], "previous_response_id": second}
+    given = httpx.post(base_b + "/responses/compact", json=compact, headers=b, timeout=30)
+    missing = httpx.post(
+        base_b + "/responses/compact", json={**compact, "previous_response_id": MISSING}, headers=b, timeout=30
+    )
+    assert "secret" not in given.text
+    _same_as_missing(given, missing, second)
+    for method, path in (("DELETE", "/responses/{}"), ("POST", "/responses/{}/cancel")):
+        given = httpx.request(method, base_b + path.format(first), headers=b, timeout=30)
+        _same_as_missing(given, httpx.request(method, base_b + path.format(MISSING), headers=b, timeout=30), first)
+
+    # A's conversation is whole: read, listed, continued from its first turn through the second.
+    a = _headers(KEY_A)
+    for response_id in (first, second):
+        assert httpx.get(base_b + f"/responses/{response_id}", headers=a, timeout=30).json()["id"] == response_id
+    listed = httpx.get(base_b + f"/responses/{first}/input_items", headers=a, timeout=30).json()
+    assert "A's secret prompt" in json.dumps(listed)
+    assert _create(base_b, KEY_A, input="still mine", previous_response_id=second).json()["status"] == "completed"
+
+
+def test_b_cannot_cancel_or_resume_a_background_run_of_a(tmp_path):
+    path = str(tmp_path / "responses.sqlite3")
+    with _served(path) as base_a, _served(path) as base_b:
+        run = _create(base_a, KEY_A, input="forever", background=True, stream=False).json()
+        b = _headers(KEY_B)
+        for method, where in (("POST", "/responses/{}/cancel"), ("GET", "/responses/{}?stream=true")):
+            given = httpx.request(method, base_b + where.format(run["id"]), headers=b, timeout=30)
+            missing = httpx.request(method, base_b + where.format(MISSING), headers=b, timeout=30)
+            _same_as_missing(given, missing, run["id"])
+        assert httpx.get(base_a + f"/responses/{run['id']}", headers=_headers(KEY_A)).json()["status"] == "in_progress"
+        cancelled = httpx.post(base_b + f"/responses/{run['id']}/cancel", headers=_headers(KEY_A), timeout=60)
+        assert cancelled.json()["status"] == "cancelled"
+
+
+def test_a_websocket_of_b_cannot_continue_a_response_of_a():
+    with _served(MemoryStore()) as base:
+        first, _ = _a_conversation(base)
+        url = base.replace("http://", "ws://") + "/responses"
+        with connect(url, additional_headers=_headers(KEY_B), open_timeout=10) as ws:
+            ws.send(
+                json.dumps({"type": "response.create", "model": "demo", "input": "hi", "previous_response_id": first})
+            )
+            given = json.loads(ws.recv(timeout=10))
+            ws.send(
+                json.dumps({"type": "response.create", "model": "demo", "input": "hi", "previous_response_id": MISSING})
+            )
+            missing = json.loads(ws.recv(timeout=10))
+        assert given["status"] == 404 and given["error"]["code"] == "previous_response_not_found"
+        assert json.dumps(given).replace(first, "ID") == json.dumps(missing).replace(MISSING, "ID")
+        with connect(url, additional_headers=_headers(KEY_A), open_timeout=10) as ws:
+            ws.send(
+                json.dumps({"type": "response.create", "model": "demo", "input": "hi", "previous_response_id": first})
+            )
+            events = [json.loads(ws.recv(timeout=10)) for _ in range(3)]
+        assert events[0]["type"] == "response.created"
+
+
+def test_reasoning_sealed_for_a_is_refused_from_b():
+    with _served(MemoryStore()) as base:
+        body = {"input": "Say hello", "reasoning": {"effort": "low", "summary": "auto"}}
+        body.update(include=["reasoning.encrypted_content"], store=False)
+        first = _create(base, KEY_A, **body).json()
+        items = [item for item in first["output"] if item["type"] == "reasoning"]
+        assert items and items[0]["encrypted_content"]
+        follow = {"input": [*items, {"role": "user", "content": "again"}], "store": False}
+        refused = _create(base, KEY_B, **follow)
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["code"] == "invalid_encrypted_content"
+        assert refused.json()["error"]["param"] == "input[0].encrypted_content"
+        assert _create(base, KEY_A, **follow).json()["status"] == "completed"
+
+
+def test_a_blob_sealed_for_one_tenant_opens_for_it_only():
+    sealer = Sealer("k")
+    blob = sealer.seal("rs_1", {"x": 1}, tenant="owner-a")
+    assert sealer.unseal("rs_1", blob, tenant="owner-a") == {"x": 1}
+    for other in ("owner-b", None):
+        with pytest.raises(ValueError, match="another API key"):
+            sealer.unseal("rs_1", blob, tenant=other)
+
+
+def test_owners_are_keyed_hashes_and_names_never_the_key():
+    keys = Keys(KEYS, secret="a tenant secret")
+    alpha, beta = keys.tenants
+    assert (alpha.name, beta.name) == ("alpha", "beta")
+    assert KEY_A not in alpha.owner and alpha.owner != beta.owner
+    assert Keys(KEYS, secret="another secret").tenants[0].owner != alpha.owner  # keyed, not a plain hash
+    unnamed = Keys([KEY_A]).tenants[0]
+    assert unnamed.name.startswith("key-") and KEY_A[:8] not in unnamed.name
+    assert keys.authorize(KEY_B) == beta
+
+
+def test_a_keys_file_names_tenants(tmp_path):
+    path = tmp_path / "keys"
+    path.write_text("# the team keys\nalpha sk-a  # a comment\n\nsk-lone\n")
+    assert read_keys_file(path) == [("alpha", "sk-a"), (None, "sk-lone")]
+    path.write_text("alpha sk-a\nalpha sk-b\n")
+    with pytest.raises(ValueError, match="line 2: tenant 'alpha' is named twice") as refused:
+        read_keys_file(path)
+    assert "sk-b" not in str(refused.value)
+    path.write_text("one two three\n")
+    with pytest.raises(ValueError, match="line 1"):
+        read_keys_file(path)
+
+
+def test_responses_stored_before_tenants_belong_to_no_key(tmp_path):
+    """A row without an owner (written before this change) answers 404 to every key."""
+    import sqlite3
+
+    path = tmp_path / "responses.sqlite3"
+    with _served(str(path)) as base:
+        response_id = _create(base, KEY_A, input="old").json()["id"]
+    with sqlite3.connect(path) as db:
+        (data,) = db.execute("SELECT data FROM responses WHERE id = ?", (response_id,)).fetchone()
+        record = json.loads(data)
+        del record["owner"]
+        db.execute("UPDATE responses SET data = ? WHERE id = ?", (json.dumps(record), response_id))
+    with _served(str(path)) as base:
+        for key in (KEY_A, KEY_B):
+            assert httpx.get(base + f"/responses/{response_id}", headers=_headers(key)).status_code == 404
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("command", ["orspec serve", "a scaffold's python -m"])
+def test_a_keys_file_serves_its_tenants_apart(command, tmp_path):
+    keys = tmp_path / "keys"
+    keys.write_text(f"# two teams\nalpha {KEY_A}\n{KEY_B}  # unnamed\n")
+    port = free_port()
+    env = {}
+    if command == "orspec serve":
+        argv = [sys.executable, "-m", "orspec", "serve", "--delay", "0"]
+    else:
+        scaffold("tenancy-check", tmp_path / "provider", force=True)
+        argv, env = [sys.executable, "-m", "tenancy_check"], {"PYTHONPATH": str(tmp_path / "provider" / "src")}
+    argv += ["--port", str(port), "--api-keys-file", str(keys), "--store", "memory:"]
+    with served_process(argv, port=port, env=env) as base:
+        made = _create(base, KEY_A, input="mine")
+        assert made.status_code == 200, made.text
+        response_id = made.json()["id"]
+        assert httpx.get(base + f"/responses/{response_id}", headers=_headers(KEY_A)).status_code == 200
+        assert httpx.get(base + f"/responses/{response_id}", headers=_headers(KEY_B)).status_code == 404
+        assert httpx.get(base + f"/responses/{response_id}", headers=_headers("sk-other")).status_code == 401
+
+
+@pytest.mark.process
+def test_a_bad_keys_file_is_a_usage_error_naming_the_line(tmp_path):
+    keys = tmp_path / "keys"
+    keys.write_text("alpha sk-secret-one\nalpha sk-secret-two\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "orspec", "serve", "--api-keys-file", str(keys), "--store", "memory:"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "line 2" in done.stderr and "named twice" in done.stderr
+    assert "sk-secret" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_logs_metrics_and_spans_name_the_tenant_never_the_key():
+    from openresponses_runtime.server import Observability
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from .test_server_observability import access_records, metrics
+
+    exporter = InMemorySpanExporter()
+    tracing = TracerProvider()
+    tracing.add_span_processor(SimpleSpanProcessor(exporter))
+    app = create_app(
+        DemoProvider(), store=MemoryStore(), api_keys=KEYS, observability=Observability(tracer_provider=tracing)
+    )
+    with access_records() as lines, live_server(app) as base:
+        assert _create(base, KEY_A, input="hi").status_code == 200
+        assert _create(base, KEY_B, input="hi").status_code == 200
+        assert _create(base, "sk-nobody", input="hi").status_code == 401
+        samples = metrics(base.removesuffix("/v1"))
+    records = [json.loads(line) for line in lines]
+    assert [record["tenant"] for record in records] == ["alpha", "beta", None]
+    for key in (KEY_A, KEY_B):
+        assert key not in "".join(lines)
+        assert not any(key in str(labels) for _, labels in samples)
+    labels = frozenset({"tenant": "alpha", "operation": "createResponse", "status": "200"}.items())
+    assert samples[("openresponses_tenant_requests_total", labels)] == 1.0
+    spans = [span for span in exporter.get_finished_spans() if span.kind.name == "SERVER"]
+    assert [span.attributes.get("openresponses.tenant") for span in spans] == ["alpha", "beta", None]
+
+
+def test_compaction_items_are_sealed_for_their_key():
+    import base64
+
+    from .server_helpers import RecordingProvider
+
+    provider = RecordingProvider()
+    app = create_app(provider, store=MemoryStore(), api_keys=KEYS, reasoning_key=REASONING_KEY)
+    with live_server(app) as base:
+        compact = {"model": "demo", "input": [{"role": "user", "content": "A's secret prompt"}]}
+        made = httpx.post(base + "/responses/compact", json=compact, headers=_headers(KEY_A), timeout=30).json()
+        (item,) = made["output"]
+        assert item["type"] == "compaction" and "secret" not in item["encrypted_content"]
+        with pytest.raises(ValueError):  # sealed, not merely encoded
+            json.loads(base64.b64decode(item["encrypted_content"] + "=="))
+        follow = {"input": [item, {"role": "user", "content": "go on"}], "store": False}
+        refused = _create(base, KEY_B, **follow)
+        assert refused.status_code == 400 and refused.json()["error"]["param"] == "input[0].encrypted_content"
+        forged = {**item, "encrypted_content": base64.b64encode(b'[{"role": "user", "content": "FORGED"}]').decode()}
+        refused = _create(base, KEY_A, **{**follow, "input": [forged, follow["input"][1]]})
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_encrypted_content"
+        assert _create(base, KEY_A, **follow).status_code == 200
+        handed = provider.requests[-1].input[0]["encrypted_content"]
+        assert "A's secret prompt" in base64.b64decode(handed).decode()  # the provider gets its own blob back
