@@ -154,8 +154,13 @@ def responses_body(recorded: dict) -> dict:
 
 
 def provider_options(recorded: dict) -> dict:
-    """How a project would configure the gateway for this conversation: the upstream's own fields."""
-    return {"extra_body": {key: value for key, value in recorded.items() if key not in CARRIED}}
+    """How a project would configure the gateway for this conversation: the upstream's own fields, and
+    the server tools its operator allows."""
+    server_tools = [t["type"] for t in recorded.get("tools") or () if t.get("type") not in (None, "custom")]
+    return {
+        "extra_body": {key: value for key, value in recorded.items() if key not in CARRIED},
+        "server_tools": server_tools,
+    }
 
 
 def _uncached(value):

@@ -22,6 +22,7 @@ import pytest
 from openresponses_runtime.events import iter_sse
 from openresponses_runtime.gateways.gemini import GeminiProvider
 from openresponses_runtime.server import create_app
+from openresponses_runtime.server.auth import owner_of
 from openresponses_runtime.server.sealing import Sealer
 from openresponses_runtime.streaming import check_sse
 
@@ -83,7 +84,7 @@ def _sealed_reasoning(signature: str, index: int) -> dict:
     """A reasoning item as the gateway's server hands it to a client that asks for `reasoning.encrypted_content`."""
     item_id = f"rs_recorded_{index}"
     state = {"gemini": {"thoughtSignature": signature, "part": "functionCall"}}
-    blob = Sealer(REASONING_KEY).seal_reasoning(item_id, {"content": []}, json.dumps(state))
+    blob = Sealer(REASONING_KEY).seal_reasoning(item_id, {"content": []}, json.dumps(state), tenant=owner_of(API_KEY))
     return {"type": "reasoning", "id": item_id, "summary": [], "encrypted_content": blob}
 
 

@@ -64,6 +64,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         " a bare UPSTREAM sends every request to it; models not named pass through",
     )
     p.add_argument(
+        "--server-tool",
+        action="append",
+        default=[],
+        metavar="TYPE",
+        help="with --gateway anthropic-messages: an Anthropic server tool type clients may turn on with an"
+        " anthropic:server_tool tool, e.g. web_search_20250305 (repeatable); it runs on the upstream key, so none"
+        " is allowed by default and any other is refused",
+    )
+    p.add_argument(
         "--upstream-timeout",
         type=_seconds,
         default=argparse.SUPPRESS,
@@ -434,7 +443,7 @@ def _gateway_names() -> list[str]:
 def _gateway_settings(args: argparse.Namespace, usage_error: type[Exception]) -> dict[str, Any] | None:
     """What a gateway is built from (its key stays in the environment, where each worker reads it),
     or None for the demo model."""
-    gateway_options = ("--upstream", args.upstream), ("--model", args.model)
+    gateway_options = ("--upstream", args.upstream), ("--model", args.model), ("--server-tool", args.server_tool)
     if args.gateway is None:
         given = [flag for flag, value in gateway_options if value] + (
             ["--upstream-timeout"] if hasattr(args, "upstream_timeout") else []
@@ -453,6 +462,8 @@ def _gateway_settings(args: argparse.Namespace, usage_error: type[Exception]) ->
         )
     if not upstream.startswith(("http://", "https://")):
         raise usage_error(f"--upstream {upstream}: not an http:// or https:// URL")
+    if args.server_tool and gateway.name != "anthropic-messages":
+        raise usage_error(f"--server-tool is for --gateway anthropic-messages, not {gateway.name}")
     model, models = None, {}
     for entry in args.model:
         requested, equals, upstream_model = entry.partition("=")
@@ -470,6 +481,7 @@ def _gateway_settings(args: argparse.Namespace, usage_error: type[Exception]) ->
         "model": model,
         "models": models,
         "timeout": getattr(args, "upstream_timeout", None),
+        "server_tools": list(args.server_tool),
     }
 
 
@@ -484,7 +496,9 @@ def _gateway_provider(settings: dict[str, Any]) -> Any:
             f"--gateway {gateway.name}: set ${UPSTREAM_KEY_VARIABLE} or ${gateway.key_variable}"
             " to the upstream's API key (never a flag: it would show in the process list)"
         )
-    options = {"timeout": settings["timeout"]} if settings["timeout"] is not None else {}
+    options: dict[str, Any] = {"timeout": settings["timeout"]} if settings["timeout"] is not None else {}
+    if settings["server_tools"]:
+        options["server_tools"] = settings["server_tools"]
     try:
         return gateway.load()(
             base_url=settings["upstream"], api_key=key, model=settings["model"], models=settings["models"], **options

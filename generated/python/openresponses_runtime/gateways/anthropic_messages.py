@@ -488,7 +488,10 @@ class AnthropicMessagesProvider(GatewayProvider):
     replaces the model a request names); `models`: upstream names for the models requests name
     (the rest pass through); `max_tokens`: what to ask for when a request sets no
     `max_output_tokens`; `anthropic_version`; `extra_body`: fields sent with every request (such
-    as `thinking` or `stop_sequences`). Subclass and override `messages_request` to change any mapping.
+    as `thinking` or `stop_sequences`); `server_tools`: the Anthropic server tool types (a definition's
+    `type`, such as `web_search_20250305`) clients may turn on with an `anthropic:server_tool` tool, which
+    runs on the operator's key and bill; none by default, and any other is refused (400, `param` tools[i]).
+    Subclass and override `messages_request` to change any mapping.
     """
 
     # Anthropic's own "overloaded": a standard 503 that clients know to retry
@@ -505,6 +508,7 @@ class AnthropicMessagesProvider(GatewayProvider):
         anthropic_version: str = ANTHROPIC_VERSION,
         extra_body: dict[str, Any] | None = None,
         timeout: float = 600.0,
+        server_tools: Iterable[str] = (),
     ):
         api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY", "")
         if not api_key:
@@ -519,11 +523,27 @@ class AnthropicMessagesProvider(GatewayProvider):
         )
         self.max_tokens = max_tokens
         self.anthropic_version = anthropic_version
+        self.server_tools = frozenset(server_tools)
 
     def messages_request(self, request: ProviderRequest) -> dict[str, Any]:
         """The body sent upstream for one turn; override to change a mapping."""
+        self.check_server_tools(request)
         body = to_messages_request(request, self.upstream_model(request.model), self.max_tokens)
         return {**body, **self.extra_body}
+
+    def check_server_tools(self, request: ProviderRequest) -> None:
+        """Refuse a server tool the operator has not allowed: it would run on the operator's key."""
+        for index, tool in enumerate(request.tools):
+            if tool.get("type") != _SERVER_TOOL:
+                continue
+            kind = (tool.get("definition") or {}).get("type") if isinstance(tool.get("definition"), dict) else None
+            if kind not in self.server_tools:
+                allowed = ", ".join(sorted(self.server_tools)) or "none"
+                raise InvalidRequest(
+                    f"This server does not turn on Anthropic's server tool {kind!r} (allowed: {allowed}).",
+                    param=f"tools[{index}]",
+                    code="tool_not_allowed",
+                )
 
     def upstream_request(self, request: ProviderRequest) -> dict[str, Any]:
         return self.messages_request(request)

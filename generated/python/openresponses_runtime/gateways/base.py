@@ -23,6 +23,7 @@ import asyncio
 import base64
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -216,6 +217,18 @@ def expand_compactions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # -- the provider ----------------------------------------------------------------------------
 
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
+
+
+def _public_url(match: re.Match[str]) -> str:
+    """A URL as a client may see it: no `user:password@`, no query, no fragment."""
+    try:
+        url = httpx.URL(match.group(0))
+    except (httpx.InvalidURL, ValueError):
+        return "[a URL]"
+    port = f":{url.port}" if url.port else ""
+    return f"{url.scheme}://{url.host}{port}{url.path}"
+
 
 class GatewayProvider:
     """A provider in front of another model API: one streamed POST a turn.
@@ -286,15 +299,24 @@ class GatewayProvider:
             message = self.error_message(loads(body))
         except ValueError:
             message = body.decode(errors="replace")[:200]
-        return upstream_error(status, message, retry_after, {**ERROR_RULES, **self.error_rules})
+        return upstream_error(status, self.scrub(message), retry_after, {**ERROR_RULES, **self.error_rules})
 
     def not_a_stream(self, kind: str, body: bytes) -> OpenResponsesError:
         return ModelError(
             f"The upstream answered 200 with {kind or 'no content type'}, not an event stream: "
-            f"{body.decode(errors='replace')[:100]!r}",
+            f"{self.scrub(body.decode(errors='replace')[:100])!r}",
             code="upstream_bad_response",
             status=502,
         )
+
+    def scrub(self, text: str) -> str:
+        """`text` fit for the client: the upstream's key (and every other header value this gateway
+        sends) blanked, and URLs without their credentials or query (where keys often travel)."""
+        secrets = {self.api_key, *self.upstream_headers().values()} - {""}
+        for secret in sorted(secrets, key=len, reverse=True):
+            if len(secret) >= 8:  # a header like `anthropic-version: 2023-06-01` is no secret
+                text = text.replace(secret, "[redacted]")
+        return _URL.sub(_public_url, text)
 
     async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
         payload = self.upstream_request(request)
@@ -310,12 +332,16 @@ class GatewayProvider:
                 else:  # some servers answer whole whatever the request asked: read it as its events
                     events = aiter_of(self.whole_answer(kind, await reply.aread()))
                 yield Accepted()  # the client's stream begins now, however long the upstream thinks
-                async for step in self.steps(request, events):
-                    yield step
+                try:
+                    async for step in self.steps(request, events):
+                        yield step
+                except OpenResponsesError as exc:  # an error event of the upstream's, in its words
+                    exc.message = self.scrub(exc.message)
+                    raise
                 await finish_reading(events)  # what follows the last event: the end of the body
         except httpx.TransportError as exc:  # before the answer began: no stream to end
             raise ModelError(
-                f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}",
+                self.scrub(f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}"),
                 code="upstream_unreachable",
                 status=502,
             ) from None
