@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -298,3 +299,27 @@ for argv in ([], ["--max-streams", "1"]):
         .splitlines()[-1]
         .endswith("argument --max-streams: '-1' is not a whole number (0: no cap)")
     )
+
+
+def test_main_writes_only_json_lines_with_log_format_json(tmp_path):
+    """`python -m <package> --log-format json`: its first line, like every other, is a JSON record."""
+    out = tmp_path / "proj"
+    done = run_orspec("scaffold", "provider", "Json Demo", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    code = """
+import logging, sys
+from openresponses_runtime.server import serving
+import json_demo.__main__ as entry
+
+serving.serve = lambda app, **options: None  # configured and said, not served
+assert entry.main(["--api-key", "k", "--store", "memory:", "--log-format", "json", "--port", "8123"]) == 0
+for handler in logging.getLogger("openresponses_runtime").handlers:
+    handler.flush()
+"""
+    env = os.environ | {"PYTHONPATH": str(out / "src")}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines, "nothing was said"
+    records = [json.loads(line) for line in lines]  # each line is JSON, or this raises
+    assert any(r.get("message", r.get("msg", "")).endswith("on http://127.0.0.1:8123/v1/responses") for r in records)
