@@ -9,8 +9,9 @@ import {
   ResponseAccumulator,
   RULES,
   StreamChecker,
+  validateEvent,
   WARNING_RULES,
-} from "../../generated/typescript/src/streaming/index.js";
+} from "openresponses-runtime/streaming";
 
 const encoder = new TextEncoder();
 const frame = (event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
@@ -117,4 +118,30 @@ test("the accumulator rebuilds the response from the items when the terminal eve
   const built = new ResponseAccumulator().feedSse(capture(events)).asObject();
   assert.equal(built.status, "completed");
   assert.deepEqual(built.output, stream().at(-1).response.output);
+});
+
+test("validateEvent checks an event against the schema parseEvent uses for its type", () => {
+  const [created, , , , delta] = stream();
+  const ok = validateEvent(delta, delta.type);
+  assert.equal(ok.ok, true);
+  assert.deepEqual(ok.event, delta);
+  const broken = validateEvent({ ...delta, delta: 5 }, delta.type);
+  assert.equal(broken.ok, false);
+  assert.match(broken.message, /^delta: /);
+  assert.equal(validateEvent({ type: "acme:trace" }, "acme:trace"), null);
+  // The test stream's responses lack fields the schema requires: with the validator, each
+  // lifecycle event is a schema violation; without it, none is.
+  const checked = checkSse(capture(stream()), { validate: validateEvent });
+  assert.deepEqual(
+    checked.map((v) => [v.rule, v.sequenceNumber]),
+    [["schema", 0], ["schema", 1], ["schema", 9]],
+  );
+  assert.match(String(checked[0]), /^seq 0: \[schema\] response\.created does not match its schema: response\./);
+  assert.equal(created.type, "response.created");
+});
+
+test("the accumulator's result() validates the response against ResponseResource", () => {
+  const accumulator = new ResponseAccumulator().feedSse(capture(stream()));
+  assert.equal(accumulator.asObject().status, "completed");
+  assert.throws(() => accumulator.result(), (error) => error.name === "ZodError");
 });

@@ -7,6 +7,7 @@ export {
   type ValidationResult,
 } from "./checker.js";
 export { ResponseAccumulator } from "./accumulator.js";
+export { summarizeIssues, validateEvent, validateResponse } from "./schemas.js";
 export {
   DONE,
   iterSse,

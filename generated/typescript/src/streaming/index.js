@@ -2,6 +2,7 @@
 
 export { checkSse, StreamChecker, Violation } from "./checker.js";
 export { ResponseAccumulator } from "./accumulator.js";
+export { summarizeIssues, validateEvent, validateResponse } from "./schemas.js";
 export { DONE, iterSse, readEvents, readSse, SSEDecoder } from "./sse.js";
 export {
   CUSTOM_EVENT_PATTERN,
