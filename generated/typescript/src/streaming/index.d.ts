@@ -13,6 +13,7 @@ export {
   iterSse,
   readEvents,
   readSse,
+  readSSE,
   SSEDecoder,
   type SSEMessage,
 } from "./sse.js";
