@@ -6,9 +6,8 @@ import { pathToFileURL } from "node:url";
 const [payloadFile, kubbIndex, repeat] = process.argv.slice(2);
 const payloads = JSON.parse(readFileSync(payloadFile, "utf8"));
 const { parseEvent } = await import("openresponses-runtime");
-const { StreamChecker, validateEvent } = await import(
-  "openresponses-runtime/streaming"
-);
+const { StreamChecker, validateEvent } =
+  await import("openresponses-runtime/streaming");
 const kubb = await import(pathToFileURL(kubbIndex).href);
 const { z } = await import("zod/v4");
 
@@ -39,8 +38,9 @@ const ways = {
     checker.feedEvent(parseEvent(s)),
   ),
   // The checker validates with zod itself and returns the parsed event: one validation for both.
-  "check validating (zod)": checking({ validate: validateEvent }, (checker, s) =>
-    checker.feed(null, s),
+  "check validating (zod)": checking(
+    { validate: validateEvent },
+    (checker, s) => checker.feed(null, s),
   ),
   // parseEvent, then a checker that validates again: two validations of each event.
   "parseEvent + check validating": checking(
