@@ -7,7 +7,10 @@ TypeScript are installed from npm, pinned, into `.cache/ts-bench`; Kubb is confi
 keeping the fields of documented references) and run on upstream's
 `openapi.json`; its TypeScript output is compiled to JavaScript with tsc. Kubb writes no event union,
 so its row is `z.union` of the event schemas the spec's stream lists (upstream's own `oneOf`), and a
-second row dispatches on `type` by hand. Every way parses the same list of `data:` strings; the best
+second row dispatches on `type` by hand. Parse + check runs the package's stream checker over the
+whole stream, one checker a pass: after `parseEvent` (the goal's row), validating with zod itself
+(`validateEvent`, one validation for both uses), and after `parseEvent` validating again; for these
+`refused` counts the checker's findings. Every way parses the same list of `data:` strings; the best
 of `--repeat` alternating rounds counts.
 
     python bench/ts_events_bench.py [--deltas N] [--repeat N]
@@ -34,6 +37,7 @@ PACKAGES = [f"@kubb/{p}@{KUBB}" for p in ("cli", "core", "plugin-oas", "plugin-z
     "typescript@5.9.3",
 ]
 GOAL = 2.0
+CHECK_GOAL = 0.8  # parse + check against parseEvent alone
 
 # Upstream's kubb.config.ts, in our words: the same plugins and options.
 KUBB_CONFIG = """\
@@ -134,9 +138,9 @@ def main() -> int:
     print(
         f"{n} events, node {run(['node', '--version'], ROOT).stdout.strip()}, Kubb {KUBB}, zod 4.6.7; best of {args.repeat}"
     )
-    print(f"{'way':28} {'events/s':>12} {'us/event':>9} {'refused':>8}")
+    print(f"{'way':30} {'events/s':>12} {'us/event':>9} {'refused':>8}")
     for name, seconds in best.items():
-        print(f"{name:28} {n / seconds:12,.0f} {seconds / n * 1e6:9.2f} {failures[name]:8}")
+        print(f"{name:30} {n / seconds:12,.0f} {seconds / n * 1e6:9.2f} {failures[name]:8}")
     ratio = best["Kubb union"] / best["parseEvent"]
     verdict = "MET" if ratio >= GOAL else "NOT MET"
     print(f"  parseEvent vs Kubb's union parse: {ratio:.2f}x  (goal >= {GOAL}x)  {verdict}")
@@ -144,6 +148,17 @@ def main() -> int:
         f"  parseEvent vs Kubb dispatching on type by hand: {best['Kubb dispatch on type'] / best['parseEvent']:.2f}x"
     )
     print(f"  parseEvent speed as a fraction of bare JSON.parse: {best['JSON.parse'] / best['parseEvent']:.2f}x")
+    for way, figure in (
+        ("parseEvent + check", "parse + check (parseEvent, then the checker) vs parseEvent alone"),
+        ("check validating (zod)", "parse + check (the checker validating with zod) vs parseEvent alone"),
+    ):
+        ratio = best["parseEvent"] / best[way]
+        verdict = "MET" if ratio >= CHECK_GOAL else "NOT MET"
+        print(f"  {figure}: {ratio:.2f}x  (goal >= {CHECK_GOAL}x)  {verdict}")
+    print(
+        "  parseEvent, then the checker validating again, vs parseEvent alone: "
+        f"{best['parseEvent'] / best['parseEvent + check validating']:.2f}x"
+    )
     return 0
 
 

@@ -8,6 +8,7 @@ import textwrap
 from html import unescape
 from pathlib import Path
 
+import openresponses_runtime.models as python_models
 import pytest
 from orspec.generate.docs import (
     anchor,
@@ -67,6 +68,26 @@ def test_every_schema_has_a_reference_entry(document, pages):
     assert not missing
     for name in schemas:  # on exactly one page, the one of its domain file
         assert sum(text.count(f"{{ #{anchor(name)} }}") for text in pages.values()) == 1, name
+
+
+def test_every_schema_names_its_python_model_and_typescript_schema(document, pages):
+    """The reference of the generated packages gives each schema's names in both, and both exist; a
+    release's reference, of no package, gives none."""
+    typescript = (GENERATED / "typescript" / "models.js").read_text()
+    names = re.compile(
+        r"^## (\S+) \{ #\S+ \}\n(?:(?!^## ).*\n)*?"
+        r"Python: <code>openresponses\\_runtime\.models\.(\S+)</code> · TypeScript: <code>(\S+)</code>",
+        re.M,
+    )
+    found = {
+        m[1]: (m[2].replace("\\_", "_"), m[3].replace("\\_", "_")) for t in pages.values() for m in names.finditer(t)
+    }
+    assert set(found) == set(document["components"]["schemas"])
+    for schema, (python, ts) in found.items():
+        assert python == ts and hasattr(python_models, python), schema
+        assert re.search(rf"^export const {re.escape(ts)} = ", typescript, re.M), schema
+    releases = [p for p in (GENERATED / "docs").glob("*/*.md") if p.parent.name[:1].isdigit()]
+    assert releases and not any("openresponses\\_runtime.models." in p.read_text() for p in releases)
 
 
 def test_schemas_are_on_the_page_of_their_domain_file(pages):

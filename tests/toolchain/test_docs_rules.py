@@ -15,7 +15,8 @@ from orspec.pipeline import load_spec
 
 from ..conftest import ROOT
 
-CHECKER = ROOT / "generated" / "typescript" / "src" / "streaming" / "index.js"
+# The checker module alone: it needs no zod (the streaming index, with the zod validation, does).
+CHECKER = ROOT / "generated" / "typescript" / "src" / "streaming" / "checker.js"
 
 
 @pytest.fixture(scope="module")

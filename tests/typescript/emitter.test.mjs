@@ -8,8 +8,8 @@ import {
   responseSkeleton,
   StreamViolation,
   ToolPolicy,
-} from "../../generated/typescript/src/server/index.js";
-import { ResponseAccumulator } from "../../generated/typescript/src/streaming/index.js";
+} from "openresponses-runtime/server";
+import { ResponseAccumulator } from "openresponses-runtime/streaming";
 
 const WEATHER = { type: "function", name: "get_weather", parameters: {} };
 

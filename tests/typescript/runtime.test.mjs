@@ -71,7 +71,7 @@ test("the SSE reader splits on any line end, joins data lines and drops comments
     out.map((m) => [m.event, m.data]),
     [
       ["a", "1\n2"],
-      ["message", "[DONE]"],
+      [null, "[DONE]"], // no \`event:\` field: null, as in the Python runtime's messages
     ],
   );
   const chunks = ["data: x\n", "\n"];

@@ -9,8 +9,11 @@ import {
   ResponseAccumulator,
   RULES,
   StreamChecker,
+  validateEvent,
   WARNING_RULES,
-} from "../../generated/typescript/src/streaming/index.js";
+} from "openresponses-runtime/streaming";
+import * as rootSse from "openresponses-runtime/sse";
+import * as streamingSse from "openresponses-runtime/streaming";
 
 const encoder = new TextEncoder();
 const frame = (event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
@@ -117,4 +120,68 @@ test("the accumulator rebuilds the response from the items when the terminal eve
   const built = new ResponseAccumulator().feedSse(capture(events)).asObject();
   assert.equal(built.status, "completed");
   assert.deepEqual(built.output, stream().at(-1).response.output);
+});
+
+test("validateEvent checks an event against the schema parseEvent uses for its type", () => {
+  const [created, , , , delta] = stream();
+  const ok = validateEvent(delta, delta.type);
+  assert.equal(ok.ok, true);
+  assert.deepEqual(ok.event, delta);
+  const broken = validateEvent({ ...delta, delta: 5 }, delta.type);
+  assert.equal(broken.ok, false);
+  assert.match(broken.message, /^delta: /);
+  assert.equal(validateEvent({ type: "acme:trace" }, "acme:trace"), null);
+  // The test stream's responses lack fields the schema requires: with the validator, each
+  // lifecycle event is a schema violation; without it, none is.
+  const checked = checkSse(capture(stream()), { validate: validateEvent });
+  assert.deepEqual(
+    checked.map((v) => [v.rule, v.sequenceNumber]),
+    [["schema", 0], ["schema", 1], ["schema", 9]],
+  );
+  assert.match(String(checked[0]), /^seq 0: \[schema\] response\.created does not match its schema: response\./);
+  assert.equal(created.type, "response.created");
+});
+
+test("the accumulator's result() validates the response against ResponseResource", () => {
+  const accumulator = new ResponseAccumulator().feedSse(capture(stream()));
+  assert.equal(accumulator.asObject().status, "completed");
+  assert.throws(() => accumulator.result(), (error) => error.name === "ZodError");
+});
+
+test("the package has one SSE reader: the root sse module gives the streaming module's", async () => {
+  assert.equal(rootSse.SSEDecoder, streamingSse.SSEDecoder);
+  assert.equal(rootSse.readSSE, streamingSse.readSSE);
+  const wire = ": keep-alive\r\nevent: a\r\ndata: 1\rdata:2\n\nid: 7\ndata: [DONE]\n\ndata: cut";
+  const pairs = (messages) => messages.map((m) => [m.event, m.data, m.id]);
+  const complete = [
+    ["a", "1\n2", null],
+    [null, "[DONE]", "7"],
+  ];
+  // Fed three bytes at a time: CRLF and UTF-8 split anywhere.
+  const bytes = new TextEncoder().encode(wire);
+  const chunks = [];
+  for (let i = 0; i < bytes.length; i += 3) chunks.push(bytes.slice(i, i + 3));
+  // close() (iterSse, readSse: the checker's) delivers the message the end cut off, as Python does;
+  // end() (readSSE: the client's) drops it, as the HTML standard does.
+  assert.deepEqual(pairs([...iterSse(chunks)]), [...complete, [null, "cut", "7"]]);
+  const decoder = new rootSse.SSEDecoder();
+  const ended = chunks.flatMap((chunk) => decoder.feed(chunk));
+  assert.deepEqual(pairs([...ended, ...decoder.end()]), complete);
+  const body = () => new Response(bytes).body;
+  const read = [];
+  for await (const m of readSse(body())) read.push(m);
+  assert.deepEqual(pairs(read), [...complete, [null, "cut", "7"]]);
+  for (const source of [new Response(bytes), body(), chunks, [wire]]) {
+    const messages = [];
+    for await (const m of rootSse.readSSE(source)) messages.push(m);
+    assert.deepEqual(pairs(messages), complete);
+  }
+  // A stream that ends on its blank line's CR completes its message under either rule.
+  const cr = new rootSse.SSEDecoder();
+  assert.deepEqual(cr.feed("data: x\n\r"), []);
+  assert.deepEqual(pairs(cr.end()), [[null, "x", null]]);
+  // Breaking out early releases the body.
+  const stream = body();
+  for await (const m of rootSse.readSSE(stream)) break;
+  assert.equal(stream.locked, false);
 });

@@ -258,8 +258,8 @@ GUIDE = ROOT / "docs" / "guides" / "typescript.md"
 
 
 def test_guide_examples_run(project, server):
-    """Each ```js block of docs/guides/typescript.md runs (the client's against `orspec serve`), and
-    each ```ts block passes `tsc --strict`."""
+    """Each ```js block of docs/guides/typescript.md runs (the client's against `orspec serve`, the
+    checker's and the emitter's on their own), and each ```ts block passes `tsc --strict`."""
     text = GUIDE.read_text()
     scripts = re.findall(r"^```js\n(.*?)^```", text, flags=re.S | re.M)
     types = re.findall(r"^```ts\n(.*?)^```", text, flags=re.S | re.M)
@@ -275,6 +275,17 @@ def test_guide_examples_run(project, server):
     assert "text: Hel delta" in outputs[1] and "unknown, kept: 40" in outputs[1]
     assert "404 not_found response_not_found" in outputs[2]
     assert outputs[3].strip() == "true"
+    # The checker on the emitter's stream, then on it broken; the bin on a capture cut short.
+    assert outputs[4].splitlines() == [
+        "0 10 completed",
+        "completed Hello, world.",
+        "schema 2",
+        "output-index 2",
+        "sequence-gap 6",
+        "delta-equals-done 6",
+    ]
+    assert outputs[5].startswith("1\nseq 0: [schema] response.created does not match its schema: ")
+    assert "seq ?: [done-marker]" in outputs[5] and outputs[5].rstrip().endswith("3 violations in 1 events")
     for i, source in enumerate(types):
         (project / f"guide{i}.ts").write_text(source)
     checked = tsc(project, *(f"guide{i}.ts" for i in range(len(types))))

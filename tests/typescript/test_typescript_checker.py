@@ -13,10 +13,10 @@
 Node and the npm tools (`.cache/typescript`, installed by `.ci/services`) are needed: a missing one
 skips with its reason, and fails under CI (CI=true).
 
-Schema findings are not compared: the Python checker validates every core event against the
-pydantic models, and the TypeScript checker takes a validator (the package's zod validation, once
-wired); until then its `schema` findings cover only what every event carries (`sequence_number`).
-Invalid JSON is compared by rule, not by the parser's own words.
+The bin validates every core event against its zod schema (`validateEvent`), as `orspec check-stream`
+does against the pydantic models: a schema finding is compared by its seq, rule and event type, not by
+the validator's words, which differ between zod and pydantic. Invalid JSON is compared by rule, not by
+the parser's own words.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from openresponses_runtime.streaming import ResponseAccumulator, check_sse
 from orspec.cli import main as orspec_main
 from orspec.compliance import CASES, select
 from orspec.write import is_generated
+from pydantic import ValidationError
 
 from ..conftest import ROOT, SHARED, run_orspec
 from ..server_helpers import API_KEY, free_port, served_process
@@ -46,8 +47,8 @@ PACKAGE = ROOT / "generated" / "typescript"
 BIN = PACKAGE / "bin" / "openresponses-check-stream.js"
 TOOLS = ROOT / ".cache" / "typescript" / "node_modules"
 EXAMPLE = ROOT / "examples" / "typescript-provider"
-# A core event's schema finding, which only the Python checker makes until zod validation is wired.
-KNOWN_SCHEMA = re.compile(r"^seq [^:]+: \[schema\] \S+ (does not match its schema|could not be validated): ")
+# A core event's schema finding: its seq, rule and type, then the validator's own words.
+SCHEMA_DETAIL = re.compile(r"^(seq [^:]+: \[schema\] \S+) (does not match its schema|could not be validated): .*$")
 JSON_DETAIL = re.compile(r"(\[sse-json\] data is not valid JSON) \(.*\)$")
 WARNING = re.compile(r"^seq [^:]+: warning \[")
 MISSING_DONE = "seq ?: [done-marker] the stream does not end with `data: [DONE]`"
@@ -68,15 +69,39 @@ def node() -> Path:
     return needed("node", shutil.which("node"))
 
 
+def project_with_package(folder: Path) -> Path:
+    """`folder` as a user's project: the package as built in node_modules/openresponses-runtime (a copy,
+    so that its `import "zod"` finds the pinned zod beside it), and the tests' own modules."""
+    modules = folder / "node_modules"
+    shutil.copytree(PACKAGE, modules / "openresponses-runtime")
+    (modules / "@types").mkdir(parents=True)
+    (modules / "zod").symlink_to(needed("zod", TOOLS / "zod"), target_is_directory=True)
+    node_types = TOOLS / "@types" / "node"
+    if node_types.is_dir():
+        (modules / "@types" / "node").symlink_to(node_types, target_is_directory=True)
+    for path in (ROOT / "tests" / "typescript").glob("*.mjs"):
+        shutil.copy(path, folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def project(node, tmp_path_factory) -> Path:
+    return project_with_package(tmp_path_factory.mktemp("project"))
+
+
+@pytest.fixture(scope="module")
+def bin_path(project) -> Path:
+    return project / "node_modules" / "openresponses-runtime" / "bin" / BIN.name
+
+
 def run(args: list, *, cwd: Path = ROOT, stdin: bytes | None = None, timeout: int = 120):
     return subprocess.run([str(a) for a in args], cwd=cwd, input=stdin, capture_output=True, timeout=timeout)
 
 
 @pytest.mark.process
-def test_node_unit_tests(node):
+def test_node_unit_tests(node, project):
     """The checker's and the emitter's own `node --test` files (test_typescript.py runs the package's)."""
-    files = [ROOT / "tests" / "typescript" / name for name in ("streaming.test.mjs", "emitter.test.mjs")]
-    done = run([node, "--test", *files], timeout=300)
+    done = run([node, "--test", "streaming.test.mjs", "emitter.test.mjs"], cwd=project, timeout=300)
     assert done.returncode == 0, done.stdout.decode()[-4000:] + done.stderr.decode()[-2000:]
     assert re.search(rb"^# fail 0$", done.stdout, re.M) and not re.search(rb"^# pass 0$", done.stdout, re.M)
 
@@ -93,28 +118,17 @@ def python_cli(path: Path, flags: tuple[str, ...]) -> tuple[list[str], str, int]
 
 
 def normalized(lines: list[str]) -> list[str]:
-    return [JSON_DETAIL.sub(r"\1 (...)", line) for line in lines]
+    """The lines with what only the parsers' own words say left out: a core event's schema finding
+    keeps its seq, rule and event type (zod and pydantic word the same fault differently), invalid
+    JSON its rule."""
+    return [SCHEMA_DETAIL.sub(r"\1 (...)", JSON_DETAIL.sub(r"\1 (...)", line)) for line in lines]
 
 
-def assert_same_report(node: Path, path: Path, flags: tuple[str, ...] = ()) -> None:
+def assert_same_report(node: Path, bin_path: Path, path: Path, flags: tuple[str, ...] = ()) -> None:
     py_out, py_err, py_code = python_cli(path, flags)
-    js = run([node, BIN, path, *flags])
+    js = run([node, bin_path, path, *flags])
     js_out, js_err = js.stdout.decode().splitlines(), js.stderr.decode()
-    if not any(KNOWN_SCHEMA.match(line) for line in py_out):
-        assert (normalized(js_out), js_err, js.returncode) == (normalized(py_out), py_err, py_code), path.name
-        return
-    # Python also found core events breaking their schemas: the rest must agree, and so must the
-    # verdict on the rest.
-    expected = [line for line in py_out if not KNOWN_SCHEMA.match(line)]
-    assert normalized([line for line in js_out if line.startswith("seq ")]) == normalized(expected), path.name
-    events = re.fullmatch(r"\d+ violations in (\d+) events\n", py_err).group(1)
-    failing = [line for line in expected if not WARNING.match(line)]
-    if "--allow-missing-done" in flags:
-        failing = [line for line in failing if line != MISSING_DONE]
-    if failing:
-        assert (js_err, js.returncode) == (f"{len(failing)} violations in {events} events\n", 1), path.name
-    else:
-        assert js.returncode == 0 and js_out[-1].startswith(f"OK: {events} events ("), path.name
+    assert (normalized(js_out), js_err, js.returncode) == (normalized(py_out), py_err, py_code), path.name
 
 
 def recordings() -> list[Path]:
@@ -124,8 +138,8 @@ def recordings() -> list[Path]:
 @pytest.mark.process
 @pytest.mark.parametrize("path", recordings(), ids=lambda p: str(p.relative_to(SHARED / "recordings")))
 @pytest.mark.parametrize("flags", [(), ("--allow-missing-done",)], ids=["strict", "allow-missing-done"])
-def test_bin_agrees_with_orspec_check_stream_on_recordings(node, path, flags):
-    assert_same_report(node, path, flags)
+def test_bin_agrees_with_orspec_check_stream_on_recordings(node, bin_path, path, flags):
+    assert_same_report(node, bin_path, path, flags)
 
 
 def test_recordings_are_there():
@@ -155,6 +169,12 @@ def broken_streams() -> dict[str, bytes]:
         edited = copy.deepcopy(events)
         edited[i]["sequence_number"] = edited[i]["sequence_number"] + 5
         streams[f"seq-jump-{i}-{kind}"] = to_sse(edited)
+        stripped = copy.deepcopy(events)
+        stripped[i] = {"type": kind, "sequence_number": stripped[i]["sequence_number"]}
+        streams[f"stripped-{i}-{kind}"] = to_sse(stripped)
+        retyped = copy.deepcopy(events)
+        retyped[i] = {**retyped[i], **{k: [v] for k, v in retyped[i].items() if k not in ("type", "sequence_number")}}
+        streams[f"retyped-{i}-{kind}"] = to_sse(retyped)
         unknown = copy.deepcopy(events)
         unknown.insert(i, {"type": "acme:trace", "sequence_number": "x" if i % 2 else 1.5, "detail": [1, {"a": None}]})
         streams[f"unknown-{i}-{kind}"] = to_sse(unknown)
@@ -183,45 +203,56 @@ def captures(tmp_path_factory) -> Path:
     [(name, ()) for name in sorted(BROKEN)]
     + [(name, ("--allow-missing-done",)) for name in sorted(BROKEN) if "done" in name or "terminal" in name],
 )
-def test_bin_agrees_with_orspec_check_stream_on_broken_streams(node, captures, name, flags):
-    assert_same_report(node, captures / f"{name}.sse", flags)
+def test_bin_agrees_with_orspec_check_stream_on_broken_streams(node, bin_path, captures, name, flags):
+    assert_same_report(node, bin_path, captures / f"{name}.sse", flags)
 
 
 def test_broken_streams_break_every_rule_the_checker_reports(captures):
-    """The corrupted streams reach every rule but `schema` of core events: the comparison covers them."""
+    """The corrupted streams reach every rule, `schema` of core events included: the comparison covers them."""
     from openresponses_runtime.events import RULES
 
     found = set()
     for name in BROKEN:
         found |= {v.rule for v in check_sse((captures / f"{name}.sse").read_bytes())}
     assert found == set(RULES)
+    core_schema = {
+        name
+        for name in BROKEN
+        if any(SCHEMA_DETAIL.match(str(v)) for v in check_sse((captures / f"{name}.sse").read_bytes()))
+    }
+    assert {name.split("-", 2)[2] for name in core_schema if name.startswith("stripped-")} > {"response.created"}
 
 
 @pytest.mark.process
-def test_bin_reads_standard_input_and_says_what_it_cannot_read(node, tmp_path):
+def test_bin_reads_standard_input_and_says_what_it_cannot_read(node, bin_path, tmp_path):
     data = full().sse()
-    js = run([node, BIN, "-"], stdin=data)
+    js = run([node, bin_path, "-"], stdin=data)
     assert js.returncode == 0 and js.stdout.decode().startswith("OK: ")
-    missing = run([node, BIN, tmp_path / "nope.sse"])
+    missing = run([node, bin_path, tmp_path / "nope.sse"])
     assert missing.returncode == 2
     assert (
         missing.stderr.decode()
         == f"openresponses-check-stream: cannot read {tmp_path / 'nope.sse'}: No such file or directory\n"
     )
-    assert run([node, BIN]).returncode == 2
+    assert run([node, bin_path]).returncode == 2
 
 
 ACCUMULATE = """
 import { readFileSync } from 'node:fs';
-import { ResponseAccumulator } from './generated/typescript/src/streaming/index.js';
+import { ResponseAccumulator } from 'openresponses-runtime/streaming';
 const paths = JSON.parse(readFileSync(0, 'utf8'));
-process.stdout.write(JSON.stringify(paths.map((path) => new ResponseAccumulator().feedSse(readFileSync(path)).asObject())));
+const valid = (accumulator) => { try { return accumulator.result() && true; } catch (error) { if (error.name !== 'ZodError') throw error; return false; } };
+process.stdout.write(JSON.stringify(paths.map((path) => {
+  const accumulator = new ResponseAccumulator().feedSse(readFileSync(path));
+  return [accumulator.asObject(), valid(accumulator)];
+})));
 """
 
 
 @pytest.mark.process
-def test_the_accumulator_builds_what_the_python_one_builds(node, captures):
-    """On every recording of an Open Responses stream, and on a stream of every kind of item."""
+def test_the_accumulator_builds_what_the_python_one_builds(node, project, captures):
+    """On every recording of an Open Responses stream, and on a stream of every kind of item; and
+    `result()` accepts the response where the Python one does (ResponseResource through zod, pydantic)."""
     paths = sorted((SHARED / "recordings" / "streams").glob("*.sse")) if SHARED.is_dir() else []
     full_stream = captures / "no-done.sse"
     bare = captures / "bare-output.sse"
@@ -229,12 +260,23 @@ def test_the_accumulator_builds_what_the_python_one_builds(node, captures):
     events[-1]["response"]["output"] = []  # the items come from their own events
     bare.write_bytes(to_sse(events))
     paths += [full_stream, bare]
-    done = run([node, "--input-type=module", "-e", ACCUMULATE], stdin=json.dumps([str(p) for p in paths]).encode())
+    done = run(
+        [node, "--input-type=module", "-e", ACCUMULATE], cwd=project, stdin=json.dumps([str(p) for p in paths]).encode()
+    )
     assert done.returncode == 0, done.stderr.decode()
     built = json.loads(done.stdout)
-    for path, js in zip(paths, built, strict=True):
-        assert js == json.loads(json.dumps(ResponseAccumulator().feed_sse(path.read_bytes()).as_dict())), path.name
-    assert built[-1]["output"] == full().events[-1]["response"]["output"]
+    verdicts = []
+    for path, (js, js_valid) in zip(paths, built, strict=True):
+        accumulator = ResponseAccumulator().feed_sse(path.read_bytes())
+        assert js == json.loads(json.dumps(accumulator.as_dict())), path.name
+        try:
+            accumulator.result()
+            verdicts.append((path.name, True))
+        except ValidationError:
+            verdicts.append((path.name, False))
+        assert js_valid == verdicts[-1][1], path.name
+    assert built[-1][0]["output"] == full().events[-1]["response"]["output"]
+    assert {valid for _, valid in verdicts} == {True, False}, verdicts
 
 
 # -- messages ------------------------------------------------------------------------------------
@@ -271,14 +313,14 @@ REPR_VALUES = [
 
 
 @pytest.mark.process
-def test_python_repr_is_what_the_messages_write(node):
+def test_python_repr_is_what_the_messages_write(node, project):
     script = (
         "import { readFileSync } from 'node:fs';"
-        "import { pyRepr, short } from './generated/typescript/src/streaming/pyvalues.js';"
+        "import { pyRepr, short } from './node_modules/openresponses-runtime/src/streaming/pyvalues.js';"
         "const values = JSON.parse(readFileSync(0, 'utf8'));"
         "process.stdout.write(JSON.stringify(values.map((v) => [pyRepr(v), short(v)])));"
     )
-    done = run([node, "--input-type=module", "-e", script], stdin=json.dumps(REPR_VALUES).encode())
+    done = run([node, "--input-type=module", "-e", script], cwd=project, stdin=json.dumps(REPR_VALUES).encode())
     assert done.returncode == 0, done.stderr.decode()
     got = json.loads(done.stdout)
     short = [r if len(r := repr(v)) <= 40 else r[:37] + "..." for v in REPR_VALUES]
@@ -289,7 +331,7 @@ def test_python_repr_is_what_the_messages_write(node):
 
 EMIT = """
 import { readFileSync } from 'node:fs';
-import { emitEvents, Emitter, responseSkeleton, ToolPolicy } from './generated/typescript/src/server/index.js';
+import { emitEvents, Emitter, responseSkeleton, ToolPolicy } from 'openresponses-runtime/server';
 const { body, scripts } = JSON.parse(readFileSync(0, 'utf8'));
 async function* steps(list) {
   for (const step of list) {
@@ -436,10 +478,10 @@ def masked(value):
 
 
 @pytest.mark.process
-def test_the_emitter_makes_what_the_python_emitter_makes(node):
+def test_the_emitter_makes_what_the_python_emitter_makes(node, project):
     scripts = {name: {"tool_choice": choice, "steps": steps} for name, (choice, steps) in EMIT_SCRIPTS.items()}
     stdin = json.dumps({"body": EMIT_BODY, "scripts": scripts}).encode()
-    done = run([node, "--input-type=module", "-e", EMIT], stdin=stdin)
+    done = run([node, "--input-type=module", "-e", EMIT], cwd=project, stdin=stdin)
     assert done.returncode == 0, done.stderr.decode()
     made = json.loads(done.stdout)
     ends = {}
@@ -469,23 +511,12 @@ def test_the_emitter_makes_what_the_python_emitter_makes(node):
 NOT_SERVED = {"compaction", "lifecycle-background"} | {c.id for c in select(["ws-*"])}
 
 
-def project_with_package(folder: Path) -> Path:
-    """`folder` as a user's project with the package installed: node_modules/openresponses-runtime."""
-    modules = folder / "node_modules"
-    (modules / "@types").mkdir(parents=True)
-    (modules / "openresponses-runtime").symlink_to(PACKAGE, target_is_directory=True)
-    node_types = TOOLS / "@types" / "node"
-    if node_types.is_dir():
-        (modules / "@types" / "node").symlink_to(node_types, target_is_directory=True)
-    shutil.copy(EXAMPLE / "server.js", folder)
-    shutil.copy(EXAMPLE / "package.json", folder)
-    return folder
-
-
 @pytest.mark.process
 def test_example_provider_passes_compliance(node, tmp_path):
     assert len((EXAMPLE / "server.js").read_text().splitlines()) < 100
     project = project_with_package(tmp_path)
+    for name in ("server.js", "package.json"):
+        shutil.copy(EXAMPLE / name, project)
     port = free_port()
     env = {"OPENRESPONSES_API_KEY": API_KEY}
     with served_process([str(node), "server.js", str(port)], port=port, env=env, cwd=project) as base:
@@ -506,9 +537,11 @@ def test_example_provider_passes_compliance(node, tmp_path):
 def test_tsc_strict_on_the_declarations_the_example_and_a_consumer(node, tmp_path):
     tsc = needed("tsc", TOOLS / "typescript" / "bin" / "tsc")
     project = project_with_package(tmp_path)
+    shutil.copy(EXAMPLE / "server.js", project)
     shutil.copy(ROOT / "tests" / "fixtures" / "typescript" / "consumer.ts", project)
     # The checker's and the emitter's declarations; test_typescript.py checks the whole package with zod beside it.
-    declarations = sorted(str(p) for p in (PACKAGE / "src").rglob("*.d.ts"))
+    installed = project / "node_modules" / "openresponses-runtime"
+    declarations = sorted(str(p.relative_to(project)) for p in (installed / "src").rglob("*.d.ts"))
     config = {
         "compilerOptions": {
             "strict": True,

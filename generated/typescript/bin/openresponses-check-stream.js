@@ -5,6 +5,7 @@
 
 import { readFileSync } from "node:fs";
 import { StreamChecker } from "../src/streaming/checker.js";
+import { validateEvent } from "../src/streaming/schemas.js";
 
 const NAME = "openresponses-check-stream";
 const USAGE = `usage: ${NAME} [-h] [--allow-missing-done] FILE`;
@@ -60,7 +61,8 @@ function main(argv) {
     );
     return 2;
   }
-  const checker = new StreamChecker();
+  // Every core event through its zod schema, as `orspec check-stream` validates it with pydantic.
+  const checker = new StreamChecker({ validate: validateEvent });
   const violations = checker.checkSse(data);
   const lines = violations.map(String);
   const failing = allowMissingDone

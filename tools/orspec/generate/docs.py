@@ -25,6 +25,7 @@ from ..schema import EVENT_STREAM, REF_PREFIX, SpecModel, union_of
 from .history import History
 from .history import badges as badge_steps
 from .history import subject as pointer_subject
+from .normalize import class_names
 from .samples import Sample, samples
 
 OUT = "docs"
@@ -181,6 +182,7 @@ class Entry:
     vendor: str = ""
     example: str = ""
     history: list[Any] = field(default_factory=list)
+    names_md: str = ""  # its names in the generated Python and TypeScript packages
 
 
 @dataclass
@@ -838,6 +840,14 @@ def event_sections(model: SpecModel, reader: _Reader) -> list[tuple[str, str, st
     ]
 
 
+def package_names(cls: str) -> str:
+    """Where a schema's model is in the generated packages: one name, the same in both."""
+    return (
+        f"Python: {code('openresponses_runtime.models.' + cls)} · "
+        f"TypeScript: {code(cls)} (the zod schema and its type) from {code('openresponses-runtime/models')}"
+    )
+
+
 def generate_docs(
     model: SpecModel,
     templates: Path,
@@ -855,8 +865,9 @@ def generate_docs(
     `sources` (the bundle's source map) and `root_file` put each schema on the page of the file it
     is written in; `titles` names pages by file stem (e.g. vendor fragments by their own title).
     The model's state machines, when the spec has them, give the events their catalogue sections
-    and the catalogue its lifecycle diagrams. `client_page`: the index links the generated client's
-    page (a release's reference has none). `history` puts "added in", "changed in" and "removed in"
+    and the catalogue its lifecycle diagrams. `client_page`: the reference is the generated packages'
+    (a release's is not): the index links the generated client's page, and each schema shows its
+    names in the Python and TypeScript packages. `history` puts "added in", "changed in" and "removed in"
     badges on schemas, fields, events and operations, and `version`'s changes on a page of their own.
     `examples_from` (the draft's document, for a release's reference): where the consoles of
     operations without request examples of their own take theirs; their samples stay off.
@@ -865,6 +876,10 @@ def generate_docs(
     document = model.document
     pages = reference_pages(model, sources, root_file, titles or {})
     domains = {e.name: p.slug for p in pages for e in p.entries}
+    if client_page:
+        classes = class_names(model.schemas)
+        for entry in (e for p in pages for e in p.entries if e.name in classes):
+            entry.names_md = package_names(classes[entry.name])
     reader = _Reader(model, domains)
     categories = event_sections(model, reader)
     events = [e for _, _, _, section in categories for e in section]

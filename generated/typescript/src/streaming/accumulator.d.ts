@@ -1,3 +1,5 @@
+import type { ResponseResource } from "../../models.js";
+
 /** Builds the response of a stream from its events. */
 export declare class ResponseAccumulator {
   /** The latest lifecycle event's response snapshot. */
@@ -11,4 +13,6 @@ export declare class ResponseAccumulator {
   feed(event: unknown): void;
   /** The response as a plain object: the latest snapshot, with the streamed items if it lists none. */
   asObject(): Record<string, unknown>;
+  /** The response as a validated `ResponseResource`; throws a `ZodError` if it breaks the schema. */
+  result(): ResponseResource;
 }

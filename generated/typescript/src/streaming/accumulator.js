@@ -6,6 +6,7 @@ import {
   TERMINAL_EVENT_TYPES,
   TEXT_PARTS,
 } from "./protocol.js";
+import { validateResponse } from "./schemas.js";
 import { DONE, iterSse } from "./sse.js";
 
 // The events that add to, or finish, a content part's text (its deltas and its `.done`).
@@ -149,5 +150,10 @@ export class ResponseAccumulator {
         .map((i) => this.output.get(i));
     }
     return response;
+  }
+
+  /** The response as a validated `ResponseResource`; throws a `ZodError` if it breaks the schema. */
+  result() {
+    return validateResponse(this.asObject());
   }
 }

@@ -7,11 +7,13 @@ export {
   type ValidationResult,
 } from "./checker.js";
 export { ResponseAccumulator } from "./accumulator.js";
+export { summarizeIssues, validateEvent, validateResponse } from "./schemas.js";
 export {
   DONE,
   iterSse,
   readEvents,
   readSse,
+  readSSE,
   SSEDecoder,
   type SSEMessage,
 } from "./sse.js";

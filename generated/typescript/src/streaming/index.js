@@ -2,7 +2,15 @@
 
 export { checkSse, StreamChecker, Violation } from "./checker.js";
 export { ResponseAccumulator } from "./accumulator.js";
-export { DONE, iterSse, readEvents, readSse, SSEDecoder } from "./sse.js";
+export { summarizeIssues, validateEvent, validateResponse } from "./schemas.js";
+export {
+  DONE,
+  iterSse,
+  readEvents,
+  readSse,
+  readSSE,
+  SSEDecoder,
+} from "./sse.js";
 export {
   CUSTOM_EVENT_PATTERN,
   EVENT_TYPES,

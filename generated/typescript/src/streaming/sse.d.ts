@@ -14,6 +14,8 @@ export declare class SSEDecoder {
   feed(chunk: Uint8Array | string): SSEMessage[];
   /** The messages still open at the end of the stream. */
   close(): SSEMessage[];
+  /** The messages the end of the stream completes as the HTML standard reads it (an open message is dropped). */
+  end(): SSEMessage[];
 }
 
 /** The SSE messages of a whole capture (bytes or text) or of an iterable of chunks. */
@@ -24,6 +26,18 @@ export declare function iterSse(
 /** The SSE messages of a byte stream, such as a fetch `Response.body`, as they arrive. */
 export declare function readSse(
   body: ReadableStream<Uint8Array>,
+): AsyncGenerator<SSEMessage, void, undefined>;
+
+/**
+ * The SSE messages of a fetch `Response`, its `body`, or any (async) iterable of chunks; a message
+ * the end of the stream cut off is dropped, as the HTML standard says.
+ */
+export declare function readSSE(
+  source:
+    | Response
+    | ReadableStream<Uint8Array>
+    | AsyncIterable<Uint8Array | string>
+    | Iterable<Uint8Array | string>,
 ): AsyncGenerator<SSEMessage, void, undefined>;
 
 /** The events of an Open Responses stream (a fetch `Response` or its body), up to `[DONE]`. */

@@ -1,7 +1,9 @@
 // Server-sent events: byte chunks in, split anywhere (mid-line, mid-UTF-8 character), messages
-// out. The same field rules as the Python runtime's `iter_sse`: CR, LF and CRLF all end lines,
-// comment lines are skipped, several `data:` lines join with newlines, and a message still open
-// at the end of the stream is delivered.
+// out. The package's one SSE reader (the root `sse.js` re-exports it). The same field rules as the
+// Python runtime's `iter_sse`: CR, LF and CRLF all end lines, comment lines are skipped, several
+// `data:` lines join with newlines. At the end of the stream, `close` (and `iterSse`, `readSse`,
+// which the checker reads with) delivers a message still open, as Python does; `end` (and
+// `readSSE`, which the client reads with) drops it, as the HTML standard does.
 
 /** The data of the SSE message that ends an Open Responses stream. */
 export const DONE = "[DONE]";
@@ -16,7 +18,7 @@ function message(event, data, id) {
   return { event: event || null, data: data.join("\n"), id };
 }
 
-/** Incremental SSE decoding: `feed` each chunk, then `close` for what the end completes. */
+/** Incremental SSE decoding: `feed` each chunk, then `close` (or `end`) for what the end completes. */
 export class SSEDecoder {
   #decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   #pending = "";
@@ -44,6 +46,22 @@ export class SSEDecoder {
     if (pending.endsWith("\r")) pending = pending.slice(0, -1);
     const out = pending ? this.#lines(splitLines(pending)) : [];
     if (this.#data.length) out.push(message(this.#event, this.#data, this.#id));
+    this.#event = null;
+    this.#data = [];
+    return out;
+  }
+
+  /**
+   * The messages the end of the stream completes as the HTML standard reads it: a line the stream
+   * cut off is dropped, and so is a message without its blank line.
+   */
+  end() {
+    const pending = this.#pending + this.#decoder.decode();
+    this.#pending = "";
+    // What is pending is one unfinished line, unless a CR ended it.
+    const out = pending.endsWith("\r")
+      ? this.#lines([pending.slice(0, -1)])
+      : [];
     this.#event = null;
     this.#data = [];
     return out;
@@ -89,23 +107,48 @@ export function* iterSse(source) {
   yield* decoder.close();
 }
 
-/**
- * The SSE messages of a byte stream, such as a fetch `Response.body`, as they arrive.
- * Stops early, releasing the stream, when the consumer breaks out of its loop.
- */
-export async function* readSse(body) {
-  const decoder = new SSEDecoder();
+// The chunks of a ReadableStream (released when the consumer stops early) or of any iterable.
+async function* chunksOf(body) {
+  if (typeof body.getReader !== "function") {
+    yield* body;
+    return;
+  }
   const reader = body.getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) break;
-      yield* decoder.feed(value);
+      if (done) return;
+      yield value;
     }
-    yield* decoder.close();
   } finally {
     reader.releaseLock();
   }
+}
+
+/**
+ * The SSE messages of a byte stream, such as a fetch `Response.body`, as they arrive; a message
+ * still open at the end is delivered (`close`). Stops early, releasing the stream, when the
+ * consumer breaks out of its loop.
+ */
+export async function* readSse(body) {
+  const decoder = new SSEDecoder();
+  for await (const chunk of chunksOf(body)) yield* decoder.feed(chunk);
+  yield* decoder.close();
+}
+
+/**
+ * The SSE messages of a fetch `Response`, its `body`, or any (async) iterable of byte or text
+ * chunks; a message the end of the stream cut off is dropped (`end`), as the HTML standard says.
+ */
+export async function* readSSE(source) {
+  const body =
+    source !== null && typeof source === "object" && "body" in source
+      ? source.body
+      : source;
+  if (body === null || body === undefined) return;
+  const decoder = new SSEDecoder();
+  for await (const chunk of chunksOf(body)) yield* decoder.feed(chunk);
+  yield* decoder.end();
 }
 
 /**

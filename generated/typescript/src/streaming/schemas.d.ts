@@ -1,0 +1,22 @@
+import type { ResponseResource } from "../../models.js";
+import type { ValidationResult } from "./checker.js";
+
+/** Up to `limit` issues of a zod error as `path: message`, joined by `; `, as the Python checker says them. */
+export declare function summarizeIssues(
+  error: {
+    readonly issues: readonly { path: PropertyKey[]; message: string }[];
+  },
+  limit?: number,
+): string;
+
+/**
+ * Checks one core event against its type's zod schema (the one `parseEvent` uses), without
+ * throwing. Pass it to `StreamChecker` as `{ validate: validateEvent }`.
+ */
+export declare function validateEvent(
+  event: Record<string, unknown>,
+  type: string,
+): ValidationResult | null;
+
+/** The response as a validated `ResponseResource`; throws a `ZodError` if it breaks the schema. */
+export declare function validateResponse(response: unknown): ResponseResource;

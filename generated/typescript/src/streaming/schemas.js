@@ -1,0 +1,34 @@
+// Schema validation for the stream checker: each core event through the zod schema `parseEvent`
+// uses for its type, and the accumulated response through `ResponseResource`.
+
+import { EVENT_TYPES } from "../../events.js";
+import { ResponseResource } from "../../models.js";
+
+/** What went wrong, as the Python checker summarizes it: up to `limit` issues, `path: message`. */
+export function summarizeIssues(error, limit = 3) {
+  const issues = error.issues;
+  const parts = issues
+    .slice(0, limit)
+    .map((issue) => `${issue.path.join(".") || "/"}: ${issue.message}`);
+  const more = issues.length > limit ? ` (+${issues.length - limit} more)` : "";
+  return parts.join("; ") + more;
+}
+
+/**
+ * Checks one core event against its type's zod schema (`safeParse`, so nothing is thrown):
+ * `{ ok: true, event }` with the parsed event, or `{ ok: false, message }`. A type without a
+ * schema here is left as it is (null). Pass it to `StreamChecker` as `{ validate: validateEvent }`.
+ */
+export function validateEvent(event, type) {
+  const schema = EVENT_TYPES[type]?.schema;
+  if (!schema) return null;
+  const outcome = schema.safeParse(event);
+  return outcome.success
+    ? { ok: true, event: outcome.data }
+    : { ok: false, message: summarizeIssues(outcome.error) };
+}
+
+/** The response as a validated `ResponseResource`; throws a `ZodError` if it breaks the schema. */
+export function validateResponse(response) {
+  return ResponseResource.parse(response);
+}
