@@ -74,7 +74,7 @@ from ..server import (
     UsageReport,
     VendorItem,
 )
-from .base import ErrorRule, GatewayProvider, expand_compactions, json_events
+from .base import ErrorRule, GatewayProvider, content_text, data_url, expand_compactions, json_events
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -104,16 +104,6 @@ _SERVER_TOOL = "anthropic:server_tool"
 # -- requests --------------------------------------------------------------------------------
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(
-        str(part.get("text", part.get("refusal", "")))
-        for part in content or ()
-        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text", "refusal")
-    )
-
-
 def _image(part: dict[str, Any]) -> dict[str, Any]:
     url = part.get("image_url")
     if not url:
@@ -122,10 +112,7 @@ def _image(part: dict[str, Any]) -> dict[str, Any]:
             param="input",
         )
     if url.startswith("data:"):
-        header, _, data = url.partition(",")
-        media_type = header[5:].split(";")[0]
-        if not header.endswith(";base64") or not data:
-            raise InvalidRequest("An image data URL must be base64: data:image/png;base64,...", param="input")
+        media_type, data = data_url(url)
         return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
     return {"type": "image", "source": {"type": "url", "url": url}}
 
@@ -214,9 +201,9 @@ def to_anthropic_messages(
         if kind == "message":
             role = item.get("role")
             if role in ("system", "developer"):
-                system.append({"type": "text", "text": _text(item.get("content"))})
+                system.append({"type": "text", "text": content_text(item.get("content"))})
             elif role == "assistant":
-                text = _text(item.get("content"))
+                text = content_text(item.get("content"))
                 if text:  # Anthropic refuses empty text blocks
                     add("assistant", [{"type": "text", "text": text}])
             else:

@@ -55,6 +55,8 @@ __all__ = [
     "GatewayProvider",
     "UpstreamClient",
     "aiter_of",
+    "content_text",
+    "data_url",
     "dumps",
     "expand_compactions",
     "finish_reading",
@@ -67,6 +69,28 @@ __all__ = [
 log = logging.getLogger("openresponses_runtime.gateways")
 
 _FINISH_SECONDS = 1.0  # what an upstream gets to end its body after its last event
+
+
+# -- input, as the upstreams take it --------------------------------------------------------
+
+
+def content_text(content: Any) -> str:
+    """A message's content as plain text: a string as it is, or its text and refusal parts joined."""
+    if isinstance(content, str):
+        return content
+    return "".join(
+        str(part.get("text", part.get("refusal", "")))
+        for part in content or ()
+        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text", "refusal")
+    )
+
+
+def data_url(url: str) -> tuple[str, str]:
+    """The media type and base64 data of a `data:` URL; only base64 ones, which every upstream takes."""
+    header, _, data = url.partition(",")
+    if not header.endswith(";base64") or not data:
+        raise InvalidRequest("An image data URL must be base64: data:image/png;base64,...", param="input")
+    return header[5:].split(";")[0], data
 
 
 # -- transport -------------------------------------------------------------------------------

@@ -78,7 +78,7 @@ from ..server import (
     UsageReport,
     VendorItem,
 )
-from .base import MODEL_NOT_FOUND, GatewayProvider, expand_compactions, loads, new_id
+from .base import MODEL_NOT_FOUND, GatewayProvider, content_text, data_url, expand_compactions, loads, new_id
 
 __all__ = ["GeminiProvider", "steps_from_responses", "to_gemini_contents", "to_gemini_request"]
 
@@ -101,16 +101,6 @@ _MALFORMED = ("MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_
 # -- requests --------------------------------------------------------------------------------
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(
-        str(part.get("text", part.get("refusal", "")))
-        for part in content or ()
-        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text", "refusal")
-    )
-
-
 def _image(part: dict[str, Any]) -> dict[str, Any]:
     url = part.get("image_url")
     if not url:
@@ -118,10 +108,8 @@ def _image(part: dict[str, Any]) -> dict[str, Any]:
             "The Gemini gateway takes images by image_url (a URL or a data URL), not by file_id.", param="input"
         )
     if url.startswith("data:"):
-        header, _, data = url.partition(",")
-        if not header.endswith(";base64") or not data:
-            raise InvalidRequest("An image data URL must be base64: data:image/png;base64,...", param="input")
-        return {"inlineData": {"mimeType": header[5:].split(";")[0], "data": data}}
+        media_type, data = data_url(url)
+        return {"inlineData": {"mimeType": media_type, "data": data}}
     kind = mimetypes.guess_type(url)[0]
     return {"fileData": {"fileUri": url, **({"mimeType": kind} if kind else {})}}
 
@@ -180,7 +168,7 @@ def _response_part(item: dict[str, Any], names: Mapping[str, str]) -> dict[str, 
             param="input",
         )
     output = item.get("output")
-    text = output if isinstance(output, str) else _text(output)
+    text = output if isinstance(output, str) else content_text(output)
     try:
         value = loads(text)
     except ValueError:
@@ -223,9 +211,9 @@ def to_gemini_contents(
         if kind == "message":
             role = item.get("role")
             if role in ("system", "developer"):
-                system.append({"text": _text(item.get("content"))})
+                system.append({"text": content_text(item.get("content"))})
             elif role == "assistant":
-                text = _text(item.get("content"))
+                text = content_text(item.get("content"))
                 if text:
                     add("model", [{"text": text}])
             else:
