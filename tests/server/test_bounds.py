@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import threading
 
 import httpx
 import pytest
 from openresponses_runtime.server import Bounds, DemoProvider, MemoryStore, MessageStart, TextDelta, create_app
 
-from ..server_helpers import live_server
+from ..server_helpers import API_KEY, free_port, live_server, served_process
 
 KEY_A, KEY_B = "sk-bounds-a", "sk-bounds-b"
 
@@ -221,3 +222,29 @@ def test_retention_forgets_old_responses_and_their_run_frames(kind, tmp_path):
         with sqlite3.connect(tmp_path / "r.sqlite3") as db:
             assert db.execute("SELECT count(*) FROM run_frames WHERE id = ?", (old_id,)).fetchone() == (0,)
             assert db.execute("SELECT count(*) FROM runs WHERE id = ?", (old_id,)).fetchone() == (0,)
+
+
+@pytest.mark.process
+def test_orspec_serve_takes_each_bound_as_an_option():
+    """`--max-input-items`, `--max-tools`, `--max-context-bytes` and `--max-body-bytes` reach the app."""
+    port = free_port()
+    argv = [sys.executable, "-m", "orspec", "serve", "--delay", "0", "--port", str(port), "--api-key", API_KEY]
+    argv += ["--store", "memory:", "--max-input-items", "2", "--max-tools", "1", "--max-context-bytes", "1000"]
+    argv += ["--max-body-bytes", "4000"]
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    tool = {"type": "function", "name": "f", "parameters": {"type": "object"}}
+    item = {"type": "message", "role": "user", "content": "hi"}
+    with served_process(argv, port=port) as base:
+
+        def ask(body: dict) -> httpx.Response:
+            return httpx.post(base + "/responses", json={"model": "m", **body}, headers=headers, timeout=30)
+
+        assert ask({"input": [item, item]}).status_code == 200
+        refused = ask({"input": [item] * 3}).json()["error"]
+        assert (refused["code"], refused["param"]) == ("too_many_items", "input")
+        refused = ask({"input": "hi", "tools": [tool, {**tool, "name": "g"}]}).json()["error"]
+        assert (refused["code"], refused["param"]) == ("too_many_tools", "tools")
+        first = ask({"input": "x" * 2000}).json()["id"]  # stored: more than 1,000 bytes of context
+        refused = ask({"input": "more", "previous_response_id": first}).json()["error"]
+        assert (refused["code"], refused["param"]) == ("context_too_large", "previous_response_id")
+        assert ask({"input": "x" * 5000}).status_code == 413

@@ -168,6 +168,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="non-streamed creates answered at once, each a whole response in memory; one more is answered"
         " 503 server_busy with Retry-After; 0: no cap (default: 64)",
     )
+    # What one request may ask (the runtime's `bounds.Bounds` and `create_app(max_body_bytes=...)`), with
+    # their defaults repeated in the help: `orspec` starts without importing the runtime.
+    p.add_argument(
+        "--max-body-bytes",
+        type=_count,
+        default=None,
+        help="bytes of a request body; a larger one is answered 413 (default: 16777216)",
+    )
+    for flag, default, what in _BOUNDS:
+        p.add_argument(flag, type=_count_or_none, default=None, help=f"{what}; 0: no bound (default: {default})")
     p.add_argument(
         "--retention",
         type=_seconds,
@@ -176,6 +186,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         " (default: kept until deleted)",
     )
     p.set_defaults(run=cmd_serve)
+
+
+_BOUNDS = [
+    ("--max-input-items", "10000", "items in one request's input; more is a 400 too_many_items (param input)"),
+    ("--max-tools", "512", "tools offered in one request; more is a 400 too_many_tools (param tools)"),
+    (
+        "--max-context-bytes",
+        "16777216",
+        "bytes of stored conversation a previous_response_id may load; more is a 400 context_too_large",
+    ),
+]
+
+
+def _bounds(settings: dict[str, Any]) -> dict[str, Any]:
+    """`create_app`'s keywords for the bounds given on the command line (0 lifts one); the rest keep the
+    runtime's defaults."""
+    from openresponses_runtime.server.bounds import Bounds
+
+    given = {name: settings.get(name) for name in ("max_input_items", "max_tools", "max_context_bytes")}
+    options: dict[str, Any] = {}
+    if any(value is not None for value in given.values()):
+        options["bounds"] = Bounds(**{k: (v or None) for k, v in given.items() if v is not None})
+    if settings.get("max_body_bytes") is not None:
+        options["max_body_bytes"] = settings["max_body_bytes"]
+    return options
 
 
 def _count_or_none(value: str) -> int:
@@ -275,6 +310,10 @@ def _serve(args: argparse.Namespace) -> int:
                 "max_streams_per_tenant",
                 "max_pending",
                 "retention",
+                "max_body_bytes",
+                "max_input_items",
+                "max_tools",
+                "max_context_bytes",
             )
         },
         "reasoning_key": args.reasoning_key,
@@ -395,6 +434,7 @@ def _app(settings: dict[str, Any]) -> Any:
         max_streams_per_tenant=settings["max_streams_per_tenant"],
         max_pending=settings["max_pending"],
         retention=settings["retention"],
+        **_bounds(settings),
     )
     return _with_cors(app, settings.get("cors_origin") or [])
 
