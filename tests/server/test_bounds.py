@@ -201,6 +201,7 @@ def test_the_demo_clamps_what_a_schema_asks_it_to_build(schema):
     assert 4_000 < len(answer.content) < 300_000  # asked for megabytes, given at most a quarter of one
 
 
+@pytest.mark.slow  # waits out a retention of seconds
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
 def test_retention_forgets_old_responses_and_their_run_frames(kind, tmp_path):
     import sqlite3

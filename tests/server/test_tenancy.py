@@ -311,7 +311,7 @@ def test_logs_metrics_and_spans_name_the_tenant_never_the_key():
 def test_compaction_items_are_sealed_for_their_key():
     import base64
 
-    from .server_helpers import RecordingProvider
+    from ..server_helpers import RecordingProvider
 
     provider = RecordingProvider()
     app = create_app(provider, store=MemoryStore(), api_keys=KEYS, reasoning_key=REASONING_KEY)
