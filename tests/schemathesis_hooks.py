@@ -6,12 +6,12 @@ The server answers 400 to bodies that are schema-valid but break a rule no JSON 
   (`unknown_tool`);
 - a `function_call_output` must answer a `function_call` of the conversation (`function_call_not_found`);
 - `background: true` needs the response stored, so not with `store: false` (`invalid_value` / `store`);
-- a reasoning item's `encrypted_content` must be a blob the server sealed (`invalid_encrypted_content`),
-  which no fuzzer can make.
+- a reasoning item's `encrypted_content`, and a compaction item's, must be a blob the server sealed
+  for the caller's key (`invalid_encrypted_content`), which no fuzzer can make.
 A fuzzer left alone keeps sending such bodies, so this hook makes every schema-valid case follow the
 rules: it renames invalid function names, offers named functions, adds the missing `function_call`
-before an output, keeps a background response stored, and drops `encrypted_content` from reasoning
-items. Invalid cases are left as they are. Parameters and tool types the document does not define
+before an output, keeps a background response stored, drops `encrypted_content` from reasoning
+items and leaves compaction items out (their blob is required). Invalid cases are left as they are. Parameters and tool types the document does not define
 need no hook: the published document admits them, as the server (by default) does, which ignores
 them and names them in `OpenResponses-Ignored`.
 
@@ -50,7 +50,7 @@ def stored_when_background(body):
 
 
 def without_sealed_blobs(body):
-    """The body with no `encrypted_content` on its reasoning input items."""
+    """The body with no `encrypted_content` on its reasoning input items, and no compaction items."""
     items = body.get("input") if isinstance(body, dict) else None
     if not isinstance(items, list):
         return body
@@ -59,6 +59,7 @@ def without_sealed_blobs(body):
         if isinstance(item, dict) and item.get("type") == "reasoning"
         else item
         for item in items
+        if not (isinstance(item, dict) and item.get("type") == "compaction")
     ]
     return {**body, "input": unsealed}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import socket
 import threading
@@ -26,6 +27,7 @@ from openresponses_runtime.server import app as server_app
 from openresponses_runtime.server import compaction as server_compaction
 from openresponses_runtime.server import emitter as server_emitter
 from openresponses_runtime.server import resource as server_resource
+from openresponses_runtime.server import sealing as server_sealing
 from openresponses_runtime.server import turns as server_turns
 from openresponses_runtime.streaming import StreamChecker
 from orspec.proxy import ProxyApp, ProxyConfig, Recorder
@@ -45,7 +47,8 @@ _PER_REQUEST_HEADERS = {"date"}
 
 @pytest.fixture
 def deterministic(monkeypatch):
-    """Ids from a counter and a fixed clock in the server, so equal requests give equal bytes.
+    """Ids from a counter, a fixed clock and a fixed sealing nonce in the server, so equal requests give
+    equal bytes (a nonce used twice under one key is unsafe outside a test that compares bytes).
 
     Returns a function that restarts the ids."""
     counter = {"ids": count()}
@@ -58,6 +61,7 @@ def deterministic(monkeypatch):
         monkeypatch.setattr(module, "new_id", new_id)
     for module in (server_app, server_resource, server_emitter):
         monkeypatch.setattr(module, "time", clock)
+    monkeypatch.setattr(server_sealing, "os", types.SimpleNamespace(urandom=bytes, environ=os.environ))
 
     def restart() -> None:
         counter["ids"] = count()

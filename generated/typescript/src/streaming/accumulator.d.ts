@@ -2,6 +2,10 @@ import type { ResponseResource } from "../../models.js";
 
 /** Builds the response of a stream from its events. */
 export declare class ResponseAccumulator {
+  /** `validate`: what `result()` checks the built response with (the streaming module passes zod's). */
+  constructor(options?: {
+    validate?: (response: Record<string, unknown>) => ResponseResource;
+  });
   /** The latest lifecycle event's response snapshot. */
   response: Record<string, unknown>;
   /** The items streamed so far, by output index. */

@@ -6,7 +6,6 @@ import {
   TERMINAL_EVENT_TYPES,
   TEXT_PARTS,
 } from "./protocol.js";
-import { validateResponse } from "./schemas.js";
 import { DONE, iterSse } from "./sse.js";
 
 // The events that add to, or finish, a content part's text (its deltas and its `.done`).
@@ -63,9 +62,15 @@ function append(part, field, event, kind) {
  * snapshot of the latest lifecycle event is the base; output items are assembled from item, part
  * and delta events, and replaced by the finished item of `response.output_item.done`. A terminal
  * event's own `output`, when it lists items, wins.
+ *
+ * `validate` checks the built response for `result()`: the package's `openresponses-runtime/streaming`
+ * passes the zod `ResponseResource`'s. This module itself imports no zod, so a page can load it as is.
  */
 export class ResponseAccumulator {
-  constructor() {
+  #validate;
+
+  constructor({ validate } = {}) {
+    this.#validate = validate ?? null;
     this.response = {};
     this.output = new Map();
     this.finished = false;
@@ -154,6 +159,11 @@ export class ResponseAccumulator {
 
   /** The response as a validated `ResponseResource`; throws a `ZodError` if it breaks the schema. */
   result() {
-    return validateResponse(this.asObject());
+    if (this.#validate === null) {
+      throw new Error(
+        "result() needs a validator: import ResponseAccumulator from openresponses-runtime/streaming",
+      );
+    }
+    return this.#validate(this.asObject());
   }
 }

@@ -1,8 +1,17 @@
 // The stream checker, the response accumulator and the SSE reader, with the protocol tables they read.
 
+import { ResponseAccumulator as Accumulator } from "./accumulator.js";
+import { validateResponse } from "./schemas.js";
+
 export { checkSse, StreamChecker, Violation } from "./checker.js";
-export { ResponseAccumulator } from "./accumulator.js";
 export { summarizeIssues, validateEvent, validateResponse } from "./schemas.js";
+
+/** Builds the response of a stream from its events; `result()` validates it with the zod `ResponseResource`. */
+export class ResponseAccumulator extends Accumulator {
+  constructor(options = {}) {
+    super({ validate: validateResponse, ...options });
+  }
+}
 export {
   DONE,
   iterSse,

@@ -7,13 +7,18 @@
 
 const STORE = { base: "orspec-console-base", key: "orspec-console-key" };
 const DEFAULT_BASE = "http://127.0.0.1:8000/v1";
-const CHECKER = new URL("../orspec/streaming/index.js", import.meta.url).href;
+// The checker's, the accumulator's and the SSE reader's own modules, which import no zod (the
+// package's index does, and a page has no zod to give it).
+const MODULES = ["checker.js", "accumulator.js", "sse.js"].map(
+  (name) => new URL(`../orspec/streaming/${name}`, import.meta.url).href,
+);
 
 let checkerModule; // loaded once, on the first stream
 async function streaming() {
   if (checkerModule === undefined) {
     try {
-      checkerModule = await import(CHECKER);
+      const modules = await Promise.all(MODULES.map((url) => import(url)));
+      checkerModule = Object.assign({}, ...modules);
     } catch {
       checkerModule = null; // a site built without the TypeScript output: the stream is shown unchecked
     }
