@@ -149,44 +149,38 @@ STAGES = (
     Stage("docs", ("spec", "tool", "templates/docs"), _docs),
     Stage("releases", ("spec", "tool"), lambda spec, _: release_outputs(spec.releases)),
 )
-# Copies the runtime's hand-written modules into an output folder other than their own.
+# Copy each distribution's hand-written modules into an output folder other than their own.
 RUNTIME_STAGE = Stage("runtime", ("runtime",), lambda spec, _: runtime_source(), made_from=None)
 TS_RUNTIME_STAGE = Stage(
     "runtime-typescript", ("runtime-typescript",), lambda spec, _: typescript_source(), made_from=None
 )
 
 
-def runtime_source(runtime: Path = RUNTIME) -> Outputs:
-    """The runtime's hand-written modules, as outputs of the runtime's package folder."""
+def hand_written_source(folder: Path, prefix: str) -> Outputs:
+    """The hand-written files of a distribution's `folder`, as outputs under `prefix`; the modules an
+    earlier build generated there are made anew, and installed packages are not ours."""
+    found = {f"{prefix}/{p.relative_to(folder).as_posix()}": p for p in sorted(folder.rglob("*")) if p.is_file()}
     return {
-        f"{PACKAGE}/{path.relative_to(runtime).as_posix()}": path.read_bytes()
-        for path in sorted(runtime.rglob("*"))
-        if path.is_file()
-        and "__pycache__" not in path.parts
-        and hand_written("python/", path)  # the modules an earlier build generated there are made anew
+        rel: path.read_bytes()
+        for rel, path in found.items()
+        if not {"__pycache__", "node_modules"} & set(path.relative_to(folder).parts) and hand_written(rel, path)
     }
+
+
+def runtime_source(runtime: Path = RUNTIME) -> Outputs:
+    """The Python runtime's hand-written modules, as outputs of its package folder."""
+    return hand_written_source(runtime, PACKAGE)
 
 
 def typescript_source(runtime: Path = TS_RUNTIME) -> Outputs:
     """The npm package's hand-written modules, as outputs of its folder."""
-    found = {f"{TS_ROOT}/{p.relative_to(runtime).as_posix()}": p for p in sorted(runtime.rglob("*")) if p.is_file()}
-    return {
-        rel: path.read_bytes()
-        for rel, path in found.items()
-        if "node_modules" not in path.relative_to(runtime).parts and hand_written(rel, path)
-    }
-
-
-def builds_in_place(out: Path | None) -> bool:
-    """Whether `out` is the output folder the runtime's hand-written modules live in."""
-    return out is not None and (out / PACKAGE).resolve() == RUNTIME.resolve()
+    return hand_written_source(runtime, TS_ROOT)
 
 
 def _copies(out: Path | None) -> tuple[Stage, ...]:
     """The stages that copy hand-written modules into an output folder other than their own."""
-    python = () if builds_in_place(out) else (RUNTIME_STAGE,)
-    typescript = () if out is not None and (out / TS_ROOT).resolve() == TS_RUNTIME.resolve() else (TS_RUNTIME_STAGE,)
-    return python + typescript
+    sources = ((RUNTIME_STAGE, PACKAGE, RUNTIME), (TS_RUNTIME_STAGE, TS_ROOT, TS_RUNTIME))
+    return tuple(stage for stage, rel, home in sources if out is None or (out / rel).resolve() != home.resolve())
 
 
 _COMMENTS = {".py": "# {}", ".toml": "# {}", ".md": "<!-- {} -->", ".js": "// {}", ".ts": "// {}"}
