@@ -73,13 +73,9 @@ def fingerprint(spec: Path, templates: Path, *, lenient: bool, loaded: tuple[str
     parts["tool"] = tool.hexdigest()
     # The runtime's hand-written modules: the server stage reads the app's handlers, and a build into
     # another folder copies them. What a build generated there is its output, not its input.
-    parts["runtime"] = _hash_files([p for p in _tree(RUNTIME) if hand_written("python/", p)], RUNTIME)
-    typescript = [
-        p
-        for p in _tree(TS_RUNTIME)
-        if "node_modules" not in p.parts and hand_written(f"typescript/{p.relative_to(TS_RUNTIME).as_posix()}", p)
-    ]
-    parts["runtime-typescript"] = _hash_files(typescript, TS_RUNTIME)
+    for name, folder, prefix in (("runtime", RUNTIME, "python/"), ("runtime-typescript", TS_RUNTIME, "typescript/")):
+        written = [p for p in _tree(folder) if hand_written(prefix + p.relative_to(folder).as_posix(), p)]
+        parts[name] = _hash_files(written, folder)
     parts["flags"] = f"lenient={lenient}"
     return parts
 
