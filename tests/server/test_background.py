@@ -349,7 +349,10 @@ def test_a_streamed_run_writes_its_events_in_batches():
     events = len(_frames(whole)) - 1  # not `[DONE]`
     assert sum(n for _, n in writes) == events > 240
     assert [first for first, _ in writes] == [sum(n for _, n in writes[:i]) for i in range(len(writes))]
-    assert len(writes) <= took / FLUSH_SECONDS + 2 < events / 10
+    # At most one write a flush interval (plus the first and the last), however slow a loaded machine
+    # makes the run; and the writes are batches: one frame a write would mean no batching at all.
+    assert len(writes) <= took / FLUSH_SECONDS + 2
+    assert max(n for _, n in writes) > 1 and len(writes) < events
 
 
 @pytest.mark.process
