@@ -124,29 +124,50 @@ def _gemini_parts(body: bytes) -> list[dict]:
 
 
 def carried(kind: str, body: bytes) -> dict:
-    """The assistant turn a recorded text answer becomes in the next upstream request: its text, and the
+    """The assistant turn a recorded answer becomes in the next upstream request: its text, and the
     reasoning the upstream needs back, byte for byte, where the upstream takes it."""
     if kind == "anthropic-messages":
         blocks = anthropic_answer(body, "text/event-stream")["blocks"]
-        kept = {"thinking": ("thinking", "signature"), "redacted_thinking": ("data",), "text": ("text",)}
+        kept = {
+            "thinking": ("thinking", "signature"),
+            "redacted_thinking": ("data",),
+            "text": ("text",),
+            "tool_use": ("id", "name", "input"),
+        }
         return {
             "role": "assistant",
             "content": [{"type": b["type"]} | {k: b[k] for k in kept[b["type"]]} for b in blocks],
         }
     if kind == "chat-completions":
-        details: dict[int, dict] = {}  # OpenRouter streams each detail in pieces, by index
-        for message in iter_sse(body):
-            for choice in json.loads(message.data).get("choices") or () if message.data != "[DONE]" else ():
-                for piece in (choice.get("delta") or {}).get("reasoning_details") or ():
-                    detail = details.setdefault(piece["index"], {})
-                    for key, value in piece.items():
-                        detail[key] = detail.get(key, "") + value if key == "text" else value or detail.get(key, value)
+        details: dict[int, dict] = {}  # OpenRouter streams each detail in pieces, by index: texts join
+        chunks = [json.loads(message.data) for message in iter_sse(body) if message.data != "[DONE]"]
+        for choice in (choice for chunk in chunks for choice in chunk.get("choices") or ()):
+            for piece in (choice.get("delta") or {}).get("reasoning_details") or ():
+                detail = details.setdefault(piece["index"], {})
+                for key, value in piece.items():
+                    if key == "text":
+                        detail["text"] = detail.get("text", "") + value
+                    elif value or key not in detail:  # the signature comes once, after empty ones
+                        detail[key] = value
         signed = [detail for _, detail in sorted(details.items()) if detail.get("signature")]
-        return {"role": "assistant", "content": said(kind, body)} | ({"reasoning_details": signed} if signed else {})
-    # Gemini takes back the answer's parts but its thought summaries, adjacent unsigned text joined.
+        calls = [
+            {
+                "id": call["call_id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": call["arguments"]},
+            }
+            for _, call in sorted(chat_answer(body)["calls"].items())
+        ]
+        return (
+            {"role": "assistant", "content": said(kind, body) or None}
+            | ({"tool_calls": calls} if calls else {})
+            | ({"reasoning_details": signed} if signed else {})
+        )
+    # Gemini takes back the answer's parts but its thought summaries and empty unsigned text, adjacent
+    # unsigned text joined.
     parts: list[dict] = []
     for part in _gemini_parts(body):
-        if part.get("thought"):
+        if part.get("thought") or part == {"text": ""}:
             continue
         if parts and set(part) == set(parts[-1]) == {"text"}:
             parts[-1] = {"text": parts[-1]["text"] + part["text"]}
@@ -162,15 +183,35 @@ def assistant_turns(kind: str, request: dict) -> list[dict]:
     return [message for message in request["messages"] if message["role"] == "assistant"]
 
 
+def outputs(kind: str, request: dict) -> dict[str, str]:
+    """An upstream request's function call outputs: each call id's output, as text."""
+    if kind == "anthropic-messages":
+        return {
+            block["tool_use_id"]: json.dumps(block["content"])
+            for message in request["messages"]
+            if message["role"] == "user" and isinstance(message["content"], list)
+            for block in message["content"]
+            if block["type"] == "tool_result"
+        }
+    if kind == "chat-completions":
+        return {m["tool_call_id"]: m["content"] for m in request["messages"] if m["role"] == "tool"}
+    return {
+        part["functionResponse"]["id"]: json.dumps(part["functionResponse"]["response"])
+        for content in request["contents"]
+        for part in content["parts"]
+        if "functionResponse" in part
+    }
+
+
 # -- the tool turn -----------------------------------------------------------------------------
-
-
-def command(n: int) -> str:
-    return f"echo orspec-codex-ran-{n}"
 
 
 def marker(n: int) -> str:
     return f"orspec-codex-ran-{n}"
+
+
+def command(n: int) -> str:
+    return f"echo {marker(n)}"
 
 
 def rewrite_frames(body: bytes, edit: Callable[[dict], bool]) -> bytes:
@@ -199,7 +240,7 @@ def to_shell_calls(kind: str, body: bytes) -> bytes:
         changed = False
         if kind == "anthropic-messages":
             if (event.get("content_block") or {}).get("type") == "tool_use":
-                calls[event["index"]] = changed = False
+                calls[event["index"]] = False
                 event["content_block"]["name"] = SHELL
                 changed = True
             elif (event.get("delta") or {}).get("type") == "input_json_delta":
@@ -369,3 +410,32 @@ def test_three_turns_with_the_whole_history(kind, shared, tmp_path):
     assert [assistant_turns(kind, request) for request in replay.requests] == [
         [carried(kind, answer) for answer in answers[:n]] for n in range(3)
     ]
+
+
+@pytest.mark.parametrize("kind", sorted(GATEWAYS))
+def test_a_tool_call_that_codex_runs(kind, shared, tmp_path):
+    gateway = GATEWAYS[kind]
+    asked = to_shell_calls(kind, recording(gateway.folder, gateway.tool))
+    followup = recording(gateway.folder, gateway.followup)
+    with through(kind) as (base, replay, exchanges):
+        replay.answer(asked)
+        replay.answer(followup)
+        events = Codex(tmp_path, base).exec("Run it")
+
+    calls = [item for item in exchanges[-1].request["input"] if item["type"] == "function_call"]
+    assert calls and {call["name"] for call in calls} == {SHELL}
+    ran = {item["command"]: item for item in completed(events, "command_execution")}
+    for n in range(1, len(calls) + 1):  # each call's command, run in the sandbox, printed its marker
+        (done,) = [item for command_line, item in ran.items() if command(n) in command_line]
+        assert done["exit_code"] == 0 and marker(n) in done["aggregated_output"]
+    assert [m["text"] for m in completed(events, "agent_message")] == [said(kind, followup)]
+    # Two requests, each answered 200; the second carries the first's reasoning whole, and each call's output.
+    assert [exchange.status for exchange in exchanges] == [200, 200]
+    assert reasoning(exchanges[1].request["input"]) == reasoning(exchanges[0].output()) != []
+    # Upstream, the follow-up holds the recorded turn, signature in place, with Codex's calls, and each
+    # call's output with what its command printed.
+    (followed,) = replay.requests[1:]
+    assert assistant_turns(kind, followed) == [carried(kind, asked)]
+    given = outputs(kind, followed)
+    for n, call in enumerate(calls, 1):
+        assert json.loads(call["arguments"]) == {"cmd": command(n)} and marker(n) in given[call["call_id"]]
