@@ -405,7 +405,7 @@ def test_three_turns_with_the_whole_history(kind, shared, tmp_path):
         assert "reasoning.encrypted_content" in exchange.request["include"]
         assert reasoning(exchange.request["input"]) == reasoning(emitted)
         emitted += exchange.output()
-    assert all(blob for _, blob, _ in reasoning(emitted)) and reasoning(emitted), "no sealed reasoning emitted"
+    assert reasoning(emitted) and all(blob for _, blob, _ in reasoning(emitted)), "no sealed reasoning emitted"
     # Upstream, each turn holds every earlier answer in its place: text and signatures byte for byte.
     assert [assistant_turns(kind, request) for request in replay.requests] == [
         [carried(kind, answer) for answer in answers[:n]] for n in range(3)
