@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import os
+import random
 import socket
 import threading
 import time
@@ -24,10 +27,34 @@ from . import cpu_wait
 API_KEY = "sk-test-key"
 
 
+def _ephemeral_low() -> int:
+    try:
+        return int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+# Each test worker takes ports from a block of its own below the kernel's ephemeral range. A port from
+# `bind(0)` is one the kernel hands out again, to another worker's server or an outgoing connection,
+# before ours binds it; a readiness probe then finds the wrong server, which later goes away.
+_BLOCKS = 32
+_BLOCK = (_ephemeral_low() - 10000) // _BLOCKS
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0) % _BLOCKS
+_next_port = itertools.count(random.randrange(_BLOCK))  # another run on the machine starts elsewhere
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nothing listens on, from this worker's block."""
+    for _ in range(_BLOCK):
+        port = 10000 + _WORKER * _BLOCK + next(_next_port) % _BLOCK
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in 127.0.0.1:{10000 + _WORKER * _BLOCK}+{_BLOCK}")
 
 
 @contextmanager

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import ROOT, UPSTREAM
+from ..server_helpers import free_port
 
 pytestmark = pytest.mark.process
 
@@ -105,12 +106,6 @@ def test_published_stream_is_framed_as_sse_messages():
 
 
 # -- schemathesis, as its CLI runs -------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
