@@ -171,8 +171,12 @@ def served_process(command: list[str], *, port: int, env: dict | None = None, cw
     try:
         yield base
     finally:
+        exited = proc.poll()  # before the test was done with it: say so, with its log
         proc.terminate()
         proc.wait(10)
+        if exited is not None:
+            log = proc.stderr.read().decode()[-3000:] if proc.stderr else "(see its log)"
+            raise RuntimeError(f"{command[:4]} exited ({exited}) while in use: {log}")
 
 
 def ws_turn(ws, **body) -> list[dict]:
