@@ -15,6 +15,7 @@ from openresponses_runtime.gateways.anthropic_messages import (
     DEFAULT_MAX_TOKENS,
     AnthropicMessagesProvider,
     steps_from_events,
+    thinking_kind,
     to_anthropic_messages,
 )
 from openresponses_runtime.server import FunctionCallEnd, FunctionCallStart, TextDelta, create_app
@@ -154,10 +155,160 @@ def test_settings_go_upstream(replay):
         "system": [{"type": "text", "text": "Be brief."}],
         "tools": [{"name": "a", "description": "A.", "input_schema": {"type": "object"}}],
         "tool_choice": {"type": "tool", "name": "a", "disable_parallel_tool_use": True},
-        "output_config": {"effort": "low"},
         "temperature": 0.5,
         "top_p": 0.9,
-    }
+    }  # Anthropic refuses thinking with a forced tool: the effort is left out, and said so
+    assert reply.headers["OpenResponses-Ignored"] == "parameter:reasoning"
+
+
+# -- reasoning -------------------------------------------------------------------------------
+
+BUDGET_MODEL, ADAPTIVE_MODEL = "claude-sonnet-4-5-20250929", "claude-opus-4-6"
+
+
+def sent_for(replay, **body) -> tuple[dict, httpx.Response]:
+    """The Messages request the gateway sends for this Open Responses request, and the reply."""
+    base, upstream_ = replay
+    upstream_.answer(START + text_block("Hi") + STOP)
+    reply = post(base, input="hi", **body)
+    assert reply.status_code == 200, reply.text
+    return upstream_.requests[-1], reply
+
+
+THINKING_FIELDS = ("thinking", "output_config", "max_tokens")
+
+
+@pytest.mark.parametrize(
+    ("reasoning", "budget_model", "adaptive_model"),
+    [
+        (None, {"max_tokens": DEFAULT_MAX_TOKENS}, {"max_tokens": DEFAULT_MAX_TOKENS}),
+        ({"effort": "none"}, {"max_tokens": DEFAULT_MAX_TOKENS}, {"max_tokens": DEFAULT_MAX_TOKENS}),
+        (
+            {"effort": "low"},
+            {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": DEFAULT_MAX_TOKENS + 1024},
+            {"thinking": {"type": "adaptive"}, "output_config": {"effort": "low"}, "max_tokens": DEFAULT_MAX_TOKENS + 1024},
+        ),
+        (
+            {"effort": "medium"},
+            {"thinking": {"type": "enabled", "budget_tokens": 4096}, "max_tokens": DEFAULT_MAX_TOKENS + 4096},
+            {"thinking": {"type": "adaptive"}, "output_config": {"effort": "medium"}, "max_tokens": DEFAULT_MAX_TOKENS + 4096},
+        ),
+        (
+            {"effort": "high"},
+            {"thinking": {"type": "enabled", "budget_tokens": 16384}, "max_tokens": DEFAULT_MAX_TOKENS + 16384},
+            {"thinking": {"type": "adaptive"}, "max_tokens": DEFAULT_MAX_TOKENS + 16384},
+        ),
+        (
+            {"effort": "xhigh"},
+            {"thinking": {"type": "enabled", "budget_tokens": 24576}, "max_tokens": DEFAULT_MAX_TOKENS + 24576},
+            {"thinking": {"type": "adaptive"}, "output_config": {"effort": "max"}, "max_tokens": DEFAULT_MAX_TOKENS + 24576},
+        ),
+        (
+            {"summary": "auto"},
+            {"thinking": {"type": "enabled", "budget_tokens": 4096, "display": "summarized"}, "max_tokens": DEFAULT_MAX_TOKENS + 4096},
+            {"thinking": {"type": "adaptive", "display": "summarized"}, "max_tokens": DEFAULT_MAX_TOKENS + 4096},
+        ),
+        (
+            {"effort": "low", "summary": "detailed"},
+            {"thinking": {"type": "enabled", "budget_tokens": 1024, "display": "summarized"}, "max_tokens": DEFAULT_MAX_TOKENS + 1024},
+            {"thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": "low"}, "max_tokens": DEFAULT_MAX_TOKENS + 1024},
+        ),
+        ({"effort": "none", "summary": "auto"}, {"max_tokens": DEFAULT_MAX_TOKENS}, {"max_tokens": DEFAULT_MAX_TOKENS}),
+    ],
+    ids=["absent", "none", "low", "medium", "high", "xhigh", "summary", "low-summary", "none-summary"],
+)  # fmt: skip
+def test_effort_turns_thinking_on_by_the_table(replay, reasoning, budget_model, adaptive_model):
+    body = {"reasoning": reasoning} if reasoning else {}
+    for model, expected in ((BUDGET_MODEL, budget_model), (ADAPTIVE_MODEL, adaptive_model)):
+        sent, reply = sent_for(replay, model=model, **body)
+        assert {key: sent[key] for key in THINKING_FIELDS if key in sent} == expected, model
+        assert "OpenResponses-Ignored" not in reply.headers
+
+
+def test_the_budget_stays_under_the_requests_limit_or_thinking_stays_off(replay):
+    sent, _ = sent_for(replay, model=BUDGET_MODEL, reasoning={"effort": "high"}, max_output_tokens=3000)
+    assert (sent["max_tokens"], sent["thinking"]) == (3000, {"type": "enabled", "budget_tokens": 2999})
+    sent, reply = sent_for(replay, model=BUDGET_MODEL, reasoning={"effort": "low"}, max_output_tokens=1024)
+    assert sent["max_tokens"] == 1024 and "thinking" not in sent  # no room for the least budget, 1024
+    assert reply.headers["OpenResponses-Ignored"] == "parameter:reasoning"
+    sent, _ = sent_for(replay, model=ADAPTIVE_MODEL, reasoning={"effort": "high"}, max_output_tokens=300)
+    assert (sent["max_tokens"], sent["thinking"]) == (300, {"type": "adaptive"})  # no budget to fit
+
+
+@pytest.mark.parametrize(
+    ("model", "kind"),
+    [
+        ("claude-3-5-haiku-latest", None),
+        ("claude-3-opus-20240229", None),
+        ("claude-3-7-sonnet-20250219", "budget"),
+        ("claude-sonnet-4-20250514", "budget"),
+        ("claude-opus-4-1-20250805", "budget"),
+        ("claude-haiku-4-5-20251001", "budget"),
+        ("claude-opus-4-5", "budget"),
+        ("anthropic.claude-sonnet-4-5-20250929-v1:0", "budget"),
+        ("claude-sonnet-4-6", "adaptive"),
+        ("claude-opus-4-7", "adaptive"),
+        ("claude-opus-4.6", "adaptive"),
+        ("claude-mythos-preview", "adaptive"),
+    ],
+)
+def test_how_each_model_thinks(model, kind):
+    assert thinking_kind(model) == kind
+
+
+def test_a_model_that_does_not_think_gets_no_thinking_and_says_so(replay):
+    sent, reply = sent_for(replay, model="claude-3-5-haiku-latest", reasoning={"effort": "high"})
+    assert not {"thinking", "output_config"} & set(sent) and sent["max_tokens"] == DEFAULT_MAX_TOKENS
+    assert reply.headers["OpenResponses-Ignored"] == "parameter:reasoning"
+
+
+def test_sampling_anthropic_refuses_with_thinking_is_left_out_and_named(replay):
+    sent, reply = sent_for(replay, model=BUDGET_MODEL, reasoning={"effort": "low"}, temperature=0.2, top_p=0.5)
+    assert "thinking" in sent and not {"temperature", "top_p"} & set(sent)
+    assert reply.headers["OpenResponses-Ignored"] == "parameter:temperature, parameter:top_p"
+    sent, reply = sent_for(replay, model=BUDGET_MODEL, reasoning={"effort": "low"}, temperature=1, top_p=0.95)
+    assert (sent["temperature"], sent["top_p"]) == (1, 0.95)  # what Anthropic takes with thinking
+    assert "OpenResponses-Ignored" not in reply.headers
+    sent, reply = sent_for(replay, model=BUDGET_MODEL, temperature=0.2, top_p=0.5)  # no thinking: all of it goes
+    assert (sent["temperature"], sent["top_p"]) == (0.2, 0.5) and "OpenResponses-Ignored" not in reply.headers
+
+
+def test_a_deployment_overrides_rows_of_the_tables():
+    with upstream() as (url, upstream_):
+        options = {"thinking_budgets": {"low": 2048}, "thinking_levels": {"xhigh": "high", "low": "medium"}}
+        with served(url, **options) as base:
+            for model, effort in (
+                (BUDGET_MODEL, "low"),
+                (BUDGET_MODEL, "medium"),
+                (ADAPTIVE_MODEL, "xhigh"),
+                (ADAPTIVE_MODEL, "low"),
+            ):
+                upstream_.answer(START + text_block("Hi") + STOP)
+                reply = post(base, model=model, input="hi", reasoning={"effort": effort}, max_output_tokens=20000)
+                assert reply.status_code == 200, reply.text
+    sent = [(r["thinking"], r.get("output_config")) for r in upstream_.requests]
+    assert sent == [
+        ({"type": "enabled", "budget_tokens": 2048}, None),
+        ({"type": "enabled", "budget_tokens": 4096}, None),  # the rows not overridden keep their default
+        ({"type": "adaptive"}, None),  # high: Anthropic's default, not sent
+        ({"type": "adaptive"}, {"effort": "medium"}),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"thinking_budgets": {"minimal": 1024}}, "thinking budget: no effort 'minimal'; the efforts are low, medium, high, xhigh"),
+        ({"thinking_budgets": {"none": 1024}}, "thinking budget: no effort 'none'"),
+        ({"thinking_budgets": {"low": 512}}, "thinking budget low=512: a whole number of tokens, at least 1024"),
+        ({"thinking_budgets": {"low": "2048"}}, "thinking budget low='2048': a whole number of tokens"),
+        ({"thinking_levels": {"high": ""}}, "thinking level high='': an effort level Anthropic takes"),
+    ],
+)  # fmt: skip
+def test_a_bad_table_row_is_refused_saying_which(options, message):
+    with pytest.raises(ValueError) as refused:
+        AnthropicMessagesProvider(api_key="k", **options)
+    assert str(refused.value).startswith(message)
 
 
 @pytest.mark.parametrize(

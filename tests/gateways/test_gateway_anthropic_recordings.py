@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 from openresponses_runtime.events import iter_sse
-from openresponses_runtime.gateways.anthropic_messages import AnthropicMessagesProvider
+from openresponses_runtime.gateways.anthropic_messages import DEFAULT_THINKING_BUDGETS, AnthropicMessagesProvider
 from openresponses_runtime.server import create_app
 from openresponses_runtime.server.auth import owner_of
 from openresponses_runtime.server.sealing import Sealer
@@ -32,12 +32,14 @@ NAMES = sorted(p.name.removesuffix(".request.json") for p in RECORDINGS.glob("*.
 REASONING_KEY = "test-reasoning-key"
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 
-# Fields every request has, or that the test carries over as Open Responses settings; the rest
-# (thinking, stop_sequences, context_management, top-level cache_control) are the upstream's own,
-# which a project sets with `extra_body`.
+# Fields every request has, or that the test carries over as Open Responses settings (`thinking` as
+# `reasoning`); the rest (stop_sequences, context_management, top-level cache_control) are the
+# upstream's own, which a project sets with `extra_body`. So is error-400-json's `output_config`
+# without thinking: `effort: xhigh` alone, which the gateway never sends (its `xhigh` is adaptive
+# thinking at `max`, a level the model takes).
 CARRIED = {
     "model", "messages", "system", "stream", "tools", "tool_choice", "max_tokens", "temperature", "top_p",
-    "output_config",
+    "thinking",
 }  # fmt: skip
 MINIMUM_MAX_OUTPUT_TOKENS = 16  # the spec's minimum for max_output_tokens
 
@@ -148,19 +150,39 @@ def responses_body(recorded: dict) -> dict:
     for field in ("temperature", "top_p"):
         if field in recorded:
             body[field] = recorded[field]
-    if "output_config" in recorded:
-        body["reasoning"] = {"effort": recorded["output_config"]["effort"]}
+    reasoning = _reasoning(recorded.get("thinking"))
+    if reasoning:
+        body["reasoning"] = reasoning
     return body
+
+
+def _budget_effort(budget: int) -> str:
+    """The effort whose default budget is `budget`, else `medium` (which `provider_options` sets to it)."""
+    return next((effort for effort, tokens in DEFAULT_THINKING_BUDGETS.items() if tokens == budget), "medium")
+
+
+def _reasoning(thinking: dict | None) -> dict:
+    """The Open Responses `reasoning` that asks for the recorded `thinking` (the gateway's table):
+    a budget by its effort, `adaptive` with no `output_config` by `high` (Anthropic's default
+    effort), `display: summarized` by a summary."""
+    if not thinking:
+        return {}
+    effort = _budget_effort(thinking["budget_tokens"]) if thinking["type"] == "enabled" else "high"
+    return {"effort": effort} | ({"summary": "auto"} if thinking.get("display") == "summarized" else {})
 
 
 def provider_options(recorded: dict) -> dict:
     """How a project would configure the gateway for this conversation: the upstream's own fields, and
     the server tools its operator allows."""
     server_tools = [t["type"] for t in recorded.get("tools") or () if t.get("type") not in (None, "custom")]
-    return {
+    options = {
         "extra_body": {key: value for key, value in recorded.items() if key not in CARRIED},
         "server_tools": server_tools,
     }
+    budget = (recorded.get("thinking") or {}).get("budget_tokens")
+    if budget is not None and budget not in DEFAULT_THINKING_BUDGETS.values():
+        options["thinking_budgets"] = {"medium": budget}  # a deployment's own budget, as `--thinking-budget` sets
+    return options
 
 
 def _uncached(value):

@@ -16,13 +16,45 @@ Each turn becomes one streamed `POST {base_url}/v1/messages` with `x-api-key` an
 | function tools under `tool_choice` | `tools` (`parameters` as `input_schema`), `tool_choice` `auto`, `any` (`required`), `tool` (one function), `none` |
 | `anthropic:server_tool` tools | their `definition`, as is (e.g. `web_search_20250305`) |
 | `parallel_tool_calls: false` | `tool_choice.disable_parallel_tool_use` |
-| `max_output_tokens` | `max_tokens` (required upstream: `DEFAULT_MAX_TOKENS`, 4096, when the request sets none) |
-| `reasoning.effort` | `output_config.effort` |
-| `temperature`, `top_p` | the same, when the request sets them |
+| `max_output_tokens` | `max_tokens` (required upstream: `DEFAULT_MAX_TOKENS`, 4096, when the request sets none; with thinking, 4096 plus the effort's budget) |
+| `reasoning.effort`, `reasoning.summary` | `thinking`, and `output_config.effort` for adaptive models: see below |
+| `temperature`, `top_p` | the same, when the request sets them (with thinking on: only what Anthropic takes with it, see below) |
 | `input_file` content, images by `file_id` | refused: 400 |
 
-Thinking itself (`thinking: {"type": "enabled", ...}`), `stop_sequences` and prompt-caching hints
-have no Open Responses counterpart: a project sets them with `extra_body` or `messages_request`.
+`reasoning` turns thinking on. How depends on the model (`thinking_kind`): Claude 3.7 Sonnet and
+the Claude 4 models up to 4.5 (Sonnet 4, 4.5, Opus 4, 4.1, 4.5, Haiku 4.5) take a token budget
+(`{"type": "enabled", "budget_tokens": N}`); Opus and Sonnet 4.6 and every later model take
+`{"type": "adaptive"}` with `output_config.effort`; older Claude 3 models do not think. By effort
+(`DEFAULT_THINKING_BUDGETS`, `DEFAULT_THINKING_LEVELS`; a deployment overrides rows with the
+provider's `thinking_budgets` and `thinking_levels`, or `orspec serve --thinking-budget low=2048`
+and `--thinking-level xhigh=high`):
+
+| `reasoning.effort` | budget models: `budget_tokens` | adaptive models: `output_config.effort` |
+|---|---|---|
+| absent (no `reasoning`) | thinking off: nothing sent | thinking off: nothing sent |
+| `none` | thinking off: nothing sent (Anthropic's default) | thinking off: nothing sent |
+| `low` | 1024 (Anthropic's least) | `low` |
+| `medium` | 4096 | `medium` |
+| `high` | 16384 | not sent: `high` is Anthropic's default |
+| `xhigh` | 24576 | `max` |
+| absent, with a `summary` | 4096 (as `medium`) | not sent: the model's default |
+
+- The budget must stay below `max_tokens`: when the request sets no `max_output_tokens`, `max_tokens`
+  is the provider's `max_tokens` (4096) plus the budget (adaptive models: plus the budget of the same
+  effort), room for the answer after the thinking; when it sets one, that stays the limit (it counts
+  thinking tokens, as Open Responses' does) and the budget is cut to one token below it. A limit of
+  1024 or less leaves no room for a budget: thinking stays off.
+- `reasoning.summary` (any value) sends `display: "summarized"` in `thinking`: summarized thinking
+  comes back as reasoning text (Claude 4 models summarize their thinking; Opus 4.7 and later omit
+  it unless asked). Without a summary, the model's default display applies.
+- Anthropic refuses some settings with thinking on; the gateway leaves them out and names them in
+  the `OpenResponses-Ignored` header: `temperature` other than 1, `top_p` below 0.95, and `reasoning`
+  itself with a forced tool (`tool_choice` `required`, or one function), on a model that does not
+  think, or under a limit too small for a budget.
+
+`stop_sequences`, prompt-caching hints and Anthropic's other own fields have no Open Responses
+counterpart: a project sets them with `extra_body` (which replaces a field the gateway made, such as
+`thinking`) or `messages_request`.
 
 The stream translates back, block by block: `text` as text; `thinking` as reasoning streamed as it
 arrives, its signature kept in the reasoning item's `encrypted_content`; `redacted_thinking` as a
@@ -54,6 +86,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -74,14 +107,27 @@ from ..server import (
     UsageReport,
     VendorItem,
 )
-from .base import ErrorRule, GatewayProvider, content_text, data_url, expand_compactions, json_events
+from .base import (
+    ErrorRule,
+    GatewayProvider,
+    content_text,
+    data_url,
+    effort_table,
+    expand_compactions,
+    ignore,
+    json_events,
+    reasoning_asked,
+)
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
+    "DEFAULT_THINKING_BUDGETS",
+    "DEFAULT_THINKING_LEVELS",
     "AnthropicMessagesProvider",
     "events_of_message",
     "message_events",
     "steps_from_events",
+    "thinking_kind",
     "to_anthropic_messages",
     "to_messages_request",
 ]
@@ -99,6 +145,16 @@ _INCOMPLETE = {
 _BLOCK_ITEM = "anthropic:content_block"
 _CITATIONS_ITEM = "anthropic:citations"
 _SERVER_TOOL = "anthropic:server_tool"
+
+# reasoning.effort -> thinking, by the module docstring's table
+DEFAULT_THINKING_BUDGETS = {"low": 1024, "medium": 4096, "high": 16384, "xhigh": 24576}
+DEFAULT_THINKING_LEVELS = {"low": "low", "medium": "medium", "high": "high", "xhigh": "max"}
+MIN_THINKING_BUDGET = 1024  # Anthropic's least budget_tokens
+_DEFAULT_LEVEL = "high"  # Anthropic's effort when none is sent
+_UNSET_EFFORT = "medium"  # what a summary without an effort thinks with on a budget model
+# A Claude model's version: first in the old names (claude-3-7-sonnet), after the family since Claude 4
+# (claude-sonnet-4-5-20250929; a one-digit minor, not a date's first digit)
+_CLAUDE = re.compile(r"claude-(?:(\d+)(?:-(\d))?-[a-z]|[a-z]+-(\d+)(?:[-.](\d)(?!\d))?)")
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -228,8 +284,16 @@ def to_anthropic_messages(
     return system, messages
 
 
-def to_messages_request(request: ProviderRequest, model: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
-    """The streamed Messages request for one turn."""
+def to_messages_request(
+    request: ProviderRequest,
+    model: str,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    budgets: Mapping[str, int] = DEFAULT_THINKING_BUDGETS,
+    levels: Mapping[str, str] = DEFAULT_THINKING_LEVELS,
+) -> dict[str, Any]:
+    """The streamed Messages request for one turn; `budgets` and `levels` turn `reasoning` into
+    thinking (the module docstring's table). What Anthropic would refuse is left out and named in
+    `request.ignored`."""
     system, messages = to_anthropic_messages(request.input, request.instructions)
     limit = request.max_output_tokens
     payload: dict[str, Any] = {
@@ -264,14 +328,67 @@ def to_messages_request(request: ProviderRequest, model: str, max_tokens: int = 
         if getattr(request.body, "parallel_tool_calls", None) is False and choice["type"] != "none":
             choice["disable_parallel_tool_use"] = True
         payload["tool_choice"] = choice
-    effort = (request.reasoning or {}).get("effort")
-    if effort is not None:
-        payload["output_config"] = {"effort": effort}
+    thinking = _thinking_fields(request, model, budgets, levels, max_tokens, payload.get("tool_choice"))
+    payload.update(thinking)
     for field in ("temperature", "top_p"):
         value = getattr(request.body, field, None)
-        if value is not None:
+        if value is None:
+            continue
+        if thinking and (value < 0.95 if field == "top_p" else value != 1):  # what Anthropic takes with thinking
+            ignore(request, field)
+        else:
             payload[field] = value
     return payload
+
+
+def thinking_kind(model: str) -> str | None:
+    """How `model` thinks: `"budget"` (`thinking.budget_tokens`), `"adaptive"` (`thinking.type`
+    `adaptive` and `output_config.effort`), or None (it does not). A name that is not Claude's
+    (a proxy's own) is taken for a current model: adaptive."""
+    match = _CLAUDE.search(model.lower())
+    if match is None:
+        return "adaptive"
+    old_major, old_minor, major, minor = match.groups()
+    version = (int(old_major or major), int(old_minor or minor or 0))
+    if version < (3, 7):
+        return None
+    return "budget" if version < (4, 6) else "adaptive"
+
+
+def _thinking_fields(
+    request: ProviderRequest,
+    model: str,
+    budgets: Mapping[str, int],
+    levels: Mapping[str, str],
+    max_tokens: int,
+    tool_choice: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The request's fields that `reasoning` sets (`thinking`, `output_config`, `max_tokens`), by the
+    module docstring's table; none when thinking stays off."""
+    effort, summary = reasoning_asked(request)
+    if effort == "none" or (effort is None and summary is None):
+        return {}
+    kind = thinking_kind(model)
+    if kind is None or effort not in (None, *budgets) or (tool_choice or {}).get("type") in ("any", "tool"):
+        ignore(request, "reasoning")  # a model that does not think, or a forced tool: Anthropic refuses thinking
+        return {}
+    budget = budgets[effort or _UNSET_EFFORT]
+    limit = request.max_output_tokens
+    fields: dict[str, Any] = {"max_tokens": limit if limit is not None else max_tokens + budget}
+    if kind == "adaptive":
+        thinking: dict[str, Any] = {"type": "adaptive"}
+        level = levels[effort] if effort else _DEFAULT_LEVEL
+        if level != _DEFAULT_LEVEL:
+            fields["output_config"] = {"effort": level}
+    else:
+        budget = min(budget, fields["max_tokens"] - 1)
+        if budget < MIN_THINKING_BUDGET:
+            ignore(request, "reasoning")  # no room for the least budget under the request's limit
+            return {}
+        thinking = {"type": "enabled", "budget_tokens": budget}
+    if summary is not None:
+        thinking["display"] = "summarized"
+    return {**fields, "thinking": thinking}
 
 
 # -- answers ---------------------------------------------------------------------------------
@@ -477,7 +594,10 @@ class AnthropicMessagesProvider(GatewayProvider):
     `max_output_tokens`; `anthropic_version`; `extra_body`: fields sent with every request (such
     as `thinking` or `stop_sequences`); `server_tools`: the Anthropic server tool types (a definition's
     `type`, such as `web_search_20250305`) clients may turn on with an `anthropic:server_tool` tool, which
-    runs on the operator's key and bill; none by default, and any other is refused (400, `param` tools[i]).
+    runs on the operator's key and bill; none by default, and any other is refused (400, `param` tools[i]);
+    `thinking_budgets` and `thinking_levels`: rows over `DEFAULT_THINKING_BUDGETS` (effort ->
+    `budget_tokens`, at least 1024) and `DEFAULT_THINKING_LEVELS` (effort -> `output_config.effort`),
+    which turn `reasoning` into thinking (the module docstring's table; a bad row is a `ValueError`).
     Subclass and override `messages_request` to change any mapping.
     """
 
@@ -496,6 +616,8 @@ class AnthropicMessagesProvider(GatewayProvider):
         extra_body: dict[str, Any] | None = None,
         timeout: float = 600.0,
         server_tools: Iterable[str] = (),
+        thinking_budgets: Mapping[str, int] | None = None,
+        thinking_levels: Mapping[str, str] | None = None,
     ):
         api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY", "")
         if not api_key:
@@ -511,11 +633,26 @@ class AnthropicMessagesProvider(GatewayProvider):
         self.max_tokens = max_tokens
         self.anthropic_version = anthropic_version
         self.server_tools = frozenset(server_tools)
+        self.thinking_budgets = effort_table(
+            DEFAULT_THINKING_BUDGETS,
+            thinking_budgets,
+            name="thinking budget",
+            valid=lambda value: type(value) is int and value >= MIN_THINKING_BUDGET,
+            expected=f"a whole number of tokens, at least {MIN_THINKING_BUDGET}",
+        )
+        self.thinking_levels = effort_table(
+            DEFAULT_THINKING_LEVELS,
+            thinking_levels,
+            name="thinking level",
+            valid=lambda value: isinstance(value, str) and bool(value),
+            expected="an effort level Anthropic takes, such as low, medium, high or max",
+        )
 
     def messages_request(self, request: ProviderRequest) -> dict[str, Any]:
         """The body sent upstream for one turn; override to change a mapping."""
         self.check_server_tools(request)
-        body = to_messages_request(request, self.upstream_model(request.model), self.max_tokens)
+        model = self.upstream_model(request.model)
+        body = to_messages_request(request, model, self.max_tokens, self.thinking_budgets, self.thinking_levels)
         return {**body, **self.extra_body}
 
     def check_server_tools(self, request: ProviderRequest) -> None:

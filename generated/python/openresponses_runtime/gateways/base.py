@@ -15,6 +15,11 @@ per-gateway additions in `GatewayProvider.error_rules`:
 
 An upstream that cannot be reached is a 502 `upstream_unreachable`; a 200 that is neither an event
 stream nor a whole answer, a 502 `upstream_bad_response`.
+
+`reasoning.effort` and `reasoning.summary` turn thinking on as each upstream takes it, by tables a
+deployment may override (`effort_table`): see each gateway's docstring. What a gateway leaves out
+of a request because its upstream would refuse it (say `temperature` with Anthropic's thinking) is
+named with `ignore`, as the server names what it ignored: in the `OpenResponses-Ignored` header.
 """
 
 from __future__ import annotations
@@ -24,9 +29,9 @@ import base64
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import httpx
 
@@ -48,6 +53,7 @@ from ..server.ids import new_id
 from ..server.wire import dumps, loads
 
 __all__ = [
+    "EFFORTS",
     "ERROR_RULES",
     "MODEL_NOT_FOUND",
     "OTHER",
@@ -58,11 +64,14 @@ __all__ = [
     "content_text",
     "data_url",
     "dumps",
+    "effort_table",
     "expand_compactions",
     "finish_reading",
+    "ignore",
     "json_events",
     "loads",
     "new_id",
+    "reasoning_asked",
     "upstream_error",
 ]
 
@@ -91,6 +100,46 @@ def data_url(url: str) -> tuple[str, str]:
     if not header.endswith(";base64") or not data:
         raise InvalidRequest("An image data URL must be base64: data:image/png;base64,...", param="input")
     return header[5:].split(";")[0], data
+
+
+# -- reasoning -------------------------------------------------------------------------------
+
+EFFORTS = ("none", "low", "medium", "high", "xhigh")  # the spec's `reasoning.effort`, least first
+T = TypeVar("T")
+
+
+def reasoning_asked(request: ProviderRequest) -> tuple[str | None, str | None]:
+    """The request's `reasoning.effort` and `reasoning.summary`, None where it sets none."""
+    reasoning = request.reasoning or {}
+    return reasoning.get("effort"), reasoning.get("summary")
+
+
+def effort_table(
+    defaults: Mapping[str, T],
+    overrides: Mapping[str, T] | None,
+    *,
+    name: str,
+    valid: Callable[[T], bool],
+    expected: str,
+) -> dict[str, T]:
+    """`defaults` (effort -> what an upstream takes for it) with a deployment's `overrides`; an
+    effort the table has no row for, or a value `valid` refuses, is a `ValueError` that says which
+    (`name`: the table, as the deployment named it; `expected`: what a value must be)."""
+    table = dict(defaults)
+    for effort, value in (overrides or {}).items():
+        if effort not in defaults:
+            raise ValueError(f"{name}: no effort {effort!r}; the efforts are {', '.join(defaults)}")
+        if not valid(value):
+            raise ValueError(f"{name} {effort}={value!r}: {expected}")
+        table[effort] = value
+    return table
+
+
+def ignore(request: ProviderRequest, *parameters: str) -> None:
+    """Name request `parameters` a gateway left out because its upstream would refuse them, in
+    `request.ignored` (as `parameter:<name>`), which the server reports as for what it ignored itself."""
+    names = [f"parameter:{name}" for name in parameters]
+    request.ignored = (*request.ignored, *(name for name in names if name not in request.ignored))
 
 
 # -- transport -------------------------------------------------------------------------------

@@ -155,13 +155,15 @@ class _Server:
         turns = self.turns
         data, body = await self.read(scope, receive, model)
         response, provider_request, own_input, policy = await self.turns.prepare(data, body)
-        headers = ignored_header(provider_request.ignored)
         if data.get("background"):  # run by a task of the server's own (see `background`)
+            headers = ignored_header(provider_request.ignored)
             return await self.background.start_background(
                 data, response, provider_request, own_input, policy, turns.seal(data), headers
             )
         stream = bool(data.get("stream"))
         emitter = Emitter(response, policy, check=turns.debug, events=stream, frames=stream, seal=turns.seal(data))
+        # The header is read after the provider's first step: a gateway names there what its upstream
+        # would refuse and it left out (`gateways.base.ignore`).
         if stream:
             release = self.streams.take(_owner())  # beyond the cap: a 503 now, before the provider is called
             try:
@@ -169,6 +171,7 @@ class _Server:
             except BaseException:
                 release()
                 raise
+            headers = ignored_header(provider_request.ignored)
             return EventStream(lambda send: self.sse(send, emitter, steps, first, own_input), headers, release)
         release = self.pending.take()  # beyond the cap: a 503 now, before the provider is called
         try:
@@ -180,7 +183,7 @@ class _Server:
             emitter.verify()
         if emitter.error is not None:
             return error_response(emitter.error)
-        return JSONAnswer(encoded, headers)
+        return JSONAnswer(encoded, ignored_header(provider_request.ignored))
 
     async def sse(
         self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]

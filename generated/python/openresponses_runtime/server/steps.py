@@ -185,7 +185,8 @@ class ProviderRequest:
     sealed `encrypted_content`) as the item the provider produced (see `sealing`). `allowed_tools` is the set of function names the
     model may call under `tool_choice`; calls to any other name are suppressed by the server.
     `ignored` names what the server left out of the request (see `acceptance`): `parameter:<name>`,
-    `tool:<type>` or `item:<type>.<field>`; `tools` holds only what the model can be offered.
+    `tool:<type>` or `item:<type>.<field>`; a provider may add to it before its first step (a
+    gateway names what its upstream would refuse); `tools` holds only what the model can be offered.
     """
 
     response_id: str
