@@ -31,9 +31,23 @@ HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 
 
 @pytest.fixture(scope="module")
-def replay():
-    with upstream() as (url, replay), gateway(url) as base:
+def upstream_url():
+    with upstream() as (url, replay):
+        yield url, replay
+
+
+@pytest.fixture(scope="module")
+def replay(upstream_url):
+    url, replay = upstream_url
+    with gateway(url) as base:
         yield base, replay
+
+
+@pytest.fixture(scope="module")
+def openrouter_gateway(upstream_url):
+    """A gateway told that the upstream `replay` serves is OpenRouter: its base URL."""
+    with gateway(upstream_url[0], reasoning_field="reasoning") as base:
+        yield base
 
 
 def stream(base: str, **body) -> tuple[bytes, list[dict]]:
@@ -142,6 +156,39 @@ def test_api_openai_com_gets_max_completion_tokens_and_the_field_can_be_chosen()
     assert ChatCompletionsProvider(base_url="http://127.0.0.1:8000/v1").max_tokens_field == "max_tokens"
     chosen = ChatCompletionsProvider(base_url="https://api.openai.com/v1", max_tokens_field="max_tokens")
     assert chosen.max_tokens_field == "max_tokens"
+
+
+@pytest.mark.parametrize(
+    ("reasoning", "openai_style", "openrouter"),
+    [
+        (None, {}, {}),
+        ({"effort": "none"}, {"reasoning_effort": "none"}, {"reasoning": {"effort": "none"}}),
+        ({"effort": "low"}, {"reasoning_effort": "low"}, {"reasoning": {"effort": "low"}}),
+        ({"effort": "medium"}, {"reasoning_effort": "medium"}, {"reasoning": {"effort": "medium"}}),
+        ({"effort": "high"}, {"reasoning_effort": "high"}, {"reasoning": {"effort": "high"}}),
+        ({"effort": "xhigh"}, {"reasoning_effort": "xhigh"}, {"reasoning": {"effort": "xhigh"}}),
+        ({"summary": "auto"}, {}, {"reasoning": {"enabled": True}}),
+        ({"effort": "high", "summary": "detailed"}, {"reasoning_effort": "high"}, {"reasoning": {"effort": "high"}}),
+    ],
+    ids=["absent", "none", "low", "medium", "high", "xhigh", "summary", "high-summary"],
+)
+def test_reasoning_goes_as_each_upstream_takes_it(replay, openrouter_gateway, reasoning, openai_style, openrouter):
+    body = {"reasoning": reasoning} if reasoning else {}
+    base, upstream_ = replay
+    for gateway_base in (base, openrouter_gateway):  # the same upstream behind both
+        upstream_.answer([chunk({"content": "Hi"}, "stop"), DONE])
+        stream(gateway_base, input="Hi", **body)
+    sent = [{key: r[key] for key in ("reasoning_effort", "reasoning") if key in r} for r in upstream_.requests[-2:]]
+    assert sent == [openai_style, openrouter]
+
+
+def test_openrouter_is_known_by_its_host_and_the_field_can_be_chosen():
+    assert ChatCompletionsProvider(base_url="https://openrouter.ai/api/v1").reasoning_field == "reasoning"
+    assert ChatCompletionsProvider(base_url="https://api.groq.com/openai/v1").reasoning_field == "reasoning_effort"
+    chosen = ChatCompletionsProvider(base_url="https://openrouter.ai/api/v1", reasoning_field="reasoning_effort")
+    assert chosen.reasoning_field == "reasoning_effort"
+    with pytest.raises(ValueError, match="reasoning_field='thinking': choose 'reasoning_effort' or 'reasoning'"):
+        ChatCompletionsProvider(base_url="http://127.0.0.1:8000/v1", reasoning_field="thinking")
 
 
 # -- answers ---------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ NOT_SENT = {
 CARRIED = {
     "model", "messages", "stream", "tools", "tool_choice", "max_tokens", "max_completion_tokens", "temperature",
     "top_p", "presence_penalty", "frequency_penalty", "parallel_tool_calls", "response_format", "reasoning_effort",
+    "reasoning",
 }  # fmt: skip
 MINIMUM_MAX_OUTPUT_TOKENS = 16  # the spec's minimum: openrouter-length-error's 10 is sent as 16
 
@@ -95,6 +96,9 @@ def responses_body(chat: dict) -> dict:
             body[field] = chat[field]
     if chat.get("reasoning_effort"):
         body["reasoning"] = {"effort": chat["reasoning_effort"]}
+    openrouter = chat.get("reasoning")  # OpenRouter's object: an effort, or reasoning on at the model's default
+    if openrouter:
+        body["reasoning"] = {"effort": openrouter["effort"]} if "effort" in openrouter else {"summary": "auto"}
     fmt = chat.get("response_format")
     if fmt and fmt["type"] == "json_schema":
         body["text"] = {"format": {"type": "json_schema", **fmt["json_schema"]}}
@@ -105,7 +109,10 @@ def provider_options(chat: dict) -> dict:
     """How a project would configure the gateway for this upstream: its max tokens field and its own fields."""
     field = next((f for f in ("max_tokens", "max_completion_tokens") if f in chat), "max_tokens")
     extra = {key: value for key, value in chat.items() if key not in CARRIED and key not in NOT_SENT}
-    return {"max_tokens_field": field, "extra_body": extra}
+    options = {"max_tokens_field": field, "extra_body": extra}
+    if "reasoning" in chat:  # an OpenRouter recording, replayed from loopback rather than openrouter.ai
+        options["reasoning_field"] = "reasoning"
+    return options
 
 
 def semantic(chat: dict) -> dict:

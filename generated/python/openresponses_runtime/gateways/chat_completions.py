@@ -12,8 +12,13 @@ Each turn becomes one streamed `POST {base_url}/chat/completions`. Requests tran
 | function tools under `tool_choice` | `tools`, `tool_choice` (`required` with one tool: that function) |
 | `max_output_tokens` | `max_tokens`, or `max_completion_tokens` for api.openai.com (`max_tokens_field`) |
 | `text.format` json_schema / json_object | `response_format` |
-| `reasoning.effort` | `reasoning_effort` |
+| `reasoning.effort` | `reasoning_effort` (any value, `none` too); OpenRouter: `reasoning.effort` |
+| `reasoning.summary` without an effort | nothing; OpenRouter: `reasoning.enabled: true` (reasoning at the model's default effort, returned) |
 | `temperature`, `top_p`, penalties, `parallel_tool_calls` | the same, when the request sets them |
+
+The upstream is OpenRouter when its host is `openrouter.ai` (the provider's `reasoning_field`,
+`"reasoning"` or `"reasoning_effort"`, says otherwise). Chat Completions has no summary setting:
+the reasoning text an upstream streams comes back as it is, whatever `reasoning.summary` says.
 
 The stream translates back: `delta.content` as text, `delta.reasoning_content` (DeepSeek, Z.ai)
 and `delta.reasoning` (Groq, OpenRouter) as reasoning streamed as it arrives, OpenRouter's signed
@@ -61,7 +66,7 @@ from ..server import (
     TextDelta,
     UsageReport,
 )
-from .base import GatewayProvider, expand_compactions, json_events
+from .base import GatewayProvider, expand_compactions, json_events, reasoning_asked
 
 __all__ = ["ChatCompletionsProvider", "chat_chunks", "steps_from_chunks", "to_chat_messages", "to_chat_request"]
 
@@ -168,8 +173,14 @@ def _response_format(request: ProviderRequest) -> dict[str, Any] | None:
     return None  # plain text, the upstream's default
 
 
-def to_chat_request(request: ProviderRequest, model: str, max_tokens_field: str = "max_tokens") -> dict[str, Any]:
-    """The streamed Chat Completions request for one turn."""
+def to_chat_request(
+    request: ProviderRequest,
+    model: str,
+    max_tokens_field: str = "max_tokens",
+    reasoning_field: str = "reasoning_effort",
+) -> dict[str, Any]:
+    """The streamed Chat Completions request for one turn; `reasoning_field` is where `reasoning`
+    goes: `reasoning_effort` (OpenAI's), or `reasoning` (OpenRouter's object)."""
     payload: dict[str, Any] = {
         "model": model,
         "messages": to_chat_messages(request.input, request.instructions),
@@ -201,9 +212,11 @@ def to_chat_request(request: ProviderRequest, model: str, max_tokens_field: str 
     response_format = _response_format(request)
     if response_format is not None:
         payload["response_format"] = response_format
-    effort = (request.reasoning or {}).get("effort")
-    if effort is not None:
-        payload["reasoning_effort"] = effort
+    effort, summary = reasoning_asked(request)
+    if reasoning_field == "reasoning" and (effort is not None or summary is not None):
+        payload["reasoning"] = {"effort": effort} if effort is not None else {"enabled": True}
+    elif effort is not None:
+        payload[reasoning_field] = effort
     for field in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
         value = getattr(request.body, field, None)
         if value is not None:
@@ -428,7 +441,9 @@ class ChatCompletionsProvider(GatewayProvider):
     `$CHAT_COMPLETIONS_API_KEY` and `$CHAT_COMPLETIONS_MODEL` (which, when set, replaces the model
     a request names); `models`: upstream names for the models requests name (the rest pass
     through); `max_tokens_field`: the name the upstream takes for `max_output_tokens`;
-    `extra_body`: fields sent with every request (a vendor's own, such as Z.ai's `thinking`).
+    `reasoning_field`: where `reasoning` goes, `"reasoning_effort"` or OpenRouter's `"reasoning"`
+    (by default the latter for openrouter.ai only); `extra_body`: fields sent with every request
+    (a vendor's own, such as Z.ai's `thinking`).
     Subclass and override `chat_request` to change any mapping.
     """
 
@@ -440,6 +455,7 @@ class ChatCompletionsProvider(GatewayProvider):
         model: str | None = None,
         models: Mapping[str, str] | None = None,
         max_tokens_field: str | None = None,
+        reasoning_field: str | None = None,
         extra_body: dict[str, Any] | None = None,
         timeout: float = 120.0,
     ):
@@ -459,10 +475,18 @@ class ChatCompletionsProvider(GatewayProvider):
         # OpenAI's newer models refuse max_tokens; most compatible servers know only max_tokens.
         openai = urlsplit(self.base_url).hostname == "api.openai.com"
         self.max_tokens_field = max_tokens_field or ("max_completion_tokens" if openai else "max_tokens")
+        # OpenRouter takes its own `reasoning` object, which also turns reasoning on without an effort.
+        openrouter = urlsplit(self.base_url).hostname == "openrouter.ai"
+        if reasoning_field not in (None, "reasoning", "reasoning_effort"):
+            raise ValueError(
+                f"reasoning_field={reasoning_field!r}: choose 'reasoning_effort' or 'reasoning' (OpenRouter's)"
+            )
+        self.reasoning_field = reasoning_field or ("reasoning" if openrouter else "reasoning_effort")
 
     def chat_request(self, request: ProviderRequest) -> dict[str, Any]:
         """The body sent upstream for one turn; override to change a mapping."""
-        body = to_chat_request(request, self.upstream_model(request.model), self.max_tokens_field)
+        model = self.upstream_model(request.model)
+        body = to_chat_request(request, model, self.max_tokens_field, self.reasoning_field)
         return {**body, **self.extra_body}
 
     def upstream_request(self, request: ProviderRequest) -> dict[str, Any]:
