@@ -8,7 +8,7 @@ import json
 
 import httpx
 import pytest
-from openresponses_runtime.gateways.gemini import GeminiProvider
+from openresponses_runtime.gateways.gemini import GeminiProvider, thinking_kind
 from openresponses_runtime.server import create_app
 from openresponses_runtime.streaming import check_sse
 
@@ -299,3 +299,94 @@ def test_two_signed_thoughts_keep_one_signature_each(replay):
     assert [len(i["content"]) for i in first.json()["output"] if i["type"] == "reasoning"] == [1, 1]
     sent = sent_for(replay, base, previous_response_id=first.json()["id"], input="Next")
     assert sent["contents"][1] == {"role": "model", "parts": [*thoughts, {"text": "Done"}]}
+
+
+# -- reasoning -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def thinking():
+    """A gateway with no `extra_body`, and a deployment's own rows over the thinking tables: its
+    base URL, the upstream, and the gateway's thinkingConfig for a request."""
+    with upstream() as (url, upstream_):
+        provider = GeminiProvider(
+            base_url=url.removesuffix("/v1") + "/v1beta",
+            api_key=UPSTREAM_KEY,
+            thinking_budgets={"low": 2048},
+            thinking_levels={"medium": "high"},
+        )
+        with live_server(create_app(provider, store="memory:", api_keys=API_KEY)) as base:
+            yield base, upstream_
+
+
+def thinking_config(thinking, model: str, reasoning: dict | None) -> tuple[dict | None, httpx.Response]:
+    base, upstream_ = thinking
+    upstream_.answer(TEXT)
+    body = {"model": model, "input": "hi", **({"reasoning": reasoning} if reasoning else {})}
+    reply = httpx.post(base + "/responses", json=body, headers=HEADERS, timeout=30)
+    assert reply.status_code == 200, reply.text
+    return (upstream_.requests[-1].get("generationConfig") or {}).get("thinkingConfig"), reply
+
+
+@pytest.mark.parametrize(
+    ("reasoning", "budget_model", "level_model"),
+    [
+        (None, None, None),
+        ({"effort": "none"}, {"thinkingBudget": 0}, {"thinkingLevel": "minimal"}),
+        ({"effort": "low"}, {"thinkingBudget": 2048}, {"thinkingLevel": "low"}),  # the deployment's budget
+        ({"effort": "medium"}, {"thinkingBudget": 8192}, {"thinkingLevel": "high"}),  # the deployment's level
+        ({"effort": "high"}, {"thinkingBudget": 16384}, {"thinkingLevel": "high"}),
+        ({"effort": "xhigh"}, {"thinkingBudget": 24576}, {"thinkingLevel": "high"}),
+        ({"summary": "auto"}, {"includeThoughts": True}, {"includeThoughts": True}),
+        (
+            {"effort": "high", "summary": "concise"},
+            {"thinkingBudget": 16384, "includeThoughts": True},
+            {"thinkingLevel": "high", "includeThoughts": True},
+        ),
+        ({"effort": "none", "summary": "auto"}, {"thinkingBudget": 0}, {"thinkingLevel": "minimal"}),
+    ],
+    ids=["absent", "none", "low", "medium", "high", "xhigh", "summary", "high-summary", "none-summary"],
+)
+def test_effort_and_summary_set_thinking_config_by_the_table(thinking, reasoning, budget_model, level_model):
+    for model, expected in (("gemini-2.5-flash", budget_model), ("gemini-3-flash-preview", level_model)):
+        config, reply = thinking_config(thinking, model, reasoning)
+        assert config == expected, model
+        assert "OpenResponses-Ignored" not in reply.headers
+
+
+def test_pro_cannot_stop_thinking_and_old_models_do_not_think(thinking):
+    assert thinking_config(thinking, "gemini-2.5-pro", {"effort": "none"})[0] == {"thinkingBudget": 128}
+    config, reply = thinking_config(thinking, "gemini-2.0-flash", {"effort": "high", "summary": "auto"})
+    assert config is None and reply.headers["OpenResponses-Ignored"] == "parameter:reasoning"
+
+
+@pytest.mark.parametrize(
+    ("model", "kind"),
+    [
+        ("gemini-2.5-flash", "budget"),
+        ("models/gemini-2.5-pro", "budget"),
+        ("gemini-2.5-flash-lite", "budget"),
+        ("gemini-3-flash-preview", "level"),
+        ("gemini-3-pro-preview", "level"),
+        ("gemini-flash-latest", "level"),
+        ("gemini-2.0-flash", None),
+        ("gemini-1.5-flash", None),
+        ("gemma-3-27b-it", None),
+    ],
+)
+def test_how_each_model_thinks(model, kind):
+    assert thinking_kind(model) == kind
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"thinking_budgets": {"max": 1}}, "thinking budget: no effort 'max'; the efforts are none, low, medium, high, xhigh"),
+        ({"thinking_budgets": {"low": -2}}, "thinking budget low=-2: a whole number of tokens, 0 or more, or -1"),
+        ({"thinking_levels": {"low": 3}}, "thinking level low=3: a thinking level Gemini takes"),
+    ],
+)  # fmt: skip
+def test_a_bad_table_row_is_refused_saying_which(options, message):
+    with pytest.raises(ValueError) as refused:
+        GeminiProvider(api_key="k", **options)
+    assert str(refused.value).startswith(message)

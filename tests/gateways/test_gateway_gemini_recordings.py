@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx
 import pytest
 from openresponses_runtime.events import iter_sse
-from openresponses_runtime.gateways.gemini import GeminiProvider
+from openresponses_runtime.gateways.gemini import DEFAULT_THINKING_BUDGETS, DEFAULT_THINKING_LEVELS, GeminiProvider
 from openresponses_runtime.server import create_app
 from openresponses_runtime.server.auth import owner_of
 from openresponses_runtime.server.sealing import Sealer
@@ -41,8 +42,9 @@ REASONING_KEY = "test-reasoning-key"
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 MINIMUM_MAX_OUTPUT_TOKENS = 16  # the spec's minimum for max_output_tokens
 MINTED = "call_gemini_"  # the gateway's ids for calls Gemini gave none: they go back as none
-# generationConfig fields an Open Responses request carries; the rest are the upstream's own (extra_body)
-CARRIED_GENERATION = {"temperature", "topP", "maxOutputTokens", "responseMimeType", "responseSchema"}
+# generationConfig fields an Open Responses request carries (`thinkingConfig` as `reasoning`); the rest
+# are the upstream's own (extra_body)
+CARRIED_GENERATION = {"temperature", "topP", "maxOutputTokens", "responseMimeType", "responseSchema", "thinkingConfig"}
 # a request for the blocked prompt, whose request was not recorded
 BLOCKED_PROMPT = {"contents": [{"role": "user", "parts": [{"text": "Something the model will not read."}]}]}
 
@@ -163,7 +165,31 @@ def responses_body(recorded: dict, model: str) -> dict:
             body[field] = generation[name]
     if "responseSchema" in generation:
         body["text"] = {"format": {"type": "json_schema", "name": "answer", "schema": generation["responseSchema"]}}
+    reasoning = _reasoning(_camel(generation.get("thinkingConfig") or {}))
+    if reasoning:
+        body["reasoning"] = reasoning
     return body
+
+
+def _camel(config: dict) -> dict:
+    """A `thinkingConfig` with its fields as the API names them in JSON (08 writes `include_thoughts`)."""
+    return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key): value for key, value in config.items()}
+
+
+def _effort(table: dict, value) -> str:
+    """The effort whose default row is `value`, else `medium` (which `provider_options` sets to it)."""
+    return next((effort for effort, row in table.items() if row == value), "medium")
+
+
+def _reasoning(thinking: dict) -> dict:
+    """The Open Responses `reasoning` that asks for the recorded `thinkingConfig` (the gateway's
+    table): a budget or a level by its effort, `includeThoughts` by a summary."""
+    reasoning = {"summary": "auto"} if thinking.get("includeThoughts") else {}
+    if "thinkingBudget" in thinking:
+        reasoning["effort"] = _effort(DEFAULT_THINKING_BUDGETS, thinking["thinkingBudget"])
+    if "thinkingLevel" in thinking:
+        reasoning["effort"] = _effort(DEFAULT_THINKING_LEVELS, thinking["thinkingLevel"])
+    return reasoning
 
 
 def provider_options(recorded: dict) -> dict:
@@ -179,7 +205,14 @@ def provider_options(recorded: dict) -> dict:
     hosted = [tool for tool in recorded.get("tools") or () if "functionDeclarations" not in tool]
     if hosted:
         extra["tools"] = hosted
-    return {"extra_body": extra}
+    options: dict = {"extra_body": extra}
+    thinking = _camel((recorded.get("generationConfig") or {}).get("thinkingConfig") or {})
+    # a deployment's own row, as `--thinking-budget` / `--thinking-level` set it
+    if thinking.get("thinkingBudget", 0) not in DEFAULT_THINKING_BUDGETS.values():
+        options["thinking_budgets"] = {"medium": thinking["thinkingBudget"]}
+    if thinking.get("thinkingLevel", "high") not in DEFAULT_THINKING_LEVELS.values():
+        options["thinking_levels"] = {"medium": thinking["thinkingLevel"]}
+    return options
 
 
 def _signature(value: str) -> bytes:
@@ -190,11 +223,14 @@ def _signature(value: str) -> bytes:
 def semantic(request: dict) -> dict:
     """A Gemini request as what it asks for: no `role` on the system instruction (the API ignores it),
     no empty `generationConfig`, a schema as one field whichever dialect it is written in, no response
-    schema on a function (Open Responses has none), signatures as bytes, `maxOutputTokens` at least 16."""
+    schema on a function (Open Responses has none), signatures as bytes, `maxOutputTokens` at least 16,
+    `thinkingConfig` fields as the API names them (not in snake case)."""
     body = json.loads(json.dumps(request))
     if "systemInstruction" in body:
         body["systemInstruction"].pop("role", None)
     generation = body.get("generationConfig") or {}
+    if "thinkingConfig" in generation:
+        generation["thinkingConfig"] = _camel(generation["thinkingConfig"])
     if "responseSchema" in generation:
         generation["responseJsonSchema"] = generation.pop("responseSchema")
     if "maxOutputTokens" in generation:

@@ -19,13 +19,33 @@ Requests translate so:
 | function tools under `tool_choice` | `tools[].functionDeclarations` (`parameters` as `parametersJsonSchema`), `toolConfig.functionCallingConfig.mode` `AUTO` (not sent: the default), `ANY` (`required`; one function: `allowedFunctionNames`), `NONE` |
 | `max_output_tokens`, `temperature`, `top_p` | `generationConfig.maxOutputTokens`, `temperature`, `topP` |
 | `text.format` json_schema | `generationConfig.responseMimeType` `application/json` and `responseJsonSchema` |
+| `reasoning.effort`, `reasoning.summary` | `generationConfig.thinkingConfig`: see below |
 | `input_file` content, images by `file_id` | refused: 400 |
 
 `parallel_tool_calls: false` has no Gemini counterpart: the gateway passes on the first function
-call of the answer and drops the others (logged). `reasoning` is not sent. Thinking (`generationConfig.thinkingConfig`),
+call of the answer and drops the others (logged).
+
+`reasoning` sets `generationConfig.thinkingConfig`, as the model takes it (`thinking_kind`): Gemini
+2.5 models a token budget (`thinkingBudget`), Gemini 3 and later (and the `-latest` aliases) a level
+(`thinkingLevel`); Gemini 2.0, 1.x and Gemma do not think. By effort (`DEFAULT_THINKING_BUDGETS`,
+`DEFAULT_THINKING_LEVELS`; a deployment overrides rows with the provider's `thinking_budgets` and
+`thinking_levels`, or `orspec serve --thinking-budget low=2048` and `--thinking-level medium=high`):
+
+| `reasoning.effort` | Gemini 2.5: `thinkingBudget` | Gemini 3: `thinkingLevel` |
+|---|---|---|
+| absent (no `reasoning`) | not sent: the model's default (dynamic thinking) | not sent: the model's default (`high`) |
+| `none` | 0: thinking off (2.5 Pro, which cannot stop thinking: 128, its least) | `minimal` (Gemini 3 cannot stop thinking; 3 Pro takes only `low` and `high`) |
+| `low` | 1024 | `low` |
+| `medium` | 8192 | `medium` |
+| `high` | 16384 | `high` |
+| `xhigh` | 24576 (the most 2.5 Flash takes) | `high` |
+
+`reasoning.summary` (any value, with an effort other than `none`) sends `includeThoughts: true`:
+the model's thought summaries come back as reasoning text. A model that does not think gets no
+`thinkingConfig`, and `reasoning` is named in the `OpenResponses-Ignored` header.
 `safetySettings`, Google's own tools (`googleSearch`, `codeExecution`) and the rest of Gemini's own
-fields are set with `extra_body` (merged into the body, and into `generationConfig` field by field)
-or in `gemini_request`.
+fields are set with `extra_body` (merged into the body, and into `generationConfig` field by field:
+an `extra_body` `thinkingConfig` replaces the gateway's) or in `gemini_request`.
 
 The stream translates back, part by part (candidate 0 only): `text` as text; a `thought: true` part
 as reasoning streamed as it arrives; `functionCall` as a function call (its `id`, or one the gateway
@@ -59,6 +79,7 @@ import json
 import logging
 import mimetypes
 import os
+import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
@@ -78,9 +99,28 @@ from ..server import (
     UsageReport,
     VendorItem,
 )
-from .base import MODEL_NOT_FOUND, GatewayProvider, content_text, data_url, expand_compactions, loads, new_id
+from .base import (
+    MODEL_NOT_FOUND,
+    GatewayProvider,
+    content_text,
+    data_url,
+    effort_table,
+    expand_compactions,
+    ignore,
+    loads,
+    new_id,
+    reasoning_asked,
+)
 
-__all__ = ["GeminiProvider", "steps_from_responses", "to_gemini_contents", "to_gemini_request"]
+__all__ = [
+    "DEFAULT_THINKING_BUDGETS",
+    "DEFAULT_THINKING_LEVELS",
+    "GeminiProvider",
+    "steps_from_responses",
+    "thinking_kind",
+    "to_gemini_contents",
+    "to_gemini_request",
+]
 
 log = logging.getLogger("openresponses_runtime.gateways")
 
@@ -96,6 +136,12 @@ _INCOMPLETE = {
     ),
 }
 _MALFORMED = ("MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS")
+
+# reasoning.effort -> thinkingConfig, by the module docstring's table
+DEFAULT_THINKING_BUDGETS = {"none": 0, "low": 1024, "medium": 8192, "high": 16384, "xhigh": 24576}
+DEFAULT_THINKING_LEVELS = {"none": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
+_LEAST_PRO_BUDGET = 128  # Gemini 2.5 Pro refuses a budget of 0: it always thinks
+_NOT_THINKING = re.compile(r"gemini-(?:1\.|2\.0|pro$|pro-vision)|gemma")
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -266,8 +312,46 @@ def _response_format(request: ProviderRequest) -> dict[str, Any]:
     return {}  # plain text, the upstream's default
 
 
-def to_gemini_request(request: ProviderRequest) -> dict[str, Any]:
-    """The body of one turn's `streamGenerateContent` (the model goes in the URL)."""
+def thinking_kind(model: str) -> str | None:
+    """How `model` is told how much to think: `"budget"` (`thinkingBudget`, Gemini 2.5), `"level"`
+    (`thinkingLevel`, Gemini 3 and later, and any name this gateway does not know), or None (it does not think)."""
+    name = model.lower().removeprefix("models/")
+    if _NOT_THINKING.search(name):
+        return None
+    return "budget" if "gemini-2.5" in name else "level"
+
+
+def _thinking_config(
+    request: ProviderRequest, model: str, budgets: Mapping[str, int], levels: Mapping[str, str]
+) -> dict[str, Any]:
+    """The `thinkingConfig` that the request's `reasoning` asks for, by the module docstring's table."""
+    effort, summary = reasoning_asked(request)
+    if effort is None and summary is None:
+        return {}
+    kind = thinking_kind(model)
+    if kind is None or (effort is not None and effort not in budgets):
+        ignore(request, "reasoning")
+        return {}
+    config: dict[str, Any] = {}
+    if effort is not None and kind == "budget":
+        budget = budgets[effort]
+        config["thinkingBudget"] = _LEAST_PRO_BUDGET if budget == 0 and "2.5-pro" in model.lower() else budget
+    elif effort is not None:
+        config["thinkingLevel"] = levels[effort]
+    if summary is not None and effort != "none":
+        config["includeThoughts"] = True
+    return config
+
+
+def to_gemini_request(
+    request: ProviderRequest,
+    model: str,
+    budgets: Mapping[str, int] = DEFAULT_THINKING_BUDGETS,
+    levels: Mapping[str, str] = DEFAULT_THINKING_LEVELS,
+) -> dict[str, Any]:
+    """The body of one turn's `streamGenerateContent` (the model goes in the URL; its name says how
+    `reasoning` is sent, by `budgets` or `levels`: the module docstring's table). What the model
+    cannot take is left out and named in `request.ignored`."""
     system, contents = to_gemini_contents(request.input, request.instructions)
     payload: dict[str, Any] = {"contents": contents}
     if system:
@@ -300,6 +384,9 @@ def to_gemini_request(request: ProviderRequest) -> dict[str, Any]:
         if value is not None:
             generation[name] = value
     generation.update(_response_format(request))
+    thinking = _thinking_config(request, model, budgets, levels)
+    if thinking:
+        generation["thinkingConfig"] = thinking
     if generation:
         payload["generationConfig"] = generation
     return payload
@@ -473,8 +560,10 @@ class GeminiProvider(GatewayProvider):
     https://generativelanguage.googleapis.com/v1beta), `$GEMINI_API_KEY` and `$GEMINI_MODEL`
     (which, when set, replaces the model a request names); `models`: upstream names for the models
     requests name (the rest pass through); `extra_body`: fields sent with every request (such as
-    `generationConfig.thinkingConfig` or `safetySettings`). Subclass and override `gemini_request`
-    to change any mapping.
+    `safetySettings`); `thinking_budgets` and `thinking_levels`: rows over `DEFAULT_THINKING_BUDGETS`
+    (effort -> `thinkingBudget`: tokens, or -1 for the model to decide) and `DEFAULT_THINKING_LEVELS`
+    (effort -> `thinkingLevel`), which turn `reasoning` into `thinkingConfig` (the module docstring's
+    table; a bad row is a `ValueError`). Subclass and override `gemini_request` to change any mapping.
     """
 
     error_rules = {404: MODEL_NOT_FOUND}  # the path names the model: an API's own 404 is an unknown model
@@ -488,6 +577,8 @@ class GeminiProvider(GatewayProvider):
         models: Mapping[str, str] | None = None,
         extra_body: dict[str, Any] | None = None,
         timeout: float = 600.0,
+        thinking_budgets: Mapping[str, int] | None = None,
+        thinking_levels: Mapping[str, str] | None = None,
     ):
         api_key = api_key if api_key is not None else os.environ.get("GEMINI_API_KEY", "")
         if not api_key:
@@ -500,10 +591,26 @@ class GeminiProvider(GatewayProvider):
             extra_body=extra_body,
             timeout=timeout,
         )
+        self.thinking_budgets = effort_table(
+            DEFAULT_THINKING_BUDGETS,
+            thinking_budgets,
+            name="thinking budget",
+            valid=lambda value: type(value) is int and value >= -1,
+            expected="a whole number of tokens, 0 or more, or -1 (the model decides)",
+        )
+        self.thinking_levels = effort_table(
+            DEFAULT_THINKING_LEVELS,
+            thinking_levels,
+            name="thinking level",
+            valid=lambda value: isinstance(value, str) and bool(value),
+            expected="a thinking level Gemini takes, such as minimal, low, medium or high",
+        )
 
     def gemini_request(self, request: ProviderRequest) -> dict[str, Any]:
         """The body sent upstream for one turn; override to change a mapping."""
-        return _merged(to_gemini_request(request), self.extra_body)
+        model = self.upstream_model(request.model)
+        body = to_gemini_request(request, model, self.thinking_budgets, self.thinking_levels)
+        return _merged(body, self.extra_body)
 
     def upstream_request(self, request: ProviderRequest) -> dict[str, Any]:
         return self.gemini_request(request)
