@@ -110,6 +110,41 @@ def test_gemini_in_one_command_with_its_usual_key():
     assert replay.headers[0]["x-goog-api-key"] == "AIza-test"
 
 
+def test_a_deployments_thinking_budgets_and_levels_apply():
+    with replayed() as (root, replay):
+        replay.answer(ANTHROPIC_TEXT)
+        replay.answer(ANTHROPIC_TEXT)
+        options = ("--gateway", "anthropic-messages", "--upstream", root, "--thinking-budget", "low=2048")
+        options += ("--thinking-level", "xhigh=high")
+        with gateway_serve(*options, "--store", "memory:", env=environment(ANTHROPIC_API_KEY="sk-ant")) as base:
+            for model in ("claude-sonnet-4-5", "claude-opus-4-6"):
+                body = {"model": model, "input": "hi", "reasoning": {"effort": "low" if "sonnet" in model else "xhigh"}}
+                reply = httpx.post(base + "/responses", json=body, headers=HEADERS)
+                assert reply.status_code == 200, reply.text
+    budget, adaptive = replay.requests
+    assert budget["thinking"] == {"type": "enabled", "budget_tokens": 2048} and budget["max_tokens"] == 4096 + 2048
+    assert adaptive["thinking"] == {"type": "adaptive"} and "output_config" not in adaptive  # high: the default
+
+
+def test_a_gemini_deployments_thinking_level_applies():
+    answer = b'data: {"candidates": [{"content": {"parts": [{"text": "Ciao"}], "role": "model"}, "finishReason": "STOP"}]}\r\n\r\n'
+    with replayed() as (root, replay):
+        replay.answer(answer)
+        options = ("--gateway", "gemini", "--upstream", root + "/v1beta", "--thinking-level", "medium=high")
+        with gateway_serve(*options, "--store", "memory:", env=environment(GEMINI_API_KEY="AIza-test")) as base:
+            body = {
+                "model": "gemini-3-pro-preview",
+                "input": "hi",
+                "reasoning": {"effort": "medium", "summary": "auto"},
+            }
+            reply = httpx.post(base + "/responses", json=body, headers=HEADERS)
+    assert reply.status_code == 200, reply.text
+    assert replay.requests[0]["generationConfig"]["thinkingConfig"] == {
+        "thinkingLevel": "high",
+        "includeThoughts": True,
+    }
+
+
 def test_a_gateway_with_workers_and_a_shared_store(tmp_path):
     with replayed() as (root, replay):
         for _ in range(4):
@@ -167,9 +202,40 @@ def test_the_upstream_timeout_applies():
             {},
             "orspec: --upstream 127.0.0.1:9: not an http:// or https:// URL",
         ),
+        (
+            ["--gateway", "anthropic-messages", "--thinking-budget", "low=lots"],
+            {"ANTHROPIC_API_KEY": "sk-ant"},
+            "orspec: --thinking-budget low=lots: give EFFORT=TOKENS, TOKENS a whole number, e.g. low=2048",
+        ),
+        (
+            ["--gateway", "gemini", "--thinking-level", "xhigh"],
+            {"GEMINI_API_KEY": "AIza-test"},
+            "orspec: --thinking-level xhigh: give EFFORT=LEVEL, e.g. xhigh=high",
+        ),
+        (
+            ["--gateway", "anthropic-messages", "--thinking-budget", "low=512"],
+            {"ANTHROPIC_API_KEY": "sk-ant"},
+            "orspec: --gateway anthropic-messages: thinking budget low=512: a whole number of tokens, at least 1024",
+        ),
+        (
+            ["--gateway", "gemini", "--thinking-budget", "minimal=0"],
+            {"GEMINI_API_KEY": "AIza-test"},
+            "orspec: --gateway gemini: thinking budget: no effort 'minimal'; the efforts are none, low, medium,"
+            " high, xhigh",
+        ),
+        (
+            ["--gateway", "chat-completions", "--upstream", "http://127.0.0.1:9/v1", "--thinking-level", "low=low"],
+            {},
+            "orspec: --thinking-level is for --gateway anthropic-messages or gemini, not chat-completions",
+        ),
+        (["--thinking-budget", "low=2048"], {}, "orspec: --thinking-budget needs --gateway NAME ("),
     ],
-    ids=["no-key", "no-upstream", "unknown", "upstream-alone", "bad-model", "bad-url"],
-)
+    ids=[
+        "no-key", "no-upstream", "unknown", "upstream-alone", "bad-model", "bad-url", "budget-not-a-number",
+        "level-without-value", "budget-below-anthropics-least", "budget-of-no-effort", "thinking-for-chat",
+        "thinking-without-gateway",
+    ],
+)  # fmt: skip
 def test_a_gateway_that_cannot_be_configured_is_one_line(tmp_path, arguments, env, expected):
     args = ["serve", "--port", "0", "--store", "memory:", *arguments]
     done = cli_process.run(args, cwd=tmp_path, env=environment(**env), timeout=300)
@@ -186,5 +252,7 @@ def test_the_help_offers_every_registered_gateway_and_no_upstream_key_flag():
     keys = {flag for flag in re.findall(r"--[a-z-]+", help_text) if "key" in flag}
     assert keys == {"--api-key", "--api-keys-file", "--reasoning-key"}
     assert "$ORSPEC_UPSTREAM_API_KEY" in help_text
+    assert "--thinking-budget EFFORT=TOKENS" in help_text and "--thinking-level EFFORT=LEVEL" in help_text
+    assert "with --gateway anthropic-messages or gemini: the thinking budget" in help_text
     for name, gateway in GATEWAYS.items():
         assert name in help_text and f"${gateway.key_variable}" in help_text

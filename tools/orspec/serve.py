@@ -6,7 +6,9 @@ It never runs open: without `--api-key` or `$ORSPEC_API_KEY` it makes up a rando
 A gateway's upstream key comes only from the environment: `$ORSPEC_UPSTREAM_API_KEY`, else the
 provider's usual variable (`$OPENAI_API_KEY`, `$ANTHROPIC_API_KEY`, `$GEMINI_API_KEY`); a flag
 would show it in the process list. Models pass through, or `--model REQUESTED=UPSTREAM` renames one
-(repeatable), or `--model UPSTREAM` sends every request to one.
+(repeatable), or `--model UPSTREAM` sends every request to one. `--thinking-budget EFFORT=TOKENS` and
+`--thinking-level EFFORT=LEVEL` (repeatable) override rows of the tables by which the Anthropic and
+Gemini gateways turn `reasoning.effort` into thinking.
 Reasoning items that clients carry are sealed with `--reasoning-key` (or `$ORSPEC_REASONING_KEY`),
 else with a random key that dies with the process.
 With the runtime's `observability` extra installed (orspec depends on it), it also serves
@@ -71,6 +73,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="with --gateway anthropic-messages: an Anthropic server tool type clients may turn on with an"
         " anthropic:server_tool tool, e.g. web_search_20250305 (repeatable); it runs on the upstream key, so none"
         " is allowed by default and any other is refused",
+    )
+    thinking_gateways = " or ".join(name for name, g in _registry()["GATEWAYS"].items() if g.thinking_tables)
+    p.add_argument(
+        "--thinking-budget",
+        action="append",
+        default=[],
+        metavar="EFFORT=TOKENS",
+        help=f"with --gateway {thinking_gateways}: the thinking budget a reasoning.effort asks for, over the"
+        " gateway's table (repeatable), e.g. low=2048; Anthropic takes at least 1024, Gemini 2.5 0 or more"
+        " (-1: the model decides)",
+    )
+    p.add_argument(
+        "--thinking-level",
+        action="append",
+        default=[],
+        metavar="EFFORT=LEVEL",
+        help=f"with --gateway {thinking_gateways}: the thinking level a reasoning.effort asks for of a model"
+        " that takes levels (Anthropic's adaptive thinking: output_config.effort; Gemini 3: thinkingLevel),"
+        " over the gateway's table (repeatable), e.g. xhigh=high",
     )
     p.add_argument(
         "--upstream-timeout",
@@ -483,7 +504,13 @@ def _gateway_names() -> list[str]:
 def _gateway_settings(args: argparse.Namespace, usage_error: type[Exception]) -> dict[str, Any] | None:
     """What a gateway is built from (its key stays in the environment, where each worker reads it),
     or None for the demo model."""
-    gateway_options = ("--upstream", args.upstream), ("--model", args.model), ("--server-tool", args.server_tool)
+    gateway_options = (
+        ("--upstream", args.upstream),
+        ("--model", args.model),
+        ("--server-tool", args.server_tool),
+        ("--thinking-budget", args.thinking_budget),
+        ("--thinking-level", args.thinking_level),
+    )
     if args.gateway is None:
         given = [flag for flag, value in gateway_options if value] + (
             ["--upstream-timeout"] if hasattr(args, "upstream_timeout") else []
@@ -504,6 +531,10 @@ def _gateway_settings(args: argparse.Namespace, usage_error: type[Exception]) ->
         raise usage_error(f"--upstream {upstream}: not an http:// or https:// URL")
     if args.server_tool and gateway.name != "anthropic-messages":
         raise usage_error(f"--server-tool is for --gateway anthropic-messages, not {gateway.name}")
+    if (args.thinking_budget or args.thinking_level) and not gateway.thinking_tables:
+        flag = "--thinking-budget" if args.thinking_budget else "--thinking-level"
+        takes = " or ".join(name for name, g in gateways.items() if g.thinking_tables)
+        raise usage_error(f"{flag} is for --gateway {takes}, not {gateway.name} (which passes reasoning.effort on)")
     model, models = None, {}
     for entry in args.model:
         requested, equals, upstream_model = entry.partition("=")
@@ -522,7 +553,25 @@ def _gateway_settings(args: argparse.Namespace, usage_error: type[Exception]) ->
         "models": models,
         "timeout": getattr(args, "upstream_timeout", None),
         "server_tools": list(args.server_tool),
+        "thinking_budgets": _effort_rows("--thinking-budget", args.thinking_budget, usage_error, tokens=True),
+        "thinking_levels": _effort_rows("--thinking-level", args.thinking_level, usage_error, tokens=False),
     }
+
+
+def _effort_rows(flag: str, entries: list[str], usage_error: type[Exception], *, tokens: bool) -> dict[str, Any]:
+    """`EFFORT=VALUE` entries as rows over a gateway's thinking table (whose provider checks them):
+    `tokens`, whole numbers; else names."""
+    shape = "EFFORT=TOKENS, TOKENS a whole number, e.g. low=2048" if tokens else "EFFORT=LEVEL, e.g. xhigh=high"
+    rows: dict[str, Any] = {}
+    for entry in entries:
+        effort, _, given = entry.partition("=")
+        try:
+            if not effort or not given:
+                raise ValueError
+            rows[effort] = int(given) if tokens else given
+        except ValueError:
+            raise usage_error(f"{flag} {entry}: give {shape}") from None
+    return rows
 
 
 def _gateway_provider(settings: dict[str, Any]) -> Any:
@@ -539,6 +588,9 @@ def _gateway_provider(settings: dict[str, Any]) -> Any:
     options: dict[str, Any] = {"timeout": settings["timeout"]} if settings["timeout"] is not None else {}
     if settings["server_tools"]:
         options["server_tools"] = settings["server_tools"]
+    for table in ("thinking_budgets", "thinking_levels"):
+        if settings[table]:
+            options[table] = settings[table]
     try:
         return gateway.load()(
             base_url=settings["upstream"], api_key=key, model=settings["model"], models=settings["models"], **options

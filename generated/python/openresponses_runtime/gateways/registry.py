@@ -26,7 +26,9 @@ class Gateway:
     `base_url`: the upstream's public API root (None: every deployment names its own);
     `api_root`: the path of that root on its server (a fake upstream serves the API under it);
     `settings`: the provider's environment variables and what each sets; `run_env`: what a
-    README's run command sets for it; `notes`: what else a README says of its configuration."""
+    README's run command sets for it; `notes`: what else a README says of its configuration;
+    `thinking_tables`: whether its provider takes `thinking_budgets` and `thinking_levels` (rows
+    over its effort tables, which `orspec serve --thinking-budget` and `--thinking-level` set)."""
 
     name: str
     module: str
@@ -38,6 +40,7 @@ class Gateway:
     settings: tuple[tuple[str, str], ...]
     run_env: str = ""
     notes: str = ""
+    thinking_tables: bool = False
 
     def load(self) -> Any:
         """The provider class (importing the gateway, which needs the `gateways` extra)."""
@@ -76,8 +79,11 @@ GATEWAYS: dict[str, Gateway] = {
                 ("ANTHROPIC_MODEL", "the upstream model, in place of the one a request names (optional)"),
             ),
             notes="A request that sets no `max_output_tokens` asks for 4096 tokens (Anthropic requires a limit;"
-            " the provider's `max_tokens` keyword changes it). Thinking, `stop_sequences` and other"
-            " Anthropic-only fields go in `extra_body`, or in the provider's `messages_request`.",
+            " the provider's `max_tokens` keyword changes it), plus the thinking budget when `reasoning` turns"
+            " thinking on (the provider's `thinking_budgets` and `thinking_levels` change its effort tables)."
+            " `stop_sequences` and other Anthropic-only fields go in `extra_body`, or in the provider's"
+            " `messages_request`.",
+            thinking_tables=True,
         ),
         Gateway(
             name="gemini",
@@ -95,8 +101,10 @@ GATEWAYS: dict[str, Gateway] = {
                 ),
                 ("GEMINI_MODEL", "the upstream model, in place of the one a request names (optional)"),
             ),
-            notes="Thinking (`generationConfig.thinkingConfig`), safety settings and other Gemini-only"
-            " fields go in `extra_body`, or in the provider's `gemini_request`.",
+            notes="`reasoning` sets `generationConfig.thinkingConfig` (the provider's `thinking_budgets` and"
+            " `thinking_levels` change its effort tables). Safety settings and other Gemini-only fields go in"
+            " `extra_body`, or in the provider's `gemini_request`.",
+            thinking_tables=True,
         ),
     )
 }
