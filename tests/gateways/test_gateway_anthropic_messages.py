@@ -273,6 +273,17 @@ def test_sampling_anthropic_refuses_with_thinking_is_left_out_and_named(replay):
     assert (sent["temperature"], sent["top_p"]) == (0.2, 0.5) and "OpenResponses-Ignored" not in reply.headers
 
 
+def test_a_stream_names_what_was_left_out_too(replay):
+    base, upstream_ = replay
+    upstream_.answer(START + text_block("Hi") + STOP)
+    body = {"model": BUDGET_MODEL, "input": "hi", "stream": True, "reasoning": {"effort": "low"}, "temperature": 0}
+    with httpx.stream("POST", base + "/responses", json=body, headers=HEADERS, timeout=30) as reply:
+        assert reply.status_code == 200, reply.read()
+        assert reply.headers["OpenResponses-Ignored"] == "parameter:temperature"
+        reply.read()
+    assert "temperature" not in upstream_.requests[-1] and "thinking" in upstream_.requests[-1]
+
+
 def test_a_deployment_overrides_rows_of_the_tables():
     with upstream() as (url, upstream_):
         options = {"thinking_budgets": {"low": 2048}, "thinking_levels": {"xhigh": "high", "low": "medium"}}
