@@ -91,6 +91,24 @@ GATEWAYS = {
 }
 
 
+# What Codex's `reasoning: {effort: "medium", summary: "auto"}` turns on upstream, for the model name
+# "recorded", which no gateway knows (so Anthropic's adaptive thinking and Gemini's levels, the newest).
+THINKING = {
+    "anthropic-messages": {"thinking": {"type": "adaptive", "display": "summarized"}, "effort": "medium"},
+    "chat-completions": {"reasoning_effort": "medium"},
+    "gemini": {"thinkingConfig": {"thinkingLevel": "medium", "includeThoughts": True}},
+}
+
+
+def thinking_asked(kind: str, request: dict) -> dict:
+    """The fields of an upstream request that ask for thinking."""
+    if kind == "anthropic-messages":
+        return {"thinking": request.get("thinking"), "effort": (request.get("output_config") or {}).get("effort")}
+    if kind == "chat-completions":
+        return {"reasoning_effort": request.get("reasoning_effort")}
+    return {"thinkingConfig": request.get("generationConfig", {}).get("thinkingConfig")}
+
+
 def recording(folder: str, name: str) -> bytes:
     """A recorded answer as the upstream streams it. Gemini's JSON-array stream (the other wire
     format of streamGenerateContent) goes out as its SSE form: one `data:` frame per element."""
@@ -410,6 +428,8 @@ def test_three_turns_with_the_whole_history(kind, shared, tmp_path):
     assert [assistant_turns(kind, request) for request in replay.requests] == [
         [carried(kind, answer) for answer in answers[:n]] for n in range(3)
     ]
+    # Codex asks `reasoning: {effort: "medium", summary: "auto"}`: thinking is on upstream every turn.
+    assert [thinking_asked(kind, request) for request in replay.requests] == [THINKING[kind]] * 3
 
 
 @pytest.mark.parametrize("kind", sorted(GATEWAYS))
