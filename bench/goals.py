@@ -40,14 +40,16 @@ BENCHMARKS = {
     "background": ["background_bench.py", "--repeat", "3"],
     "chain": ["chain_bench.py", "--repeat", "3"],
     "typescript": ["ts_events_bench.py", "--repeat", "7"],
+    "capacity": ["capacity_bench.py"],
 }
 TIMEOUT_SECONDS = 1800  # one benchmark, at most
 PACKAGES = ("uvicorn", "h11", "starlette", "pydantic", "fastapi", "openresponses-types", "datamodel-code-generator")
 
-# "  <figure>[:] 0.94x  (goal >= 0.9x)  MET", with or without a leading "goal:"; a time is "0.42 ms".
+# "  <figure>[:] 0.94x  (goal >= 0.9x)  MET", with or without a leading "goal:"; a time is "0.42 ms",
+# a count of streams "500 streams".
 GOAL_LINE = re.compile(
-    r"^\s*(?:goal:\s*)?(?P<figure>.+?):?\s+(?P<value>[\d.]+(?:x| ms))\s+"
-    r"\(goal (?P<goal>[<>]=\s*[\d.]+(?:x| ms))\)\s+(?P<verdict>NOT MET|MET)\s*$"
+    r"^\s*(?:goal:\s*)?(?P<figure>.+?):?\s+(?P<value>[\d.]+(?:x| ms| streams))\s+"
+    r"\(goal (?P<goal>[<>]=\s*[\d.]+(?:x| ms| streams))\)\s+(?P<verdict>NOT MET|MET)\s*$"
 )
 RESULTS_LINE = "results: "  # a benchmark's figures as one JSON line, kept in the results file
 

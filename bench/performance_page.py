@@ -50,9 +50,14 @@ SERVER_NAMES = {
 
 
 def number(text: str) -> float | None:
-    """The number of a goal's value or target (`0.94x`, `>= 0.8x`, `0.42 ms`), None for `-`."""
-    digits = text.lstrip("<>= ").removesuffix("x").removesuffix(" ms").strip()
+    """The number of a goal's value or target (`0.94x`, `>= 0.8x`, `0.42 ms`, `500 streams`), None for `-`."""
+    digits = text.lstrip("<>= ").removesuffix("x").removesuffix(" ms").removesuffix(" streams").strip()
     return float(digits) if digits not in ("", "-") else None
+
+
+def unit(text: str) -> str:
+    """What follows a goal value's number: `x`, ` ms` or ` streams`."""
+    return text.lstrip("<>= ").lstrip("0123456789.")
 
 
 def _svg(kind: str, label: str, height: int, body: list[str]) -> str:
@@ -72,7 +77,6 @@ def goal_chart(goal: dict) -> str:
     if value is None or target is None:
         text = '<text x="0" y="30" fill="currentColor">not measured: the benchmark failed or printed no figure</text>'
         return _svg("goal-chart", label, height, [text])
-    unit = " ms" if goal["value"].endswith("ms") else "x"
     top = max(value, target) * 1.2 or 1.0
     span = WIDTH - LABEL_WIDTH - 70
     bar = value / top * span
@@ -84,7 +88,7 @@ def goal_chart(goal: dict) -> str:
         f'<text x="{LABEL_WIDTH + bar + 6:.1f}" y="{PAD + 17}" fill="currentColor">{goal["value"]}  {goal["verdict"]}</text>',
         f'<text x="0" y="{PAD + ROW + 17}" fill="currentColor">goal {html.escape(goal["goal"])}</text>',
         f'<line x1="{mark:.1f}" y1="{PAD}" x2="{mark:.1f}" y2="{PAD + 2 * ROW}" stroke="{GOAL_COLOUR}" stroke-width="2" stroke-dasharray="4 3"/>',
-        f'<text x="{mark + 4:.1f}" y="{PAD + ROW + 17}" fill="{GOAL_COLOUR}">{target:g}{unit}</text>',
+        f'<text x="{mark + 4:.1f}" y="{PAD + ROW + 17}" fill="{GOAL_COLOUR}">{target:g}{unit(goal["value"])}</text>',
     ]  # fmt: skip
     return _svg("goal-chart", label, height, body)
 
@@ -159,6 +163,9 @@ def render(results: dict) -> str:
     server = (results["benchmarks"].get("server") or {}).get("figures")
     if server:
         lines += _servers(server)
+    capacity = (results["benchmarks"].get("capacity") or {}).get("figures")
+    if capacity:
+        lines += _capacity(capacity)
     lines += [
         "## Running it",
         "",
@@ -203,6 +210,61 @@ def _servers(server: dict) -> list[str]:
         lines += [f"**{title}**", ""]
         lines += _figure(bar_chart(title, rows, shown))
     return lines
+
+
+# The capacity table's columns: (heading, key in a gateway's figures, format).
+CAPACITY_COLUMNS = [
+    ("CPU µs per event", "cpu_per_event_us", "{:.1f}"),
+    ("req/s", "requests_per_second", "{:.1f}"),
+    ("1st event p50 ms", "first_event_p50_ms", "{:.1f}"),
+    ("1st event p99 ms", "first_event_p99_ms", "{:.1f}"),
+    ("peak RSS MiB", "peak_rss_mib", "{:.0f}"),
+]
+CAPACITY_NAMES = {"orspec": "`orspec serve --gateway chat-completions`", "litellm": "litellm proxy"}
+
+
+def _capacity(capacity: dict) -> list[str]:
+    settings, gateways = capacity["settings"], capacity["gateways"]
+    lines = [
+        "## Gateways in front of a Chat Completions model",
+        "",
+        "From the `capacity` benchmark above: each gateway started through its command line, one worker,",
+        "in front of the same fake Chat Completions upstream, each answer",
+        f"{settings['events']} text deltas; {settings['connections']} streams at a time for {settings['seconds']:g} s,",
+        f"median of {settings['rounds']} rounds. CPU is the gateway's process tree's, per upstream delta it",
+        "translated; the first event is a stream's first SSE event; violations are what the project's",
+        "stream checker finds in each of the first streams.",
+        "",
+        "| gateway | " + " | ".join(heading for heading, _, _ in CAPACITY_COLUMNS) + " | violations per stream |",
+        "|---|" + "---:|" * len(CAPACITY_COLUMNS) + "---|",
+    ]
+    for name, row in gateways.items():
+        cells = [CAPACITY_NAMES.get(name, name), *(shown.format(row[key]) for _, key, shown in CAPACITY_COLUMNS)]
+        cells.append(", ".join(map(str, row["violations_per_stream"])) + _rules(row["violated_rules"]))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "The commands:", ""]
+    lines += [f"- {CAPACITY_NAMES.get(name, name)}: `{row['command']}`" for name, row in gateways.items()]
+    lines += [
+        "",
+        "Concurrent streams on one `orspec serve --gateway chat-completions` process, each sent a delta every",
+        f"{settings['interval'] * 1000:g} ms by the upstream; a count holds when every stream completes and the",
+        "p99 gap between events arriving on a stream, while all are open, is under 100 ms:",
+        "",
+        "| streams | completed | gap p50 ms | gap p99 ms | gateway CPU | load generator CPU | |",
+        "|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for step in capacity["concurrency"]:
+        lines.append(
+            f"| {step['streams']} | {step['completed']} | {step['gap_p50_ms']:.1f} | {step['gap_p99_ms']:.1f} | "
+            f"{step['gateway_cpu_share']:.0%} | {step['loadgen_cpu_share']:.0%} | "
+            f"{'holds' if step['holds'] else 'does not hold'} |"
+        )
+    lines.append("")
+    return lines
+
+
+def _rules(rules: list[str]) -> str:
+    return f" ({', '.join(rules)})" if rules else ""
 
 
 def main() -> int:

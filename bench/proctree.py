@@ -35,6 +35,16 @@ def tree_rss(proc: psutil.Process) -> int:
     return total
 
 
+def tree_cpu(proc: psutil.Process) -> float:
+    """CPU seconds (user + system) of a running process and of its live descendants."""
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):  # it ended between listing and reading
+            times = p.cpu_times()
+            total += times.user + times.system
+    return total
+
+
 def measure(cmd: list[str], env: dict | None = None) -> tuple[float, float]:
     """Wall seconds and whole-tree peak RSS in MiB of `cmd`; SystemExit if it fails."""
     with tempfile.TemporaryFile() as stderr:  # a file, not a pipe: a full pipe would stall the command

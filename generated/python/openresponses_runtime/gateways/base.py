@@ -150,7 +150,11 @@ class UpstreamClient:
 
     A client per turn built a TLS context (about 50 ms of CPU) and a new connection every time: more
     than all the translation of a 2,000-event stream. An httpx client belongs to the loop it was made
-    in, so a new loop (a test's `asyncio.run`) gets its own."""
+    in, so a new loop (a test's `asyncio.run`) gets its own.
+
+    Its pool has no cap of its own: httpx's default (100 connections) held every stream past the
+    hundredth waiting for a connection, its first event seconds late. The server's stream cap
+    (`--max-streams`) is the one bound on upstream streams, and idle connections expire."""
 
     def __init__(self, timeout: float):
         self.timeout = timeout
@@ -160,7 +164,8 @@ class UpstreamClient:
     def get(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            self._client, self._loop = httpx.AsyncClient(timeout=self.timeout), loop
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+            self._client, self._loop = httpx.AsyncClient(timeout=self.timeout, limits=limits), loop
         return self._client
 
 
