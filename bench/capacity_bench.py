@@ -154,6 +154,14 @@ class Gateway:
     def cpu(self) -> float:
         return tree_cpu(self.ps)
 
+    def waited(self) -> float:
+        """Seconds its main process has spent ready to run but waiting for a core (Linux schedstat):
+        on a shared machine, what other jobs took from it."""
+        try:
+            return int(Path(f"/proc/{self.proc.pid}/schedstat").read_text().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            return float("nan")
+
     @contextlib.contextmanager
     def watched(self):
         """Its whole tree's RSS polled every 50 ms while the block runs; the peak kept."""
@@ -296,7 +304,7 @@ def concurrency(gateway: Gateway, upstream: psutil.Process, args) -> list[dict]:
         deltas = round((ramp + 1.0 + window) / args.interval)  # each stream outlasts the ramp and the window
         processes = min(args.loadgens, count)
         shares = [count // processes + (i < count % processes) for i in range(processes)]
-        before = gateway.cpu(), upstream.cpu_times(), time.perf_counter()
+        before = gateway.cpu(), upstream.cpu_times(), time.perf_counter(), gateway.waited()
         with gateway.watched():
             procs = [
                 loadgen(
@@ -324,6 +332,7 @@ def concurrency(gateway: Gateway, upstream: psutil.Process, args) -> list[dict]:
             "gap_max_ms": max(r["gap_max_ms"] for r in results),
             "first_event_p99_ms": max(r["first_event"]["p99_ms"] for r in results),
             "gateway_cpu_share": (gateway.cpu() - before[0]) / wall,
+            "gateway_wait_share": (gateway.waited() - before[3]) / wall,
             "upstream_cpu_share": (up.user + up.system - before[1].user - before[1].system) / wall,
             "loadgen_cpu_share": max(r["cpu_share"] for r in results),
             "peak_rss_mib": gateway.peak_rss / 2**20,
@@ -334,7 +343,8 @@ def concurrency(gateway: Gateway, upstream: psutil.Process, args) -> list[dict]:
         print(
             f"  {count:5} streams: {step['completed']:5} completed, gap p50 {step['gap_p50_ms']:6.1f} ms "
             f"p99 {step['gap_p99_ms']:7.1f} ms max {step['gap_max_ms']:7.1f} ms, first event p99 "
-            f"{step['first_event_p99_ms']:7.0f} ms; CPU share: gateway {step['gateway_cpu_share']:.0%}, upstream "
+            f"{step['first_event_p99_ms']:7.0f} ms; CPU share: gateway {step['gateway_cpu_share']:.0%} (waited for a "
+            f"core {step['gateway_wait_share']:.0%}), upstream "
             f"{step['upstream_cpu_share']:.0%}, load generator (busiest of {processes}) {step['loadgen_cpu_share']:.0%}"
             f"  {'holds' if step['holds'] else 'does not hold'}"
             + (f" ({step['first_error'][:120]})" if step["first_error"] else ""),

@@ -7,7 +7,7 @@ import asyncio
 import logging
 
 import httpx
-from openresponses_runtime.gateways.base import json_events
+from openresponses_runtime.gateways.base import UpstreamClient, json_events
 
 
 class _Pieces(httpx.AsyncByteStream):
@@ -83,3 +83,45 @@ def test_each_object_is_read_only_when_asked_for(caplog):
     with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
         assert asyncio.run(asyncio.wait_for(first(), 10)) == {"n": 1}
     assert "not a JSON object" not in caplog.text  # the second frame was never parsed
+
+
+def test_the_upstream_pool_holds_more_streams_at_once_than_httpx_allows_by_default():
+    """150 upstream streams open at once: the upstream answers none until all 150 requests have
+    arrived, so a pool capped at httpx's default (100 connections) would wait for ever."""
+    streams = 150
+
+    async def run() -> int:
+        arrived = 0
+        everyone = asyncio.Event()
+
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal arrived
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            await reader.readexactly(length)
+            arrived += 1
+            if arrived == streams:
+                everyone.set()
+            await everyone.wait()
+            body = b'data: {"n": 1}\n\n'
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s"
+                % (len(body), body)
+            )
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        client = UpstreamClient(timeout=10).get()
+
+        async def one() -> list[dict]:
+            async with client.stream("POST", f"http://127.0.0.1:{port}/v1/chat/completions", json={}) as reply:
+                return [event async for event in json_events(reply)]
+
+        async with server:
+            answers = await asyncio.wait_for(asyncio.gather(*(one() for _ in range(streams))), 15)
+        await client.aclose()
+        return sum(answer == [{"n": 1}] for answer in answers)
+
+    assert asyncio.run(run()) == streams

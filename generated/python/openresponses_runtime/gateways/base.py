@@ -145,6 +145,9 @@ def ignore(request: ProviderRequest, *parameters: str) -> None:
 # -- transport -------------------------------------------------------------------------------
 
 
+_KEPT_IDLE = 20  # connections kept open between turns (httpx's default)
+
+
 class UpstreamClient:
     """A pooled `httpx.AsyncClient`, made on first use in each event loop and kept for the next turns.
 
@@ -152,9 +155,11 @@ class UpstreamClient:
     than all the translation of a 2,000-event stream. An httpx client belongs to the loop it was made
     in, so a new loop (a test's `asyncio.run`) gets its own.
 
-    Its pool has no cap of its own: httpx's default (100 connections) held every stream past the
-    hundredth waiting for a connection, its first event seconds late. The server's stream cap
-    (`--max-streams`) is the one bound on upstream streams, and idle connections expire."""
+    Its pool has no cap on connections in use: httpx's default (100) held every stream past the
+    hundredth waiting for a connection, its first event seconds late; the server's stream cap
+    (`--max-streams`) is the one bound on upstream streams. Idle connections kept stay at httpx's
+    default (20): its pool scans every connection for each idle one whenever a request starts or
+    ends, so a thousand idle connections kept would cost more than the streams themselves."""
 
     def __init__(self, timeout: float):
         self.timeout = timeout
@@ -164,7 +169,7 @@ class UpstreamClient:
     def get(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=_KEPT_IDLE)
             self._client, self._loop = httpx.AsyncClient(timeout=self.timeout, limits=limits), loop
         return self._client
 
