@@ -189,8 +189,14 @@ async def json_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
                 if message.data == "[DONE]":
                     await finish_reading(body)
                     return
-                if (event := _object(message.data)) is not None:
+                try:  # `_object`, inlined: this runs once an upstream event
+                    event = loads(message.data)
+                except ValueError:
+                    event = None
+                if type(event) is dict:
                     yield event
+                else:
+                    _object(message.data)  # not an object: skipped, and logged
         for message in decoder.close():
             if message.data == "[DONE]":
                 return

@@ -291,6 +291,11 @@ def _delta_of(choice: Any) -> dict[str, Any] | None:
     return delta
 
 
+# The keys of a delta that carries text and nothing else (or nothing at all): the common chunk,
+# whose steps `steps_from_chunks` makes without the full reading below (the same steps).
+_TEXT_ONLY = frozenset({"content", "role"})
+
+
 async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
     """Chat Completions chunks as steps (choice 0 only).
 
@@ -366,6 +371,19 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
         if not isinstance(choices, list):
             skipped += "usage" not in chunk and "x_groq" not in chunk  # a usage-only chunk is known
             continue
+        if len(choices) == 1 and not (reasoning or pending or open_call):  # most chunks: one more piece of text
+            choice = choices[0]
+            delta = choice.get("delta") if type(choice) is dict else None
+            if (
+                type(delta) is dict
+                and delta.keys() <= _TEXT_ONLY
+                and type(content := delta.get("content") or "") is str
+                and not choice.get("finish_reason")
+                and choice.get("index", 0) == 0
+            ):
+                if content:
+                    yield TextDelta(content)
+                continue
         for choice in choices:
             delta = _delta_of(choice)
             if delta is None:
