@@ -43,8 +43,9 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="orspec-bench-"))
     try:
-        for part in ("tools", "templates", "spec"):
-            shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__"))
+        # the build reads the hand-written runtime modules from generated/ beside tools/
+        for part in ("tools", "templates", "spec", "generated"):
+            shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
         compileall.compile_dir(work / "tools", quiet=1)
         env = {**os.environ, "PYTHONPATH": str(work / "tools")}
         orspec = [sys.executable, "-m", "orspec", "build", "--spec", str(work / "spec")]

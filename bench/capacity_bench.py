@@ -33,7 +33,9 @@ Concurrency (orspec alone): for each count in `--streams`, that many streams ope
 over a ramp of at most 250 a second, from `--loadgens` processes), each paced by the upstream at one
 delta per `--interval` (50 events/s by default); it holds when every stream completes and the p99
 gap between events arriving on a stream, while all are open, is under 100 ms. The largest count
-that holds is reported; the steps stop at the first that does not.
+that holds is reported; the steps stop at the first that does not. Beside each step, the CPU share
+of the gateway, the upstream and the busiest load generator, and the share of time the gateway was
+ready to run but waited for a core (the machine is shared: other jobs' load shows there).
 
 Goals, each MET or NOT MET, with a cProfile summary of the gateway for each NOT MET:
 - orspec's CPU per streamed event <= 0.1x litellm's;
@@ -47,10 +49,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import cProfile  # noqa: F401  (the profiled gateway runs under `python -m cProfile`)
 import json
 import os
 import pstats
+import shutil
 import signal
 import socket
 import statistics
@@ -137,6 +139,10 @@ class Gateway:
 
     def __init__(self, name: str, command: list[str], port: int, env: dict[str, str], work: Path):
         self.name, self.command, self.port = name, command, port
+        # as a user types it: the program by its name, this run's files by theirs
+        self.shown = " ".join(
+            [Path(command[0]).name, *(Path(a).name if a.startswith(str(work)) else a for a in command[1:])]
+        )
         self.log = work / f"{name}.log"
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work)
@@ -280,7 +286,7 @@ def side_by_side(gateways: list[Gateway], args, work: Path) -> dict[str, dict]:
             return statistics.median(r[key] if not isinstance(key, tuple) else r[key[0]][key[1]] for r in rounds)
 
         figures[gateway.name] = {
-            "command": " ".join(gateway.command),
+            "command": gateway.shown,
             "cpu_per_event_us": median("cpu_per_event_us"),
             "requests_per_second": median("per_second"),
             "first_event_p50_ms": median(("first_event", "p50_ms")),
@@ -489,6 +495,7 @@ def main() -> int:
         gateways.append(Gateway("orspec", orspec_command(upstream, port), port, env, work))
         if litellm is not None:
             (work / "litellm.yaml").write_text(litellm_config(upstream))
+            print(f"litellm.yaml:\n{litellm_config(upstream)}", end="")
             port = free_port()
             command = [str(litellm), "--config", str(work / "litellm.yaml"), "--host", "127.0.0.1", "--port",
                        str(port), "--num_workers", "1"]  # fmt: skip
@@ -515,6 +522,7 @@ def main() -> int:
             gateway.stop()
         upstream_proc.terminate()
         upstream_proc.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

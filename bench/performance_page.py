@@ -220,43 +220,44 @@ CAPACITY_COLUMNS = [
     ("1st event p99 ms", "first_event_p99_ms", "{:.1f}"),
     ("peak RSS MiB", "peak_rss_mib", "{:.0f}"),
 ]
-CAPACITY_NAMES = {"orspec": "`orspec serve --gateway chat-completions`", "litellm": "litellm proxy"}
 
 
 def _capacity(capacity: dict) -> list[str]:
     settings, gateways = capacity["settings"], capacity["gateways"]
+    names = {"orspec": "`orspec serve --gateway chat-completions`", "litellm": f"litellm proxy {settings['litellm']}"}
     lines = [
         "## Gateways in front of a Chat Completions model",
         "",
         "From the `capacity` benchmark above: each gateway started through its command line, one worker,",
-        "in front of the same fake Chat Completions upstream, each answer",
-        f"{settings['events']} text deltas; {settings['connections']} streams at a time for {settings['seconds']:g} s,",
-        f"median of {settings['rounds']} rounds. CPU is the gateway's process tree's, per upstream delta it",
-        "translated; the first event is a stream's first SSE event; violations are what the project's",
-        "stream checker finds in each of the first streams.",
+        f"in front of the same fake Chat Completions upstream, each answer {settings['events']} text deltas;",
+        f"{settings['connections']} streams at a time for {settings['seconds']:g} s, medians of {settings['rounds']} rounds.",
+        "CPU is the gateway's process tree's, per upstream delta it translated; the first event is a",
+        "stream's first SSE event; violations are what the project's stream checker finds in each of the",
+        "first streams.",
         "",
         "| gateway | " + " | ".join(heading for heading, _, _ in CAPACITY_COLUMNS) + " | violations per stream |",
         "|---|" + "---:|" * len(CAPACITY_COLUMNS) + "---|",
     ]
     for name, row in gateways.items():
-        cells = [CAPACITY_NAMES.get(name, name), *(shown.format(row[key]) for _, key, shown in CAPACITY_COLUMNS)]
+        cells = [names.get(name, name), *(shown.format(row[key]) for _, key, shown in CAPACITY_COLUMNS)]
         cells.append(", ".join(map(str, row["violations_per_stream"])) + _rules(row["violated_rules"]))
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "The commands:", ""]
-    lines += [f"- {CAPACITY_NAMES.get(name, name)}: `{row['command']}`" for name, row in gateways.items()]
+    lines += [f"- {names.get(name, name)}: `{row['command']}`" for name, row in gateways.items()]
     lines += [
         "",
-        "Concurrent streams on one `orspec serve --gateway chat-completions` process, each sent a delta every",
-        f"{settings['interval'] * 1000:g} ms by the upstream; a count holds when every stream completes and the",
-        "p99 gap between events arriving on a stream, while all are open, is under 100 ms:",
+        "Concurrent streams on one `orspec serve --gateway chat-completions` process, each sent a delta",
+        f"every {settings['interval'] * 1000:g} ms by the upstream. A count holds when every stream completes",
+        "and the p99 gap between events arriving on a stream, while all are open, is under 100 ms; the",
+        "steps stop at the first that does not:",
         "",
-        "| streams | completed | gap p50 ms | gap p99 ms | gateway CPU | load generator CPU | |",
-        "|---:|---:|---:|---:|---:|---:|---|",
+        "| streams | completed | gap p50 ms | gap p99 ms | gateway CPU | gateway waited for a core | load generator CPU | |",
+        "|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for step in capacity["concurrency"]:
         lines.append(
             f"| {step['streams']} | {step['completed']} | {step['gap_p50_ms']:.1f} | {step['gap_p99_ms']:.1f} | "
-            f"{step['gateway_cpu_share']:.0%} | {step['loadgen_cpu_share']:.0%} | "
+            f"{step['gateway_cpu_share']:.0%} | {step['gateway_wait_share']:.0%} | {step['loadgen_cpu_share']:.0%} | "
             f"{'holds' if step['holds'] else 'does not hold'} |"
         )
     lines.append("")

@@ -77,6 +77,17 @@ def test_the_server_table_shows_the_measured_figures(results, page):
             assert float(cell.replace(",", "")) == pytest.approx(figures[key], abs=0.5 * 10**-decimals), (row[0], key)
 
 
+def test_the_capacity_table_shows_the_measured_figures(results, page):
+    gateways = results["benchmarks"]["capacity"]["figures"]["gateways"]
+    rows = _table(page, "## Gateways in front of a Chat Completions model")
+    assert len(rows) == len(gateways) == 2  # orspec and its peer, litellm
+    for row, figures in zip(rows, gateways.values(), strict=True):
+        for cell, (_, key, shown) in zip(row[1:-1], performance_page.CAPACITY_COLUMNS, strict=True):
+            decimals = int(shown.split(".")[1].split("f")[0]) if "." in shown else 0
+            assert float(cell.replace(",", "")) == pytest.approx(figures[key], abs=0.5 * 10**-decimals), (row[0], key)
+        assert row[-1].startswith(", ".join(map(str, figures["violations_per_stream"]))), row[0]
+
+
 def test_a_chart_per_goal_and_nothing_loaded_from_another_host(results, page):
     charts = re.findall(r"<svg .*?</svg>", page)
     goal_charts = [chart for chart in charts if chart.startswith('<svg class="goal-chart"')]
