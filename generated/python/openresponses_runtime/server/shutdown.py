@@ -9,12 +9,28 @@ response. One process, one server: the state is the process's.
 
 from __future__ import annotations
 
+import asyncio
+
 import anyio
 
 __all__ = ["end_responses", "ending"]
 
 _running: set[anyio.CancelScope] = set()
 _ended = False
+_asyncio_scope: type[anyio.CancelScope] | None = None  # anyio's scope class on asyncio, once known
+
+
+def _new_scope() -> anyio.CancelScope:
+    """`anyio.CancelScope()`. On asyncio, its class is taken once: `anyio.CancelScope()` asks which
+    async library runs on every call, which cost about as much as entering and leaving the scope."""
+    global _asyncio_scope
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # another async library (trio): anyio picks its scope
+        return anyio.CancelScope()
+    if _asyncio_scope is None:
+        _asyncio_scope = type(anyio.CancelScope())
+    return _asyncio_scope()
 
 
 class ending:
@@ -26,7 +42,7 @@ class ending:
     __slots__ = ("scope",)
 
     def __enter__(self) -> anyio.CancelScope:
-        self.scope = scope = anyio.CancelScope()
+        self.scope = scope = _new_scope()
         if _ended:  # a response that begins after the deadline ends at once
             scope.cancel()
         _running.add(scope)
