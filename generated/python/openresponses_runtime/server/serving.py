@@ -202,6 +202,7 @@ class _TimedHttpTools(HttpToolsProtocol):
         super().connection_made(TurnWrites(transport, asyncio.get_running_loop()))  # type: ignore[arg-type]
         self.limits: Limits = getattr(self.config, "limits", Limits())
         self._reading: str | None = None
+        self._due = 0.0  # the loop's time by which the part being read must be in
         self._deadline: asyncio.TimerHandle | None = None
         self._arm("idle", self.limits.idle_timeout)
 
@@ -223,28 +224,45 @@ class _TimedHttpTools(HttpToolsProtocol):
         super().on_response_complete()
 
     def handle_websocket_upgrade(self) -> None:
-        self._disarm()  # the WebSocket protocol takes the connection, and its own timeouts
+        self._stop_timer()  # the WebSocket protocol takes the connection, and its own timeouts
         self.transport.flush()
         self.transport = self.transport.transport  # the socket's own transport, not the turn's writes
         super().handle_websocket_upgrade()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._stop_timer()
         super().connection_lost(exc)
 
+    # One timer per connection, not one per part of every request: a part that ends before its
+    # deadline leaves the timer as it is, and the timer, when it fires, waits on for the deadline
+    # of the part being read then (if any) before it closes the connection.
     def _arm(self, reading: str, seconds: float) -> None:
-        self._disarm()
         self._reading = reading
-        self._deadline = self.loop.call_later(seconds, self._expire)
+        self._due = due = self.loop.time() + seconds
+        if self._deadline is not None and self._deadline.when() > due:
+            self._deadline.cancel()
+            self._deadline = None
+        if self._deadline is None:
+            self._deadline = self.loop.call_at(due, self._check)
 
     def _disarm(self) -> None:
+        self._reading = None  # the timer stays: it finds nothing being read when it fires
+
+    def _stop_timer(self) -> None:
+        self._reading = None
         if self._deadline is not None:
             self._deadline.cancel()
-        self._deadline, self._reading = None, None
+            self._deadline = None
 
-    def _expire(self) -> None:
-        log.info("closed a connection: its request's %s did not arrive in time", self._reading)
+    def _check(self) -> None:
         self._deadline = None
+        if self._reading is None:
+            return
+        if self.loop.time() < self._due:  # another part began since the timer was set: its own deadline
+            self._deadline = self.loop.call_at(self._due, self._check)
+            return
+        log.info("closed a connection: its request's %s did not arrive in time", self._reading)
+        self._reading = None
         self.transport.close()
 
 
