@@ -376,25 +376,40 @@ class Observer:
         active = self.metrics.active
 
         async def observed_send(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                request.status = message["status"]
-                headers = [*message.get("headers", ()), echoed]
-                if request.status >= 400:
-                    request.error_body = []
-                elif any(name == b"content-type" and value.startswith(b"text/event-stream") for name, value in headers):
-                    request.stream = True
-                    active["streams"] += 1
-                message = {**message, "headers": headers}
-            elif message["type"] == "http.response.body":
-                if request.first_byte is None:
+            if request.first_byte is None:  # until the first body bytes: the head, or those bytes
+                if message["type"] == "http.response.start":
+                    request.status = status = message["status"]
+                    headers = [*message.get("headers", ()), echoed]
+                    if status >= 400:
+                        request.error_body = []
+                    elif _is_event_stream(headers):
+                        request.stream = True
+                        active["streams"] += 1
+                    message = {**message, "headers": headers}
+                elif message["type"] == "http.response.body":
                     request.first_byte = time.perf_counter()
-                if request.error_body is not None and len(request.error_body) < 64:
-                    request.error_body.append(message.get("body", b""))
+            error_body = request.error_body
+            if error_body is not None and message["type"] == "http.response.body" and len(error_body) < 64:
+                error_body.append(message.get("body", b""))
             await send(message)
 
         active["http"] += 1
         try:
-            await self.served(scope, request, app(scope, receive, observed_send))
+            if self.tracer is None:  # what `served` does, without a coroutine between: every request comes here
+                token = _current.set(request)
+                try:
+                    await app(scope, receive, observed_send)
+                except BaseException:
+                    if request.status == 0:
+                        request.status = 500
+                    raise
+                finally:
+                    _current.reset(token)
+                    if request.stream:
+                        active["streams"] -= 1
+                    self.finish(request)
+            else:
+                await self.served(scope, request, app(scope, receive, observed_send))
         finally:
             active["http"] -= 1
 
@@ -489,6 +504,14 @@ class Observer:
         except Exception as exc:  # a store bug is as unready as an outage, and says which
             return StoreUnavailable(f"The response store failed: {type(exc).__name__}.")
         return None
+
+
+def _is_event_stream(headers: list[tuple[bytes, bytes]]) -> bool:
+    # A loop, not `any` over a generator: the head of every response observed comes here.
+    for name, value in headers:  # noqa: SIM110
+        if name == b"content-type" and value.startswith(b"text/event-stream"):
+            return True
+    return False
 
 
 def _envelope_status(text: str | bytes) -> tuple[int, str] | None:
@@ -672,7 +695,7 @@ class _ObservedStore(ResponseStore):
         """The store watched, for what must know its kind (the background runs share its database)."""
         return self._store
 
-    async def _timed(self, operation: str, call: Awaitable[Any]) -> Any:
+    async def _timed(self, operation: str, call: Callable[[Any], Awaitable[Any]], argument: Any) -> Any:
         metrics = self._observer.metrics
         tracer = self._observer.tracer
         span = (
@@ -682,7 +705,7 @@ class _ObservedStore(ResponseStore):
         )
         started = time.perf_counter()
         try:
-            return await call
+            return await call(argument)
         except Exception as exc:
             kind = "unavailable" if isinstance(exc, StoreUnavailable) else "error"
             metrics.store_errors.labels(operation, kind).inc()
@@ -694,17 +717,18 @@ class _ObservedStore(ResponseStore):
             if span is not None:
                 span.end()
 
+    # Each returns `_timed`'s coroutine, which calls the store's own: one coroutine made, not two.
     def get(self, response_id: str) -> Awaitable[Any]:
-        return self._timed("get", self._store.get(response_id))
+        return self._timed("get", self._store.get, response_id)
 
     def put(self, record: Any) -> Awaitable[Any]:
-        return self._timed("put", self._store.put(record))
+        return self._timed("put", self._store.put, record)
 
     def delete(self, response_id: str) -> Awaitable[Any]:
-        return self._timed("delete", self._store.delete(response_id))
+        return self._timed("delete", self._store.delete, response_id)
 
     def chain(self, response_id: str) -> Awaitable[Any]:
-        return self._timed("chain", self._store.chain(response_id))
+        return self._timed("chain", self._store.chain, response_id)
 
     def open(self) -> Awaitable[None]:
         return self._store.open()
