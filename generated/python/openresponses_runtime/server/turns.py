@@ -173,7 +173,9 @@ class Turns:
             sent += len(batch)
 
         try:
-            await send(emitter.start())
+            batch = emitter.start()
+            if batch:  # none when nobody sees the events (a non-streamed response)
+                await send(batch)
             try:
                 try:
                     with ending() as shutdown:  # the server's shutdown deadline cancels this
