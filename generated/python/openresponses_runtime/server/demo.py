@@ -159,6 +159,8 @@ class DemoProvider:
     @staticmethod
     def _pick_tools(request: ProviderRequest, text: str) -> list[dict[str, Any]]:
         tools = [t for name, t in request.function_tools.items() if name in request.allowed_tools]
+        if not tools:  # most requests: no words to match
+            return []
         named = tools_matching(text, tools)
         if not named and request.tool_choice == "required" and tools:
             named = tools[:1]
