@@ -237,30 +237,3 @@ def test_a_served_postgres_store_opens_its_pool_and_shows_it_in_the_metrics(pg_u
         assert set(gauges) == {"idle", "busy", "waiting"} and 1 <= gauges["idle"] + gauges["busy"] <= 3
         assert len(store._pools) == 1
     assert store._pools == {}  # closed as the server stopped
-
-
-def test_sqlite_keeps_its_connections_open_and_writes_without_a_sync_each(tmp_path, monkeypatch):
-    """A connection a call opened and closed re-read the schema and, as the last one to close,
-    checkpointed the WAL with a disk sync: every request paid it. The store keeps them instead,
-    one per thread at a time, in WAL mode with `synchronous=NORMAL`, until the server stops."""
-    opened = []
-    connect = sqlite3.connect
-    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: opened.append(connect(*a, **k)) or opened[-1])
-    store = SQLiteStore(tmp_path / "kept.sqlite3")
-    assert len(opened) == 1  # the file's set-up, closed
-
-    async def calls() -> list[StoredResponse | None]:
-        for record in turns("resp_kept", 50):
-            await store.put(record)
-        return list(await asyncio.gather(*(store.get(f"resp_kept_{n}") for n in range(50))))
-
-    found = asyncio.run(calls())
-    assert [r.id for r in found if r] == [f"resp_kept_{n}" for n in range(50)]
-    # A connection a thread at a time: a few at most, however many calls (the executor's threads).
-    assert 2 <= len(opened) <= 1 + min(32, (os.cpu_count() or 1) + 4)
-    with store.connection() as db:
-        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert db.execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
-    assert (tmp_path / "kept.sqlite3-wal").exists()  # kept open: not checkpointed away after each call
-    asyncio.run(store.aclose())
-    assert not (tmp_path / "kept.sqlite3-wal").exists()  # the last close checkpoints it

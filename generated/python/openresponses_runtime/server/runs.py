@@ -10,6 +10,7 @@ died. One ledger per store kind: `MemoryRuns` (one process), `SQLiteRuns` (one m
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -101,23 +102,32 @@ _FRAMES_TABLE = (
 
 
 class SQLiteRuns:
-    """Runs in the SQLite file of a `SQLiteStore`, in tables of their own, over the store's connections."""
+    """Runs in the SQLite file of a `SQLiteStore`, in tables of their own; one connection per call."""
 
     def __init__(self, store: SQLiteStore):
-        self._store = store
-        with store.connection() as db:
+        self.path = store.path
+        self.busy_timeout = store.busy_timeout
+        with self._connect() as db:
             db.execute(_RUNS_TABLE.format(prefix=""))
             db.execute(_FRAMES_TABLE.format(prefix="", blob="BLOB"))
 
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
+        db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
+        return db
+
     async def _do(self, sql: str, params: tuple = (), *, many: list[tuple] | None = None) -> list[tuple]:
         def work() -> list[tuple]:
-            with self._store.connection() as db:
+            db = self._connect()
+            try:
                 if many is not None:
                     db.execute("BEGIN IMMEDIATE")
                     db.executemany(sql, many)
                     db.execute("COMMIT")
                     return []
                 return db.execute(sql, params).fetchall()
+            finally:
+                db.close()
 
         with unavailable_on("keeping background runs", sqlite_unavailable):  # a 503, as the store's own calls
             return await asyncio.to_thread(work)

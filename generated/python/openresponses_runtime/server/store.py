@@ -5,10 +5,8 @@ from and the final response object. `context()` walks the chain back to rebuild
 `previous.input + previous.output` for the next turn.
 
 - `MemoryStore`: a dict; for tests and single-process demos.
-- `SQLiteStore(path)`: a real file that survives restarts; WAL mode, connections kept open between
-  calls (one per thread at a time) and a write lock, so concurrent requests are safe. A response
-  written survives the server crashing; `synchronous=NORMAL` leaves out the disk sync per write,
-  so a power cut may lose the last ones (SQLite's own advice for WAL mode).
+- `SQLiteStore(path)`: a real file that survives restarts; one connection per call, WAL mode and
+  a write lock, so concurrent requests are safe.
 - `PostgresStore(url)`: with `psycopg` and `psycopg_pool` installed; chosen by
   `open_store("postgresql://...")`. A bounded pool of connections (`pool_size`, default 10 per
   process), each with a connect and a statement timeout; a request that waits longer than
@@ -330,9 +328,6 @@ def sqlite_unavailable(exc: Exception) -> bool:
     return isinstance(exc, sqlite3.Error) and code is not None and (code & 0xFF) in _SQLITE_UNAVAILABLE
 
 
-MAX_IDLE_CONNECTIONS = 8  # SQLite connections a store keeps open between calls
-
-
 class SQLiteStore(ResponseStore):
     """Responses in a SQLite file: survives restarts, safe under concurrent requests.
 
@@ -345,20 +340,16 @@ class SQLiteStore(ResponseStore):
         self.path = Path(path)
         self.busy_timeout = busy_timeout
         self._lock = threading.Lock()
-        self._idle: list[sqlite3.Connection] = []  # open, each used by one thread at a time
-        self._idle_lock = threading.Lock()
         try:
             if self.path.parent != Path():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = self._connect()
-            try:
+            with self._connect() as db:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute(
                     "CREATE TABLE IF NOT EXISTS responses ("
                     " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
                 )
-            finally:
-                db.close()
+            db.close()
         except (OSError, sqlite3.Error) as exc:
             reason = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else exc
             raise StoreError(
@@ -366,45 +357,25 @@ class SQLiteStore(ResponseStore):
             ) from None
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
         db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
-        db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across a crash of the process, no sync per write
         return db
 
-    @contextmanager
-    def connection(self) -> Iterator[sqlite3.Connection]:
-        """A connection of the store's, for one thread's call; kept open for the next. Opening one a
-        call re-reads the schema, and the last connection to close checkpoints the WAL: a disk sync."""
-        with self._idle_lock:
-            db = self._idle.pop() if self._idle else None
-        db = db or self._connect()
-        try:
-            yield db
-        except BaseException:
-            db.close()  # it may be inside a transaction the error broke off
-            raise
-        with self._idle_lock:
-            if len(self._idle) < MAX_IDLE_CONNECTIONS:
-                self._idle.append(db)
-                return
-        db.close()
-
-    async def aclose(self) -> None:
-        """Close the connections kept open; the server calls it as it stops."""
-        with self._idle_lock:
-            idle, self._idle = self._idle, []
-        for db in idle:
-            db.close()
-
     def _get(self, response_id: str) -> StoredResponse | None:
-        with self.connection() as db:
+        db = self._connect()
+        try:
             row = db.execute("SELECT data FROM responses WHERE id = ?", (response_id,)).fetchone()
+        finally:
+            db.close()
         return None if row is None else StoredResponse.from_json(response_id, row[0])
 
     def _chain(self, response_id: str) -> list[StoredResponse]:
-        with self.connection() as db:
+        db = self._connect()
+        try:
             sql = _CHAIN_SQL.format(table="responses", mark="?", limit=MAX_CHAIN)
             return _turns(db.execute(sql, (response_id,)).fetchall())
+        finally:
+            db.close()
 
     def _put(self, record: StoredResponse) -> None:
         data = record.to_json()
@@ -412,22 +383,33 @@ class SQLiteStore(ResponseStore):
         if not self._lock.acquire(timeout=self.busy_timeout):
             raise TimeoutError(f"no write turn within the busy timeout ({self.busy_timeout:g} s)")
         try:
-            with self.connection() as db:
+            db = self._connect()
+            try:
                 db.execute(
                     "INSERT OR REPLACE INTO responses (id, previous_response_id, data) VALUES (?, ?, ?)",
                     (record.id, record.previous_response_id, data),
                 )
+            finally:
+                db.close()
         finally:
             self._lock.release()
 
     def _delete(self, response_id: str) -> bool:
-        with self._lock, self.connection() as db:
-            return db.execute("DELETE FROM responses WHERE id = ?", (response_id,)).rowcount > 0
+        with self._lock:
+            db = self._connect()
+            try:
+                return db.execute("DELETE FROM responses WHERE id = ?", (response_id,)).rowcount > 0
+            finally:
+                db.close()
 
     def _expire(self, before: float) -> int:
-        with self._lock, self.connection() as db:
-            sql = "DELETE FROM responses WHERE json_extract(data, '$.response.created_at') < ?"
-            return db.execute(sql, (before,)).rowcount
+        with self._lock:
+            db = self._connect()
+            try:
+                sql = "DELETE FROM responses WHERE json_extract(data, '$.response.created_at') < ?"
+                return db.execute(sql, (before,)).rowcount
+            finally:
+                db.close()
 
     async def expire(self, before: float) -> int:
         """Forget the responses created before `before` (a Unix time), in one statement; how many."""
