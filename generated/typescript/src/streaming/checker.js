@@ -28,7 +28,6 @@ import {
 import { DONE, iterSse } from "./sse.js";
 
 const IN_PROGRESS = "in_progress";
-const known = (kind) => Object.hasOwn(EVENT_TYPES, kind);
 const DONE_FIELD = new Map(
   Object.values(TEXT_PARTS).map(({ done, field }) => [done, field]),
 );
@@ -134,6 +133,16 @@ class Item {
   }
 }
 
+// How many events of one type a stream carried, and what the rules do with that type (null for a
+// type the protocol does not know).
+class Tally {
+  constructor(kind) {
+    this.kind = kind;
+    this.count = 0;
+    this.rules = KIND_RULES.get(kind) ?? null;
+  }
+}
+
 // What pydantic says of a `sequence_number` it cannot read as an integer, as leniently as it
 // reads one ("7" and 7.0 pass); null when it can.
 function integerProblem(value) {
@@ -168,7 +177,8 @@ export class StreamChecker {
     this.validate = validate;
     this.schema = schema;
     this.violations = [];
-    this.countsByType = new Map();
+    this.tallies = new Map(); // a `Tally` of each type seen
+    this.lastTally = null; // of the last event's type
     this.untyped = 0; // events that are not JSON objects with a string `type`
     this.known = 0;
     this.done = false;
@@ -190,14 +200,16 @@ export class StreamChecker {
   /** Every event so far, known or not. */
   get events() {
     let total = this.untyped;
-    for (const n of this.countsByType.values()) total += n;
+    for (const tally of this.tallies.values()) total += tally.count;
     return total;
   }
 
   /** How many events of each type the stream carried, by type in code point order. */
   get counts() {
     return new Map(
-      [...this.countsByType].sort(([a], [b]) => byCodePoint(a, b)),
+      [...this.tallies.values()]
+        .map((tally) => [tally.kind, tally.count])
+        .sort(([a], [b]) => byCodePoint(a, b)),
     );
   }
 
@@ -251,13 +263,26 @@ export class StreamChecker {
   }
 
   #check(event, eventName) {
-    const kind = isObject(event) ? get(event, "type") : null;
+    // The fields the checker reads on every event are read directly (`get` checks that a key is
+    // the object's own): none is a name Object.prototype has, so for a JSON object that is the same.
+    const kind = isObject(event) ? event.type : null;
     if (typeof kind !== "string") {
       this.untyped += 1;
       this.#add("sse-json", "data is not a JSON object with a string `type`");
       return null;
     }
-    this.countsByType.set(kind, (this.countsByType.get(kind) ?? 0) + 1);
+    // Streams come in long runs of one type: the last event's tally spares a lookup by type.
+    let tally = this.lastTally;
+    if (tally === null || tally.kind !== kind) {
+      tally = this.tallies.get(kind);
+      if (tally === undefined) {
+        tally = new Tally(kind);
+        this.tallies.set(kind, tally);
+      }
+      this.lastTally = tally;
+    }
+    tally.count += 1;
+    const rules = tally.rules;
     const seq = Number.isInteger(event.sequence_number)
       ? event.sequence_number
       : null;
@@ -268,7 +293,7 @@ export class StreamChecker {
         `SSE event header ${pyRepr(eventName)} differs from the body's type ${pyRepr(kind)}`,
       );
     }
-    if (!known(kind)) {
+    if (rules === null) {
       // Unknown event types are ignored, but share the numbering, so a gap is measured across them.
       if (seq !== null) {
         if (this.prevSeq !== null && seq > this.prevSeq + 1) {
@@ -322,18 +347,17 @@ export class StreamChecker {
       this.#add("after-terminal", `${kind} after \`[DONE]\``);
       return result;
     }
-    if (this.terminal !== null && !TERMINAL_EVENT_TYPES.has(kind)) {
+    if (this.terminal !== null && !rules.terminal) {
       this.#add(
         "after-terminal",
         `${kind} after the terminal event ${this.terminal}`,
       );
       return result;
     }
-    const required = RESPONSE_STATES.get(kind);
+    const required = rules.requires;
     // Reported once per state, not for every event that follows.
     if (
-      required &&
-      required.length &&
+      required !== null &&
       !required.includes(this.state) &&
       this.earlyState !== this.state
     ) {
@@ -343,8 +367,7 @@ export class StreamChecker {
         `${kind} while the response is ${this.state || "not created"}; it needs response.in_progress first`,
       );
     }
-    const handler = HANDLERS[kind];
-    if (handler) handler.call(this, event);
+    if (rules.handler !== null) rules.handler.call(this, event);
     return result;
   }
 
@@ -592,7 +615,7 @@ export class StreamChecker {
   /** The open item an event refers to, reporting unknown, finished or mis-indexed items. */
   #item(event, id = null) {
     const kind = event.type;
-    const itemId = asKey(id === null ? get(event, "item_id") : id);
+    const itemId = asKey(id === null ? event.item_id : id);
     const item = this.items.get(itemId);
     if (item === undefined) {
       this.#add(
@@ -601,7 +624,7 @@ export class StreamChecker {
       );
       return null;
     }
-    const index = get(event, "output_index");
+    const index = event.output_index;
     if (!pyEqual(index, item.index)) {
       this.#add(
         "output-index",
@@ -711,7 +734,7 @@ export class StreamChecker {
 
   // -- content parts ---------------------------------------------------------------------------
 
-  openPart(event, key, where, rule, what) {
+  openPart(event, { key, where, rule, what }) {
     const item = this.#item(event);
     if (item === null) return;
     const parts = item[where];
@@ -740,10 +763,10 @@ export class StreamChecker {
     parts.set(index, new Part(index, get(event, "part")));
   }
 
-  part(event, key, where, rule, what, states = ["open"]) {
+  part(event, { key, where, rule, what }, states = OPEN) {
     const item = this.#item(event);
     if (item === null) return null;
-    const index = asKey(get(event, key));
+    const index = asKey(event[key]);
     let part = item[where].get(index);
     const kind = event.type;
     if (part === undefined) {
@@ -771,8 +794,8 @@ export class StreamChecker {
   }
 
   addDelta(part, event) {
-    if (part !== null && typeof get(event, "delta") === "string")
-      part.deltas.push(event.delta);
+    const delta = event.delta;
+    if (part !== null && typeof delta === "string") part.deltas.push(delta);
   }
 
   closeText(part, event, field) {
@@ -788,11 +811,8 @@ export class StreamChecker {
     part.state = "text_done";
   }
 
-  closePart(event, key, where, rule, what) {
-    const part = this.part(event, key, where, rule, what, [
-      "open",
-      "text_done",
-    ]);
+  closePart(event, area) {
+    const part = this.part(event, area, OPEN_OR_TEXT_DONE);
     if (part === null) return;
     if (
       part.state !== "text_done" &&
@@ -801,7 +821,7 @@ export class StreamChecker {
     ) {
       this.#add(
         "text-done",
-        `${event.type} for ${what} ${pyStr(part.index)} of item ${pyRepr(get(event, "item_id"))} before its ${TEXT_PARTS[part.kind].done}`,
+        `${event.type} for ${area.what} ${pyStr(part.index)} of item ${pyRepr(get(event, "item_id"))} before its ${TEXT_PARTS[part.kind].done}`,
       );
     }
     const final = get(event, "part");
@@ -859,13 +879,23 @@ function textField(kind) {
   return (typeof key === "string" && TEXT_FIELD.get(key)) || "text";
 }
 
-const CONTENT = ["content_index", "parts", "part-bracket", "content part"];
-const SUMMARY = [
-  "summary_index",
-  "summary",
-  "summary-part-bracket",
-  "summary part",
-];
+// The parts of an item: the field of the event that names one, where the item keeps them, the
+// rule their brackets break, and what a message calls one.
+const CONTENT = Object.freeze({
+  key: "content_index",
+  where: "parts",
+  rule: "part-bracket",
+  what: "content part",
+});
+const SUMMARY = Object.freeze({
+  key: "summary_index",
+  where: "summary",
+  rule: "summary-part-bracket",
+  what: "summary part",
+});
+// The states of a part an event may find it in.
+const OPEN = Object.freeze(["open"]);
+const OPEN_OR_TEXT_DONE = Object.freeze(["open", "text_done"]);
 
 // The handler of each event type the rules read; other known types only go through the ordering checks.
 const HANDLERS = {
@@ -878,25 +908,25 @@ const HANDLERS = {
   "response.output_item.added": StreamChecker.prototype.onItemAdded,
   "response.output_item.done": StreamChecker.prototype.onItemDone,
   "response.content_part.added"(event) {
-    this.openPart(event, ...CONTENT);
+    this.openPart(event, CONTENT);
   },
   "response.content_part.done"(event) {
-    this.closePart(event, ...CONTENT);
+    this.closePart(event, CONTENT);
   },
   "response.reasoning_summary_part.added"(event) {
-    this.openPart(event, ...SUMMARY);
+    this.openPart(event, SUMMARY);
   },
   "response.reasoning_summary_part.done"(event) {
-    this.closePart(event, ...SUMMARY);
+    this.closePart(event, SUMMARY);
   },
   "response.output_text.annotation.added"(event) {
-    this.part(event, ...CONTENT);
+    this.part(event, CONTENT);
   },
   "response.reasoning_summary_text.delta"(event) {
-    this.addDelta(this.part(event, ...SUMMARY), event);
+    this.addDelta(this.part(event, SUMMARY), event);
   },
   "response.reasoning_summary_text.done"(event) {
-    const part = this.part(event, ...SUMMARY);
+    const part = this.part(event, SUMMARY);
     if (part !== null) this.closeText(part, event, "text");
   },
   "response.function_call_arguments.delta": StreamChecker.prototype.onArgsDelta,
@@ -909,15 +939,28 @@ for (const [kind, info] of Object.entries(EVENT_TYPES)) {
     continue;
   if (DONE_FIELD.has(kind)) {
     HANDLERS[kind] = function (event) {
-      const part = this.part(event, ...CONTENT);
+      const part = this.part(event, CONTENT);
       if (part !== null) this.closeText(part, event, DONE_FIELD.get(kind));
     };
   } else if (info.accumulates && DONE_FIELD.has(info.accumulates.done)) {
     HANDLERS[kind] = function (event) {
-      this.addDelta(this.part(event, ...CONTENT), event);
+      this.addDelta(this.part(event, CONTENT), event);
     };
   }
 }
+
+// What the checker does with each event type the protocol knows, looked up once per run of a type.
+const KIND_RULES = new Map(
+  Object.keys(EVENT_TYPES).map((kind) => {
+    const requires = RESPONSE_STATES.get(kind);
+    const rules = {
+      handler: HANDLERS[kind] ?? null,
+      requires: requires && requires.length ? requires : null,
+      terminal: TERMINAL_EVENT_TYPES.has(kind),
+    };
+    return [kind, Object.freeze(rules)];
+  }),
+);
 
 /** Every violation in a whole SSE capture. */
 export function checkSse(source, options) {
