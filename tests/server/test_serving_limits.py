@@ -23,11 +23,13 @@ HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 
-def start(*options: str) -> tuple[subprocess.Popen, str, int]:
+def start(*options: str, command: tuple[str, ...] = ("serve", "--api-key", API_KEY, "--store", "memory:")):
+    """`orspec <command> --port P <options>`, once it answers; returns (process, base URL, port)."""
     port = free_port()
-    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY]
     proc = subprocess.Popen(
-        [*command, "--store", "memory:", *options], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [sys.executable, "-m", "orspec", *command, "--port", str(port), *options],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 30
@@ -92,6 +94,25 @@ def test_silent_trickling_and_slow_connections_are_closed_in_time_while_others_a
     assert 1.2 <= slow_body < 2.5  # the headers' quarter second, then the body's one
     assert [status for status, _ in fast] == [200] * 20
     assert max(seconds for _, seconds in fast) < 1.0
+
+
+def test_the_proxy_closes_silent_and_trickling_connections_as_serve_does():
+    upstream, upstream_base, _ = start()
+    proc, base, port = start(
+        "--idle-timeout", "1", "--header-timeout", "1.5", command=("proxy", "--upstream", upstream_base, "--quiet")
+    )
+    head = f"POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {API_KEY}\r\n".encode()
+    try:
+        silent = closed_after(port, [])
+        trickle = closed_after(port, [bytes([b]) for b in head])  # one header byte every 0.25 s
+        answer = httpx.post(base + "/responses", json={"input": "hi"}, headers=HEADERS, timeout=5)
+    finally:
+        for process in (proc, upstream):
+            process.terminate()
+            process.wait(10)
+    assert 0.9 <= silent < 2.0
+    assert 1.4 <= trickle < 2.5
+    assert answer.status_code == 200 and answer.json()["status"] == "completed"
 
 
 def test_sigterm_lets_streams_run_to_the_deadline_then_ends_each_failed_and_exits_0():

@@ -8,10 +8,8 @@ to change, and never uvicorn's own log line after a "serving on" that was not tr
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import socket
-from typing import Any
 
 from .usage import UsageError
 
@@ -52,12 +50,3 @@ def _why(exc: OSError, host: str, port: int, host_flag: str, port_flag: str) -> 
         exc.errno, "cannot listen on {host} port {port}: {reason}; pick another {host_flag} or {port_flag}"
     )
     return template.format(host=host, port=port, reason=exc.strerror, host_flag=host_flag, port_flag=port_flag)
-
-
-def serve(app: Any, sock: socket.socket, **options: Any) -> None:
-    """Run `app` on uvicorn on `sock` until Ctrl-C or SIGTERM. `options` are uvicorn's."""
-    import uvicorn
-
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", **options))
-    with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises Ctrl-C again once it has shut down
-        server.run(sockets=[sock])

@@ -165,9 +165,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="let pages from ORIGIN (e.g. http://127.0.0.1:8000, a docs site's console) call the server from a"
         " browser: CORS headers for that origin only; repeatable; off by default",
     )
-    # The runtime's `serving.Limits`, declared here so that `orspec` starts without importing the runtime.
-    for flag, kind, help in _LIMITS:
-        p.add_argument(flag, type=kind, default=argparse.SUPPRESS, help=help)
+    add_limit_arguments(p)
     p.add_argument(
         "--max-streams",
         type=_streams,
@@ -260,6 +258,20 @@ def _runtime_type(name: str) -> Any:
 _seconds, _count, _streams = _runtime_type("seconds"), _runtime_type("count"), _runtime_type("stream_cap")
 
 
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The runtime's `serving.Limits` as options (`orspec serve` and `orspec proxy` share them), declared
+    here so that `orspec` starts without importing the runtime."""
+    for flag, kind, help in _LIMITS:
+        parser.add_argument(flag, type=kind, default=argparse.SUPPRESS, help=help)
+
+
+def limits_from(args: argparse.Namespace) -> Any:
+    """The `serving.Limits` the options of `add_limit_arguments` give; the runtime's default for each not given."""
+    from openresponses_runtime.server.serving import Limits
+
+    return Limits(**{name: value for name, value in vars(args).items() if name in Limits.__dataclass_fields__})
+
+
 _LIMITS = [
     ("--idle-timeout", _seconds, "seconds a new connection may stay silent before it is closed (default: 10)"),
     ("--header-timeout", _seconds, "seconds from a request's first byte to the end of its headers (default: 10)"),
@@ -295,7 +307,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from openresponses_runtime.server import StoreError
-    from openresponses_runtime.server.serving import Limits, serve
+    from openresponses_runtime.server.serving import serve
 
     from .listening import listen
     from .usage import UsageError
@@ -354,7 +366,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise UsageError(f"{exc}, or pass another with --store") from None
     except _GatewayError as exc:
         raise UsageError(str(exc)) from None
-    limits = Limits(**{name: value for name, value in vars(args).items() if name in Limits.__dataclass_fields__})
+    limits = limits_from(args)
     uvicorn = {"log_config": _json_log_config()} if args.log_format == "json" else {}
     with listen(args.host, args.port) as sock:  # said only once it is true, and nothing said if it cannot be
         if not keys:

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .config import DEFAULT_MAX_CHECKED_REQUEST  # config imports nothing of the runtime: `orspec --help` stays quick
+from ..serve import add_limit_arguments  # neither imports the runtime: `orspec --help` stays quick
+from .config import DEFAULT_MAX_CHECKED_REQUEST
 
 
 def _bytes(value: str) -> int:
@@ -68,11 +69,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         " 8 MiB)",
     )
     p.add_argument("--quiet", action="store_true", help="no line per exchange on the console; only the summary at exit")
+    # The client side is served as `orspec serve` is: the same timeouts, connection cap and shutdown deadline.
+    add_limit_arguments(p)
     p.set_defaults(run=cmd_proxy)
 
 
 def cmd_proxy(args: argparse.Namespace) -> int:
-    from ..listening import listen, serve
+    from openresponses_runtime.server.serving import serve
+
+    from ..listening import listen
+    from ..serve import limits_from
     from ..usage import UsageError
     from .app import ProxyApp, ProxyConfig
     from .recorder import Recorder
@@ -109,7 +115,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         )
         try:
             # No `server` or `date` header of uvicorn's own: the client sees the upstream's.
-            serve(app, sock, server_header=False, date_header=False)
+            serve(app, sock=sock, limits=limits_from(args), server_header=False, date_header=False)
         finally:
             recorder.close()
             print("orspec proxy summary:\n" + recorder.summary(), file=sys.stderr)
