@@ -17,6 +17,7 @@ known) and `[DONE]`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -24,7 +25,6 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
-import anyio
 from openresponses_runtime.server.acceptance import Acceptance
 from openresponses_runtime.server.errors import OpenResponsesError, ServerError
 from openresponses_runtime.server.routes import ROUTES
@@ -111,7 +111,9 @@ class ProxyApp:
             await self._exchange(exchange, scope, receive, send, headers)
         finally:
             exchange.end()
-            self.recorder.record(exchange, secrets)
+            # Written in the event loop's next turn, once the client's last bytes have left (the serving
+            # layer sends a turn's writes as it ends): the answer never waits for its record.
+            asyncio.get_running_loop().call_soon(self.recorder.record, exchange, secrets)
 
     async def _exchange(self, exchange: Exchange, scope: dict, receive: Any, send: Any, headers: list) -> None:
         cap = self.config.max_checked_request
@@ -134,7 +136,7 @@ class ProxyApp:
                 return
         sent_at = time.perf_counter()
         try:
-            with anyio.fail_after(self.config.upstream_timeout):
+            async with asyncio.timeout(self.config.upstream_timeout):
                 upstream = await self.session.request(
                     scope["method"],
                     self.upstream_url(scope["path"], scope.get("query_string", b"")),
@@ -189,73 +191,64 @@ class ProxyApp:
         kept: list[bytes] | None = [] if checked and observer is None and decoder is not False else None
         cut: tuple[str, str] | None = None  # (code, message) when the proxy ends the stream itself
         last_chunk_at = time.monotonic()
+        stall, tool = self.config.stall_timeout, self.config.tool_timeout
 
-        tick = min(self.config.stall_timeout, self.config.tool_timeout) / 4
+        def next_deadline() -> tuple[float, str, str]:
+            if observer is not None:
+                return observer.next_deadline(stall, tool)
+            return last_chunk_at + stall, "stream-stall", f"no data for {stall:g} s"
 
-        async def watchdog(scope_: anyio.CancelScope) -> None:
-            nonlocal cut
-            while True:
-                if observer is not None:
-                    deadline, kind, message = observer.next_deadline(
-                        self.config.stall_timeout, self.config.tool_timeout
-                    )
-                else:
-                    deadline = last_chunk_at + self.config.stall_timeout
-                    kind, message = "stream-stall", f"no data for {self.config.stall_timeout:g} s"
-                delay = deadline - time.monotonic()
-                if delay <= 0:
-                    exchange.diagnose(kind, message)
-                    cut = (kind.replace("-", "_"), f"The proxy ended the stream: {message}.")
-                    scope_.cancel()
-                    return
-                # A tool call may open while this sleeps and bring its deadline closer: look again soon.
-                await anyio.sleep(min(delay, tick))
-
-        async def client_gone(scope_: anyio.CancelScope) -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
+        # Plain asyncio, not a task group: the deadline is moved after each chunk (what it hangs on changes
+        # only when data arrives), and one task waits for the client to leave.
+        forwarding = asyncio.current_task()
+        left = asyncio.Event()
+        watcher = asyncio.create_task(_client_gone(receive, left, forwarding))
+        checking = True
+        try:
+            async with asyncio.timeout_at(_loop_time(next_deadline()[0])) as deadline:
+                try:
+                    # Each chunk is everything that has arrived: nothing waits for more data, and
+                    # what came in one network read leaves in one write.
+                    async for chunk in upstream.content.iter_any():
+                        exchange.upstream_first_byte(sent_at)
+                        exchange.first_byte()
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                        exchange.bytes += len(chunk)
+                        last_chunk_at = time.monotonic()
+                        if checking:
+                            try:  # the client has its bytes: whatever the checks meet must not reach it
+                                if decoder:
+                                    chunk = decoder.decompress(chunk)
+                                if observer is not None:
+                                    observer.feed_bytes(chunk)
+                                elif kept is not None:
+                                    kept.append(chunk)
+                                    if exchange.bytes > _MAX_CHECKED_BODY:
+                                        kept = None
+                            except Exception as exc:
+                                checking = False
+                                log.exception("the proxy's checks failed on %s", scope["path"])
+                                exchange.response_problems.append(f"not checked: {type(exc).__name__}: {exc}")
+                        deadline.reschedule(_loop_time(next_deadline()[0]))
+                except aiohttp.ClientError as exc:
+                    exchange.diagnose("upstream-died", f"the upstream connection broke mid-body ({type(exc).__name__})")
+                    cut = ("upstream_died", "The upstream server closed the connection before the end of the response.")
+                except OSError:  # the client's connection is gone
+                    left.set()
+        except TimeoutError:
+            _, kind, message = next_deadline()
+            exchange.diagnose(kind, message)
+            cut = (kind.replace("-", "_"), f"The proxy ended the stream: {message}.")
+        except asyncio.CancelledError:
+            if not left.is_set() or forwarding is None or forwarding.uncancel():
+                raise  # not the watcher's doing: the server is shutting down
+        finally:
+            watcher.cancel()
+        if left.is_set():
             exchange.diagnose(
                 "client-disconnect", "the client disconnected before the end; the upstream request was cancelled"
             )
-            scope_.cancel()
-
         ended_early = False
-        checking = True
-        async with anyio.create_task_group() as group:
-            group.start_soon(watchdog, group.cancel_scope)
-            group.start_soon(client_gone, group.cancel_scope)
-            try:
-                # Each chunk is everything that has arrived: nothing waits for more data, and
-                # what came in one network read leaves in one write.
-                async for chunk in upstream.content.iter_any():
-                    exchange.upstream_first_byte(sent_at)
-                    exchange.first_byte()
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    exchange.bytes += len(chunk)
-                    last_chunk_at = time.monotonic()
-                    if not checking:
-                        continue
-                    try:  # the client has its bytes: whatever the checks meet must not reach it
-                        if decoder:
-                            chunk = decoder.decompress(chunk)
-                        if observer is not None:
-                            observer.feed_bytes(chunk)
-                        elif kept is not None:
-                            kept.append(chunk)
-                            if exchange.bytes > _MAX_CHECKED_BODY:
-                                kept = None
-                    except Exception as exc:
-                        checking = False
-                        log.exception("the proxy's checks failed on %s", scope["path"])
-                        exchange.response_problems.append(f"not checked: {type(exc).__name__}: {exc}")
-            except aiohttp.ClientError as exc:
-                exchange.diagnose("upstream-died", f"the upstream connection broke mid-body ({type(exc).__name__})")
-                cut = ("upstream_died", "The upstream server closed the connection before the end of the response.")
-            except OSError:  # the client's connection is gone
-                exchange.diagnose(
-                    "client-disconnect", "the client disconnected before the end; the upstream request was cancelled"
-                )
-            group.cancel_scope.cancel()
         if any(d.kind == "client-disconnect" for d in exchange.diagnoses):
             ended_early, cut = True, None
         elif cut is not None:
@@ -276,6 +269,21 @@ class ProxyApp:
                 exchange.response_id = data["id"]
             if self.recorder.bodies:
                 exchange.response_body = data
+
+
+def _loop_time(monotonic: float) -> float:
+    """A `time.monotonic()` instant on the event loop's clock (the same clock, by asyncio's default)."""
+    loop = asyncio.get_running_loop()
+    return loop.time() + (monotonic - time.monotonic())
+
+
+async def _client_gone(receive: Any, left: asyncio.Event, forwarding: asyncio.Task | None) -> None:
+    """Wait for the client to disconnect; then stop `forwarding` (the upstream request is cancelled with it)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    left.set()
+    if forwarding is not None:
+        forwarding.cancel()
 
 
 async def _read_body(receive: Any, cap: int) -> tuple[bytes, bool]:

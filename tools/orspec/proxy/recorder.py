@@ -16,7 +16,7 @@ import secrets
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -147,15 +147,21 @@ class Exchange:
         )
 
     def as_record(self, *, bodies: bool, secret_values: tuple[str, ...] = ()) -> dict[str, Any]:
-        record = asdict(self)
-        del record["_t0"]
+        # The fields as they are, not `asdict`'s deep copy: `scrub` builds the record's containers anew.
+        record = {name: getattr(self, name) for name in _RECORDED if bodies or name not in _BODIES}
+        record["diagnoses"] = [{"kind": d.kind, "message": d.message} for d in self.diagnoses]
+        record = scrub(record, secret_values)
         if not bodies:
-            del record["request_body"], record["response_body"]
             for violation in record["violations"]:
                 if violation["rule"] in _QUOTING_RULES:
                     violation["message"] = _QUOTED.sub("'…'", violation["message"])
-        events = record.pop("events")  # event types are names the upstream chose, not fields to redact
-        return {**scrub(record, secret_values), "events": events}
+        record["events"] = dict(self.events)  # event types are names the upstream chose, not fields to redact
+        return record
+
+
+_BODIES = frozenset({"request_body", "response_body"})
+# In the order of the fields, `events` moved last; `_t0` is the clock the timings start from, not a field to record.
+_RECORDED = tuple(f.name for f in fields(Exchange) if f.name not in ("_t0", "events"))
 
 
 def scrub(value: Any, secret_values: tuple[str, ...] = ()) -> Any:
