@@ -1,7 +1,7 @@
 """`orspec proxy`: a byte-transparent reverse proxy that checks real traffic against the spec.
 
 - `app`: the ASGI app that forwards HTTP (JSON and SSE) to the upstream; `websocket` relays
-  WebSocket mode.
+  WebSocket mode; `upstream` is its HTTP client to the upstream.
 - `observer`: the checks made on the side (request and response models, the stream checker,
   the stall and end-of-stream diagnoses).
 - `recorder`: the record of each exchange, as a JSON line and a console line.

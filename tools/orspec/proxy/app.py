@@ -1,7 +1,8 @@
 """The proxy as an ASGI app: forwards every request to the upstream and observes it on the side.
 
 HTTP: the request body is read, checked with the server's own code (`parse_body`,
-`Acceptance`: tolerant, or strict with `enforce`, which then answers a refusal itself) and forwarded.
+`Acceptance`: tolerant, or strict with `enforce`, which then answers a refusal itself) and forwarded
+(`upstream`: one pool of kept-alive connections).
 A body larger than `max_checked_request` is not held: what was read is forwarded and the rest follows
 as it arrives, unchecked, and the record says so (checking costs memory many times the body's size).
 The answer is passed to the client chunk by chunk as it arrives, with the upstream's status and headers (hop-by-hop ones
@@ -24,7 +25,6 @@ import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import aiohttp
 from openresponses_runtime.server.acceptance import Acceptance
 from openresponses_runtime.server.errors import OpenResponsesError, ServerError
 from openresponses_runtime.server.routes import ROUTES
@@ -34,6 +34,7 @@ from .config import DEFAULT_MAX_CHECKED_REQUEST, ProxyConfig
 from .headers import HOP_BY_HOP, credentials, drop_hop_by_hop
 from .observer import StreamObserver, check_json_response, check_request, side_decoder
 from .recorder import Exchange, Recorder
+from .upstream import Upstream, UpstreamError, UpstreamResponse
 from .websocket import relay
 
 __all__ = ["DEFAULT_MAX_CHECKED_REQUEST", "ProxyApp", "ProxyConfig"]
@@ -42,8 +43,6 @@ log = logging.getLogger("orspec.proxy")
 
 _NOT_TO_UPSTREAM = HOP_BY_HOP | {b"host", b"content-length"}
 _MAX_CHECKED_BODY = 32 * 1024 * 1024  # JSON answers larger than this are forwarded but not checked
-# aiohttp adds these unless told not to; the upstream gets only what the client sent.
-_NO_AUTO_HEADERS = frozenset({"User-Agent", "Accept", "Accept-Encoding", "Content-Type"})
 _OPERATIONS = {op.path: op for op in ROUTES if op.method == "POST"}
 
 
@@ -61,19 +60,14 @@ class ProxyApp:
         # With or without `/v1`: clients always call `/v1/...`, which maps onto the upstream's base path.
         self._base_path = parts.path.removesuffix("/v1")
         self._origin = (parts.scheme, parts.netloc)
-        self._session: aiohttp.ClientSession | None = None
+        # One pool of kept-alive connections for all requests; it keeps no cookies, decompresses nothing
+        # and never goes through an environment proxy.
+        self.pool = Upstream(parts.scheme, parts.netloc, connect_timeout=config.upstream_timeout)
 
-    @property
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0),
-                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.config.upstream_timeout),
-                cookie_jar=aiohttp.DummyCookieJar(),  # one client's cookies never reach another's requests
-                auto_decompress=False,  # the client gets the body as the upstream encoded it
-                trust_env=False,  # the upstream is the one given, never an environment proxy
-            )
-        return self._session
+    def _target(self, path: str, query: bytes) -> str:
+        """The request target on the upstream: its base path, then the client's path and query."""
+        target = self._base_path + path
+        return f"{target}?{query.decode('latin-1')}" if query else target
 
     def upstream_url(self, path: str, query: bytes, *, websocket: bool = False) -> str:
         scheme, netloc = self._origin
@@ -97,9 +91,7 @@ class ProxyApp:
                     return
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self.pool.aclose()
 
     # -- HTTP ----------------------------------------------------------------------------------
 
@@ -137,13 +129,11 @@ class ProxyApp:
         sent_at = time.perf_counter()
         try:
             async with asyncio.timeout(self.config.upstream_timeout):
-                upstream = await self.session.request(
+                upstream = await self.pool.request(
                     scope["method"],
-                    self.upstream_url(scope["path"], scope.get("query_string", b"")),
-                    data=body,
-                    headers=_upstream_headers(headers, keep_length=more),
-                    skip_auto_headers=_NO_AUTO_HEADERS,  # send what the client sent, nothing of the proxy's own
-                    allow_redirects=False,
+                    self._target(scope["path"], scope.get("query_string", b"")),
+                    _upstream_headers(headers, keep_length=more),  # what the client sent, nothing of the proxy's own
+                    body,
                 )
         except TimeoutError:
             exchange.diagnose("upstream-timeout", f"no answer within {self.config.upstream_timeout:g} s")
@@ -151,8 +141,8 @@ class ProxyApp:
                 send, exchange, _gateway_error(504, "upstream_timeout", "The upstream server did not answer in time.")
             )
             return
-        except aiohttp.ClientError as exc:
-            exchange.diagnose("upstream-unreachable", f"{type(exc).__name__}: {exc}")
+        except UpstreamError as exc:
+            exchange.diagnose("upstream-unreachable", str(exc))
             await _reply(
                 send, exchange, _gateway_error(502, "upstream_unreachable", "The upstream server could not be reached.")
             )
@@ -163,7 +153,7 @@ class ProxyApp:
             upstream.close()  # a no-op after the end of the body; before it, this cancels the upstream request
 
     async def _answer(
-        self, exchange: Exchange, scope: dict, receive: Any, send: Any, upstream: aiohttp.ClientResponse, sent_at: float
+        self, exchange: Exchange, scope: dict, receive: Any, send: Any, upstream: UpstreamResponse, sent_at: float
     ) -> None:
         exchange.upstream_status = status = upstream.status
         if status >= 500:
@@ -174,10 +164,10 @@ class ProxyApp:
                 _gateway_error(502, "upstream_error", f"The upstream server failed with status {status}."),
             )
             return
-        media = upstream.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        media = upstream.header(b"content-type").split(";", 1)[0].strip().lower()
         checked = scope["path"] in _OPERATIONS
         observer = None
-        decoder = side_decoder(upstream.headers.get("content-encoding")) if checked else False
+        decoder = side_decoder(upstream.header(b"content-encoding") or None) if checked else False
         if decoder is False and checked:
             exchange.response_problems.append("not checked: the body's content-encoding is unknown to the proxy")
         if media == "text/event-stream":
@@ -209,7 +199,7 @@ class ProxyApp:
                 try:
                     # Each chunk is everything that has arrived: nothing waits for more data, and
                     # what came in one network read leaves in one write.
-                    async for chunk in upstream.content.iter_any():
+                    async for chunk in upstream.iter_any():
                         exchange.upstream_first_byte(sent_at)
                         exchange.first_byte()
                         await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -230,8 +220,8 @@ class ProxyApp:
                                 log.exception("the proxy's checks failed on %s", scope["path"])
                                 exchange.response_problems.append(f"not checked: {type(exc).__name__}: {exc}")
                         deadline.reschedule(_loop_time(next_deadline()[0]))
-                except aiohttp.ClientError as exc:
-                    exchange.diagnose("upstream-died", f"the upstream connection broke mid-body ({type(exc).__name__})")
+                except UpstreamError as exc:
+                    exchange.diagnose("upstream-died", f"the upstream connection broke mid-body: {exc}")
                     cut = ("upstream_died", "The upstream server closed the connection before the end of the response.")
                 except OSError:  # the client's connection is gone
                     left.set()
@@ -308,16 +298,16 @@ async def _rest_of_body(head: bytes, receive: Any) -> Any:
         message = await receive()
         if message["type"] == "http.disconnect":
             # The client left mid-body: the upstream must not take a truncated body as whole.
-            raise aiohttp.ClientPayloadError("the client disconnected before the end of the request body")
+            raise UpstreamError("the client disconnected before the end of the request body")
         yield message.get("body", b"")
         if not message.get("more_body"):
             return
 
 
-def _upstream_headers(headers: list[tuple[bytes, bytes]], *, keep_length: bool) -> list[tuple[str, str]]:
+def _upstream_headers(headers: list[tuple[bytes, bytes]], *, keep_length: bool) -> list[tuple[bytes, bytes]]:
     """What the upstream gets of the client's headers; its `content-length` too when the body streams."""
     skip = _NOT_TO_UPSTREAM - {b"content-length"} if keep_length else _NOT_TO_UPSTREAM
-    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in drop_hop_by_hop(headers, skip)]
+    return drop_hop_by_hop(headers, skip)
 
 
 async def _send_quietly(send: Any, body: bytes, *, more: bool) -> None:

@@ -1,0 +1,126 @@
+"""The proxy's client to its upstream (`orspec.proxy.upstream`), against a raw HTTP/1.1 server on
+loopback: kept-alive connections are reused, a connection the upstream closed meanwhile costs no
+request, bodies that run to the end of the connection arrive whole, and one that breaks off says so."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from orspec.proxy.upstream import Upstream, UpstreamError
+
+_OK = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+
+
+async def _serve(answer, *, close_after: bool = False):
+    """A server that reads each request (head and `Content-Length` body) and writes `answer(request, n)`
+    (n: the count of requests so far), or closes the connection if that is None;
+    returns (server, port, the client ports it saw, the requests)."""
+    peers: list[int] = []
+    requests: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peers.append(writer.get_extra_info("peername")[1])
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    (
+                        int(line.split(b":")[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length")
+                    ),
+                    0,
+                )
+                request = head + await reader.readexactly(length)
+                requests.append(request)
+                reply = answer(request, len(requests))
+                if reply is None:  # as a server whose keep-alive timeout ran out as the request came
+                    writer.close()
+                    return
+                writer.write(reply)
+                await writer.drain()
+                if close_after:
+                    writer.close()
+                    return
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1], peers, requests
+
+
+async def _fetch(pool: Upstream, body: bytes = b"{}") -> tuple[int, bytes]:
+    answer = await pool.request("POST", "/v1/responses", [(b"x-client", b"1")], body)
+    data = b"".join([chunk async for chunk in answer.iter_any()])
+    answer.close()
+    return answer.status, data
+
+
+def test_one_kept_alive_connection_serves_requests_one_after_another():
+    async def run():
+        server, port, peers, requests = await _serve(lambda *_: _OK)
+        pool = Upstream("http", f"127.0.0.1:{port}", connect_timeout=5)
+        answers = [await _fetch(pool) for _ in range(5)]
+        await pool.aclose()
+        server.close()
+        return answers, peers, requests, port
+
+    answers, peers, requests, port = asyncio.run(run())
+    assert answers == [(200, b"ok")] * 5
+    assert len(peers) == 1, "each request opened a connection of its own"
+    # The client's headers, `Host` and the body's length: nothing of the proxy's own.
+    assert (
+        requests
+        == [
+            f"POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-client: 1\r\nContent-Length: 2\r\n\r\n{{}}".encode()
+        ]
+        * 5
+    )
+
+
+def test_a_connection_the_upstream_closed_meanwhile_costs_no_request():
+    async def run():
+        # Closed after answering (the pool finds it closed), and closed as a request came (sent again).
+        server, port, peers, requests = await _serve(lambda _, n: None if n == 3 else _OK, close_after=False)
+        pool = Upstream("http", f"127.0.0.1:{port}", connect_timeout=5)
+        answers = [await _fetch(pool) for _ in range(3)]
+        await pool.aclose()
+        server.close()
+        return answers, peers, requests
+
+    answers, peers, requests = asyncio.run(run())
+    assert answers == [(200, b"ok")] * 3
+    assert len(requests) == 4 and len(peers) == 2  # the third request twice, the second time on a new connection
+
+
+def test_a_body_that_runs_to_the_end_of_the_connection_arrives_whole():
+    body = b"data: one\n\n" * 1000
+    reply = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n" + body
+
+    async def run():
+        server, port, _, _ = await _serve(lambda *_: reply, close_after=True)
+        pool = Upstream("http", f"127.0.0.1:{port}", connect_timeout=5)
+        got = await _fetch(pool)
+        await pool.aclose()
+        server.close()
+        return got
+
+    assert asyncio.run(run()) == (200, body)
+
+
+def test_a_body_cut_short_is_an_error_and_an_unreachable_upstream_is_one_too():
+    reply = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part"
+
+    async def run():
+        server, port, _, _ = await _serve(lambda *_: reply, close_after=True)
+        pool = Upstream("http", f"127.0.0.1:{port}", connect_timeout=5)
+        with pytest.raises(UpstreamError, match="before the end of its answer"):
+            await _fetch(pool)
+        server.close()
+        await server.wait_closed()
+        with pytest.raises(UpstreamError, match="cannot connect"):
+            await _fetch(Upstream("http", f"127.0.0.1:{port}", connect_timeout=5))
+        await pool.aclose()
+
+    asyncio.run(run())

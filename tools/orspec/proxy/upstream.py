@@ -1,0 +1,310 @@
+"""The proxy's HTTP/1.1 client to its upstream: kept-alive connections in a pool, TCP_NODELAY, and
+the answer's body handed on as each network read brings it.
+
+It does what a byte-transparent proxy needs and no more: the request leaves in one write (head and
+a held body together), nothing is added to the client's headers but `Host` and the body's length,
+the body is not decompressed, and a chunked body is unframed (the proxy's server frames it anew).
+httptools (C, the serving layer's parser too) reads the answers. A general client (aiohttp) spent
+about a third of a millisecond more on each request before its first byte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import ssl
+from collections import deque
+from collections.abc import AsyncIterator
+
+import httptools
+
+__all__ = ["Upstream", "UpstreamError", "UpstreamResponse"]
+
+_READ_LIMIT = 256 * 1024  # bytes of an answer held for a slow client before the upstream is not read on
+
+
+class UpstreamError(Exception):
+    """The upstream could not be reached, or its connection broke, or it sent what is not HTTP."""
+
+
+class _Connection(asyncio.Protocol):
+    """One connection to the upstream, reading one answer at a time."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpResponseParser(self)
+        self.lost: BaseException | None = None
+        self.closed = False
+        self._writable: asyncio.Future | None = None
+        self._answer: UpstreamResponse | None = None
+
+    # -- asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # the request's one write leaves at once
+
+    def data_received(self, data: bytes) -> None:
+        if self._answer is None:  # bytes nobody asked for: the connection is not to be used again
+            self.closed = True
+            self.transport.close()  # type: ignore[union-attr]
+            return
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._answer.fail(UpstreamError("the upstream switched protocols on a plain request"))
+        except httptools.HttpParserError as exc:
+            self.closed = True
+            self.transport.close()  # type: ignore[union-attr]
+            self._answer.fail(UpstreamError(f"the upstream's answer is not HTTP/1.1 ({exc})"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.lost = exc
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_exception(UpstreamError("the upstream closed the connection"))
+        if self._answer is not None:
+            self._answer.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self._writable = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+        self._writable = None
+
+    async def drain(self) -> None:
+        if self._writable is not None:
+            await self._writable
+
+    # -- httptools' callbacks, handed to the answer being read
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._answer.raw_headers.append((name, value))  # type: ignore[union-attr]
+
+    def on_headers_complete(self) -> None:
+        self._answer.head_complete(self.parser.get_status_code())  # type: ignore[union-attr]
+
+    def on_body(self, body: bytes) -> None:
+        self._answer.body(body)  # type: ignore[union-attr]
+
+    def on_message_complete(self) -> None:
+        answer, self._answer = self._answer, None
+        answer.complete(keep=self.parser.should_keep_alive())  # type: ignore[union-attr]
+
+    # -- the client's side
+
+    def begin(self, answer: UpstreamResponse) -> None:
+        self._answer = answer
+
+
+class UpstreamResponse:
+    """An answer's status and headers; its body through `iter_any`."""
+
+    def __init__(self, upstream: Upstream, connection: _Connection, *, head_only: bool) -> None:
+        self.status = 0
+        self.raw_headers: list[tuple[bytes, bytes]] = []
+        self._upstream = upstream
+        self._connection: _Connection | None = connection
+        self._head_only = head_only
+        self._head: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._chunks: deque[bytes] = deque()
+        self._held = 0
+        self._ended = False
+        self._error: BaseException | None = None
+        self._wakeup: asyncio.Future | None = None
+        self._paused = False
+        self.received_any = False
+
+    def header(self, name: bytes) -> str:
+        """The value of header `name` (lower case), or ''."""
+        return next((v.decode("latin-1") for n, v in self.raw_headers if n.lower() == name), "")
+
+    # -- from the connection
+
+    def head_complete(self, status: int) -> None:
+        self.status = status
+        self.received_any = True
+        if not self._head.done():
+            self._head.set_result(None)
+        if self._head_only or status in (204, 304) or 100 <= status < 200:
+            # No body follows (or, for 1xx, another head does): this connection is not reused.
+            self._ended = True
+            self._release(keep=False)
+
+    def body(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._held += len(data)
+        if self._held > _READ_LIMIT and not self._paused:
+            self._pause(True)  # a slow client: let TCP hold the rest
+        self._wake()
+
+    def _pause(self, paused: bool) -> None:
+        transport = self._connection.transport if self._connection is not None else None
+        if transport is not None and not transport.is_closing():
+            transport.pause_reading() if paused else transport.resume_reading()
+        self._paused = paused
+
+    def complete(self, *, keep: bool) -> None:
+        if self._paused:
+            self._pause(False)  # the connection goes back to the pool reading
+        self._ended = True
+        self._release(keep=keep)
+        self._wake()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        if self._ended:
+            return
+        framed = self.header(b"content-length") or "chunked" in self.header(b"transfer-encoding").lower()
+        if exc is None and self._head.done() and not framed:  # a body that runs to the end of the connection
+            self.complete(keep=False)
+        else:
+            detail = f" ({type(exc).__name__}: {exc})" if exc else ""
+            self.fail(UpstreamError(f"the upstream closed the connection before the end of its answer{detail}"))
+
+    def fail(self, error: BaseException) -> None:
+        self._error = error
+        if not self._head.done():
+            self._head.set_exception(error)
+        self._release(keep=False)
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._wakeup is not None and not self._wakeup.done():
+            self._wakeup.set_result(None)
+
+    def _release(self, *, keep: bool) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            self._upstream.release(connection, keep=keep)
+
+    # -- to the proxy
+
+    async def head(self) -> None:
+        await self._head
+
+    async def iter_any(self) -> AsyncIterator[bytes]:
+        """The body as it arrives: each item is all that has come since the last."""
+        while True:
+            if self._chunks:
+                data = self._chunks.popleft() if len(self._chunks) == 1 else b"".join(self._chunks)
+                self._chunks.clear()
+                self._held = 0
+                if self._paused:
+                    self._pause(False)
+                yield data
+            elif self._error is not None:
+                raise self._error
+            elif self._ended:
+                return
+            else:
+                self._wakeup = asyncio.get_running_loop().create_future()
+                await self._wakeup
+
+    def close(self) -> None:
+        """Let go of the connection: reused if the answer was read to its end, closed otherwise
+        (which cancels the request, for an upstream that watches its connection)."""
+        if self._connection is not None:
+            self._ended = True
+            self._release(keep=False)
+
+
+class Upstream:
+    """Kept-alive connections to one origin (`scheme`, `host:port`)."""
+
+    def __init__(self, scheme: str, netloc: str, *, connect_timeout: float) -> None:
+        host, _, port = netloc.rpartition(":") if netloc.rpartition(":")[2].isdigit() else (netloc, "", "")
+        self.host = host.strip("[]")
+        self.port = int(port) if port else (443 if scheme == "https" else 80)
+        self.ssl: ssl.SSLContext | None = ssl.create_default_context() if scheme == "https" else None
+        self.host_header = netloc.encode("idna")
+        self.connect_timeout = connect_timeout
+        self._idle: deque[_Connection] = deque()
+        self._open: set[_Connection] = set()
+
+    async def request(
+        self, method: str, target: str, headers: list[tuple[bytes, bytes]], body: bytes | AsyncIterator[bytes]
+    ) -> UpstreamResponse:
+        """Send a request and wait for the answer's head. A held `body` (bytes) leaves with the head in
+        one write; an iterator's parts are sent as they come (`headers` then carry its length)."""
+        head = [f"{method} {target} HTTP/1.1\r\nHost: ".encode("latin-1"), self.host_header, b"\r\n"]
+        for name, value in headers:
+            head += [name, b": ", value, b"\r\n"]
+        chunked = False
+        if isinstance(body, bytes):
+            if body or method not in ("GET", "HEAD", "DELETE", "OPTIONS"):
+                head.append(b"Content-Length: %d\r\n" % len(body))
+        elif not any(name.lower() == b"content-length" for name, _ in headers):
+            chunked = True  # a body of unknown length, passed on as it arrives
+            head.append(b"Transfer-Encoding: chunked\r\n")
+        head.append(b"\r\n")
+        message = b"".join(head)
+        # A kept-alive connection may have been closed by the upstream meanwhile: a held request is sent
+        # again, once, on a new connection, when nothing at all came back on the old one.
+        for attempt in range(2):
+            reused = bool(self._idle)
+            connection = await self._connection()
+            answer = UpstreamResponse(self, connection, head_only=method == "HEAD")
+            connection.begin(answer)
+            try:
+                if isinstance(body, bytes):
+                    connection.transport.write(message + body)  # type: ignore[union-attr]
+                else:
+                    connection.transport.write(message)  # type: ignore[union-attr]
+                    async for part in body:
+                        if connection.closed:
+                            raise UpstreamError("the upstream closed the connection during the request body")
+                        if part:
+                            connection.transport.write(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part)  # type: ignore[union-attr]
+                        await connection.drain()
+                    if chunked:
+                        connection.transport.write(b"0\r\n\r\n")  # type: ignore[union-attr]
+                await answer.head()
+                return answer
+            except UpstreamError:
+                answer.close()
+                if attempt or not reused or answer.received_any or not isinstance(body, bytes):
+                    raise
+            except BaseException:
+                answer.close()  # cancelled (a deadline) or the request body broke off: the connection goes
+                raise
+        raise AssertionError("unreachable")
+
+    async def _connection(self) -> _Connection:
+        while self._idle:
+            connection = self._idle.pop()  # the most recently used: the least likely to have timed out
+            if not connection.closed and not connection.transport.is_closing():  # type: ignore[union-attr]
+                return connection
+            self._open.discard(connection)
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                _, connection = await loop.create_connection(
+                    _Connection, self.host, self.port, ssl=self.ssl, server_hostname=self.host if self.ssl else None
+                )
+        except TimeoutError:
+            raise UpstreamError(f"no connection to {self.host}:{self.port} within {self.connect_timeout:g} s") from None
+        except OSError as exc:
+            raise UpstreamError(f"cannot connect to {self.host}:{self.port}: {exc.strerror or exc}") from None
+        self._open.add(connection)
+        return connection
+
+    def release(self, connection: _Connection, *, keep: bool) -> None:
+        if keep and not connection.closed:
+            self._idle.append(connection)
+            return
+        self._open.discard(connection)
+        if connection.transport is not None:
+            connection.transport.close()
+
+    async def aclose(self) -> None:
+        for connection in list(self._open):
+            if connection.transport is not None:
+                with contextlib.suppress(Exception):
+                    connection.transport.close()
+        self._open.clear()
+        self._idle.clear()
