@@ -124,3 +124,18 @@ def test_a_body_cut_short_is_an_error_and_an_unreachable_upstream_is_one_too():
         await pool.aclose()
 
     asyncio.run(run())
+
+
+def test_an_interim_head_is_passed_over_and_an_answer_without_a_body_keeps_the_connection():
+    replies = {1: b"HTTP/1.1 100 Continue\r\n\r\n" + _OK, 2: b"HTTP/1.1 204 No Content\r\nX-Seen: 1\r\n\r\n", 3: _OK}
+
+    async def run():
+        server, port, peers, _ = await _serve(lambda _, n: replies[n])
+        pool = Upstream("http", f"127.0.0.1:{port}", connect_timeout=5)
+        answers = [await _fetch(pool) for _ in range(3)]
+        await pool.aclose()
+        server.close()
+        return answers, peers
+
+    answers, peers = asyncio.run(run())
+    assert answers == [(200, b"ok"), (204, b""), (200, b"ok")] and len(peers) == 1

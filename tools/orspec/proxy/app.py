@@ -41,7 +41,8 @@ __all__ = ["DEFAULT_MAX_CHECKED_REQUEST", "ProxyApp", "ProxyConfig"]
 
 log = logging.getLogger("orspec.proxy")
 
-_NOT_TO_UPSTREAM = HOP_BY_HOP | {b"host", b"content-length"}
+# `expect: 100-continue` is answered to the client by the proxy's own server, which has the body by then.
+_NOT_TO_UPSTREAM = HOP_BY_HOP | {b"host", b"content-length", b"expect"}
 _MAX_CHECKED_BODY = 32 * 1024 * 1024  # JSON answers larger than this are forwarded but not checked
 _OPERATIONS = {op.path: op for op in ROUTES if op.method == "POST"}
 

@@ -65,7 +65,7 @@ class _Connection(asyncio.Protocol):
         self.closed = True
         self.lost = exc
         if self._writable is not None and not self._writable.done():
-            self._writable.set_exception(UpstreamError("the upstream closed the connection"))
+            self._writable.set_result(None)  # the body's writer sees `closed` and stops
         if self._answer is not None:
             self._answer.connection_lost(exc)
 
@@ -93,7 +93,11 @@ class _Connection(asyncio.Protocol):
         self._answer.body(body)  # type: ignore[union-attr]
 
     def on_message_complete(self) -> None:
-        answer, self._answer = self._answer, None
+        answer = self._answer
+        if answer.interim:  # type: ignore[union-attr]  # a 1xx head: the answer's own follows
+            answer.interim = False  # type: ignore[union-attr]
+            return
+        self._answer = None
         answer.complete(keep=self.parser.should_keep_alive())  # type: ignore[union-attr]
 
     # -- the client's side
@@ -119,6 +123,7 @@ class UpstreamResponse:
         self._wakeup: asyncio.Future | None = None
         self._paused = False
         self.received_any = False
+        self.interim = False  # reading a 1xx head (`100 Continue`), which is not the answer
 
     def header(self, name: bytes) -> str:
         """The value of header `name` (lower case), or ''."""
@@ -127,12 +132,15 @@ class UpstreamResponse:
     # -- from the connection
 
     def head_complete(self, status: int) -> None:
-        self.status = status
         self.received_any = True
+        if 100 <= status < 200:  # an interim answer (101 is refused by the parser as an upgrade)
+            self.interim = True
+            self.raw_headers.clear()
+            return
+        self.status = status
         if not self._head.done():
             self._head.set_result(None)
-        if self._head_only or status in (204, 304) or 100 <= status < 200:
-            # No body follows (or, for 1xx, another head does): this connection is not reused.
+        if self._head_only:  # the head of an answer to HEAD announces a body that does not follow
             self._ended = True
             self._release(keep=False)
 
