@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -41,6 +42,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = re.compile(r"[^a-z0-9]+")
 
 
+@lru_cache(maxsize=4096)  # the same few names in every record; bounded, as bodies may bring any
 def secret_name(name: str) -> bool:
     """Whether a field called `name` holds something a record must never keep."""
     words = _SEPARATORS.sub("_", _CAMEL.sub("_", name).lower()).strip("_")
