@@ -143,6 +143,7 @@ def main() -> int:
     own = [r["ttfb_ms"] - r["upstream_ttfb_ms"] for r in lines if r.get("upstream_ttfb_ms") is not None]
 
     p50 = {name: statistics.median(values) for name, values in result["ttfb"].items()}
+    p99 = {name: statistics.quantiles(values, n=100)[98] for name, values in result["ttfb"].items()}
     rate = {name: statistics.median(values) for name, values in result["rates"].items()}
     added = p50["proxy"] - p50["direct"]
     ratio = rate["proxy"] / rate["direct"]
@@ -151,6 +152,7 @@ def main() -> int:
     )
     print(f"{'':28}{'direct':>12}{'proxy':>12}")
     print(f"{'time to first byte, p50':28}{p50['direct']:>10.2f}ms{p50['proxy']:>10.2f}ms")
+    print(f"{'time to first byte, p99':28}{p99['direct']:>10.2f}ms{p99['proxy']:>10.2f}ms")
     print(f"{'streamed events/s, median':28}{rate['direct']:>12,.0f}{rate['proxy']:>12,.0f}")
     print(
         f"the proxy's own time before the first byte (its records: ttfb - upstream ttfb), p50 {statistics.median(own):.2f} ms"
