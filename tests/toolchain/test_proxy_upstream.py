@@ -60,7 +60,7 @@ async def _fetch(pool: Upstream, body: bytes = b"{}") -> tuple[int, bytes]:
 def test_one_kept_alive_connection_serves_requests_one_after_another():
     async def run():
         server, port, peers, requests = await _serve(lambda *_: _OK)
-        pool = Upstream("http", f"127.0.0.1:{port}", connect_timeout=5)
+        pool = Upstream("http", "127.0.0.1", port, connect_timeout=5)
         answers = [await _fetch(pool) for _ in range(5)]
         await pool.aclose()
         server.close()
@@ -83,7 +83,7 @@ def test_a_connection_the_upstream_closed_meanwhile_costs_no_request():
     async def run():
         # Closed after answering (the pool finds it closed), and closed as a request came (sent again).
         server, port, peers, requests = await _serve(lambda _, n: None if n == 3 else _OK, close_after=False)
-        pool = Upstream("http", f"127.0.0.1:{port}", connect_timeout=5)
+        pool = Upstream("http", "127.0.0.1", port, connect_timeout=5)
         answers = [await _fetch(pool) for _ in range(3)]
         await pool.aclose()
         server.close()
@@ -100,7 +100,7 @@ def test_a_body_that_runs_to_the_end_of_the_connection_arrives_whole():
 
     async def run():
         server, port, _, _ = await _serve(lambda *_: reply, close_after=True)
-        pool = Upstream("http", f"127.0.0.1:{port}", connect_timeout=5)
+        pool = Upstream("http", "127.0.0.1", port, connect_timeout=5)
         got = await _fetch(pool)
         await pool.aclose()
         server.close()
@@ -114,13 +114,13 @@ def test_a_body_cut_short_is_an_error_and_an_unreachable_upstream_is_one_too():
 
     async def run():
         server, port, _, _ = await _serve(lambda *_: reply, close_after=True)
-        pool = Upstream("http", f"127.0.0.1:{port}", connect_timeout=5)
+        pool = Upstream("http", "127.0.0.1", port, connect_timeout=5)
         with pytest.raises(UpstreamError, match="before the end of its answer"):
             await _fetch(pool)
         server.close()
         await server.wait_closed()
         with pytest.raises(UpstreamError, match="cannot connect"):
-            await _fetch(Upstream("http", f"127.0.0.1:{port}", connect_timeout=5))
+            await _fetch(Upstream("http", "127.0.0.1", port, connect_timeout=5))
         await pool.aclose()
 
     asyncio.run(run())
@@ -131,7 +131,7 @@ def test_an_interim_head_is_passed_over_and_an_answer_without_a_body_keeps_the_c
 
     async def run():
         server, port, peers, _ = await _serve(lambda _, n: replies[n])
-        pool = Upstream("http", f"127.0.0.1:{port}", connect_timeout=5)
+        pool = Upstream("http", "127.0.0.1", port, connect_timeout=5)
         answers = [await _fetch(pool) for _ in range(3)]
         await pool.aclose()
         server.close()

@@ -63,7 +63,11 @@ class ProxyApp:
         self._origin = (parts.scheme, parts.netloc)
         # One pool of kept-alive connections for all requests; it keeps no cookies, decompresses nothing
         # and never goes through an environment proxy.
-        self.pool = Upstream(parts.scheme, parts.netloc, connect_timeout=config.upstream_timeout)
+        try:
+            port = parts.port
+        except ValueError:
+            raise ValueError(f"--upstream {config.upstream!r} has a port that is not a number") from None
+        self.pool = Upstream(parts.scheme, parts.hostname or "", port, connect_timeout=config.upstream_timeout)
 
     def _target(self, path: str, query: bytes) -> str:
         """The request target on the upstream: its base path, then the client's path and query."""

@@ -222,14 +222,14 @@ class UpstreamResponse:
 
 
 class Upstream:
-    """Kept-alive connections to one origin (`scheme`, `host:port`)."""
+    """Kept-alive connections to one origin: `scheme` (http or https), `host`, `port` (None: the scheme's)."""
 
-    def __init__(self, scheme: str, netloc: str, *, connect_timeout: float) -> None:
-        host, _, port = netloc.rpartition(":") if netloc.rpartition(":")[2].isdigit() else (netloc, "", "")
-        self.host = host.strip("[]")
-        self.port = int(port) if port else (443 if scheme == "https" else 80)
+    def __init__(self, scheme: str, host: str, port: int | None, *, connect_timeout: float) -> None:
+        self.host = host
+        self.port = port or (443 if scheme == "https" else 80)
         self.ssl: ssl.SSLContext | None = ssl.create_default_context() if scheme == "https" else None
-        self.host_header = netloc.encode("idna")
+        name = f"[{host}]" if ":" in host else host
+        self.host_header = (name if port is None else f"{name}:{port}").encode("idna")
         self.connect_timeout = connect_timeout
         self._idle: deque[_Connection] = deque()
         self._open: set[_Connection] = set()
@@ -254,8 +254,7 @@ class Upstream:
         # A kept-alive connection may have been closed by the upstream meanwhile: a held request is sent
         # again, once, on a new connection, when nothing at all came back on the old one.
         for attempt in range(2):
-            reused = bool(self._idle)
-            connection = await self._connection()
+            connection, reused = await self._connection()
             answer = UpstreamResponse(self, connection, head_only=method == "HEAD")
             connection.begin(answer)
             try:
@@ -282,11 +281,12 @@ class Upstream:
                 raise
         raise AssertionError("unreachable")
 
-    async def _connection(self) -> _Connection:
+    async def _connection(self) -> tuple[_Connection, bool]:
+        """A connection, and whether it served a request before."""
         while self._idle:
             connection = self._idle.pop()  # the most recently used: the least likely to have timed out
             if not connection.closed and not connection.transport.is_closing():  # type: ignore[union-attr]
-                return connection
+                return connection, True
             self._open.discard(connection)
         loop = asyncio.get_running_loop()
         try:
@@ -299,7 +299,7 @@ class Upstream:
         except OSError as exc:
             raise UpstreamError(f"cannot connect to {self.host}:{self.port}: {exc.strerror or exc}") from None
         self._open.add(connection)
-        return connection
+        return connection, False
 
     def release(self, connection: _Connection, *, keep: bool) -> None:
         if keep and not connection.closed:
