@@ -152,6 +152,51 @@ def test_sigterm_lets_streams_run_to_the_deadline_then_ends_each_failed_and_exit
         assert "delta" in text  # it ran until the deadline, not cut at the signal
 
 
+def test_the_proxy_on_sigterm_lets_a_stream_run_to_its_deadline_then_ends_it_the_spec_s_way(tmp_path):
+    upstream, upstream_base, _ = start("--delay", "0.2")
+    proc, base, _ = start(
+        "--graceful-timeout",
+        "1.5",
+        command=("proxy", "--upstream", upstream_base, "--quiet", "--record", str(tmp_path)),
+    )
+    captured: list[str] = []
+    begun = threading.Event()
+
+    def stream() -> None:
+        body = {"input": "word " * 60, "stream": True}  # 12 s of words at 0.2 s each
+        with httpx.stream("POST", base + "/responses", json=body, headers=HEADERS, timeout=30) as response:
+            lines = response.iter_lines()
+            head = [next(lines)]
+            begun.set()
+            captured.append("\n".join(head + list(lines)) + "\n")
+
+    thread = threading.Thread(target=stream)
+    thread.start()
+    try:
+        assert begun.wait(10)
+        signalled = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(10)
+        took = time.monotonic() - signalled
+        thread.join(10)
+    finally:
+        for process in (proc, upstream):
+            if process.poll() is None:
+                process.terminate()
+                process.wait(10)
+    assert code == 0, proc.stderr.read().decode()
+    assert 1.5 <= took < 4.0
+    (text,) = captured
+    checker = StreamChecker()
+    assert checker.check_sse(text) == [], checker.violations
+    assert checker.terminal == "response.failed" and text.endswith("data: [DONE]\n\n")
+    error = json.loads([block for block in text.split("\n\n") if block][-3].split("data: ", 1)[1])["error"]
+    assert error["code"] == "server_shutting_down"
+    records = [json.loads(line) for path in tmp_path.glob("*.jsonl") for line in path.read_text().splitlines()]
+    (record,) = [r for r in records if r["transport"] == "sse"]  # the others: `start`'s GETs until it answered
+    assert [d["kind"] for d in record["diagnoses"]] == ["proxy-shutdown"]
+
+
 def test_a_second_signal_ends_the_streams_at_once():
     proc, base, _ = start("--delay", "0.2", "--graceful-timeout", "60")
     captured: list[str] = []

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 from openresponses_runtime.server.acceptance import Acceptance
 from openresponses_runtime.server.errors import OpenResponsesError, ServerError
 from openresponses_runtime.server.routes import ROUTES
+from openresponses_runtime.server.shutdown import ending
 from openresponses_runtime.server.wire import dumps, sse_frame
 
 from .config import DEFAULT_MAX_CHECKED_REQUEST, ProxyConfig
@@ -199,46 +200,54 @@ class ProxyApp:
         left = asyncio.Event()
         watcher = asyncio.create_task(_client_gone(receive, left, forwarding))
         checking = True
-        try:
-            async with asyncio.timeout_at(_loop_time(next_deadline()[0])) as deadline:
-                try:
-                    # Each chunk is everything that has arrived: nothing waits for more data, and
-                    # what came in one network read leaves in one write.
-                    async for chunk in upstream.iter_any():
-                        exchange.upstream_first_byte(sent_at)
-                        exchange.first_byte()
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                        exchange.bytes += len(chunk)
-                        last_chunk_at = time.monotonic()
-                        if checking:
-                            try:  # the client has its bytes: whatever the checks meet must not reach it
-                                if decoder:
-                                    chunk = decoder.decompress(chunk)
-                                if observer is not None:
-                                    observer.feed_bytes(chunk)
-                                elif kept is not None:
-                                    kept.append(chunk)
-                                    if exchange.bytes > _MAX_CHECKED_BODY:
-                                        kept = None
-                            except Exception as exc:
-                                checking = False
-                                log.exception("the proxy's checks failed on %s", scope["path"])
-                                exchange.response_problems.append(f"not checked: {type(exc).__name__}: {exc}")
-                        deadline.reschedule(_loop_time(next_deadline()[0]))
-                except UpstreamError as exc:
-                    exchange.diagnose("upstream-died", f"the upstream connection broke mid-body: {exc}")
-                    cut = ("upstream_died", "The upstream server closed the connection before the end of the response.")
-                except OSError:  # the client's connection is gone
-                    left.set()
-        except TimeoutError:
-            _, kind, message = next_deadline()
-            exchange.diagnose(kind, message)
-            cut = (kind.replace("-", "_"), f"The proxy ended the stream: {message}.")
-        except asyncio.CancelledError:
-            if not left.is_set() or forwarding is None or forwarding.uncancel():
-                raise  # not the watcher's doing: the server is shutting down
-        finally:
-            watcher.cancel()
+        # The serving layer's shutdown deadline (`--graceful-timeout`) ends a stream under way the spec's way.
+        with ending() as stopping:
+            try:
+                async with asyncio.timeout_at(_loop_time(next_deadline()[0])) as deadline:
+                    try:
+                        # Each chunk is everything that has arrived: nothing waits for more data, and
+                        # what came in one network read leaves in one write.
+                        async for chunk in upstream.iter_any():
+                            exchange.upstream_first_byte(sent_at)
+                            exchange.first_byte()
+                            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                            exchange.bytes += len(chunk)
+                            last_chunk_at = time.monotonic()
+                            if checking:
+                                try:  # the client has its bytes: whatever the checks meet must not reach it
+                                    if decoder:
+                                        chunk = decoder.decompress(chunk)
+                                    if observer is not None:
+                                        observer.feed_bytes(chunk)
+                                    elif kept is not None:
+                                        kept.append(chunk)
+                                        if exchange.bytes > _MAX_CHECKED_BODY:
+                                            kept = None
+                                except Exception as exc:
+                                    checking = False
+                                    log.exception("the proxy's checks failed on %s", scope["path"])
+                                    exchange.response_problems.append(f"not checked: {type(exc).__name__}: {exc}")
+                            deadline.reschedule(_loop_time(next_deadline()[0]))
+                    except UpstreamError as exc:
+                        exchange.diagnose("upstream-died", f"the upstream connection broke mid-body: {exc}")
+                        cut = (
+                            "upstream_died",
+                            "The upstream server closed the connection before the end of the response.",
+                        )
+                    except OSError:  # the client's connection is gone
+                        left.set()
+            except TimeoutError:
+                _, kind, message = next_deadline()
+                exchange.diagnose(kind, message)
+                cut = (kind.replace("-", "_"), f"The proxy ended the stream: {message}.")
+            except asyncio.CancelledError:
+                if not left.is_set() or forwarding is None or forwarding.uncancel():
+                    raise  # not the watcher's doing: the shutdown's (`ending`) or the server's own
+            finally:
+                watcher.cancel()
+        if stopping.cancelled_caught:
+            exchange.diagnose("proxy-shutdown", "the proxy stopped before the end (its --graceful-timeout passed)")
+            cut = ("server_shutting_down", "The proxy is shutting down.")
         if left.is_set():
             exchange.diagnose(
                 "client-disconnect", "the client disconnected before the end; the upstream request was cancelled"

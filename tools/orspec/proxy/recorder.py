@@ -64,6 +64,7 @@ PROBLEMS = frozenset(
         "upstream-timeout",
         "upstream-unreachable",
         "upstream-died",
+        "proxy-shutdown",
     }
 )
 
