@@ -114,7 +114,9 @@ def test_latest_release_is_the_default_and_each_version_has_its_openapi(page, si
     versions = httpx.get(f"{site_url}/reference/versions.json", timeout=10).json()["versions"]
     assert [v["status"] for v in versions] == ["latest", "release", "draft"]
     page.goto(f"{site_url}/reference/items/")
-    options = page.locator(".orspec-version-select option").all_inner_texts()
+    picker = page.locator(".orspec-version-select option")
+    picker.first.wait_for(state="attached")  # the page fills the picker once versions.json has come
+    options = picker.all_inner_texts()
     assert options[0] == "2026-04-24 (latest release)" and options[-1] == "draft (unreleased)"
     for folder in ("2026-04-24/", "2026-01-15/", ""):
         document = httpx.get(f"{site_url}/reference/{folder}openapi.json", timeout=10).json()
