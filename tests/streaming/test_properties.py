@@ -386,6 +386,7 @@ def _sse(stream: list[Any], names: list[int], junk: list[str]) -> bytes:
 
 
 @_STREAM_SETTINGS
+@pytest.mark.slow  # with CI's full count of examples, near the 2 s an unmarked test may take
 @given(
     _STREAMS,
     st.lists(st.integers(0, 2), min_size=1, max_size=4),

@@ -301,6 +301,7 @@ for argv in ([], ["--max-streams", "1"]):
     )
 
 
+@pytest.mark.process  # a scaffold, then its entry point in a fresh interpreter
 def test_main_writes_only_json_lines_with_log_format_json(tmp_path):
     """`python -m <package> --log-format json`: its first line, like every other, is a JSON record."""
     out = tmp_path / "proj"
