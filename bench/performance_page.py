@@ -129,9 +129,9 @@ def render(results: dict) -> str:
         "is left out when it is not met.",
         "",
         f"The figures below are from one run of `{results['command']}`, started {results['started']}, which",
-        f"took {results['minutes']} min, on a **shared {machine['cores']}-core machine**: other jobs ran",
-        f"beside it (the load average was {load[0]:g} when it started and {load[1]:g} when it ended), so",
-        "absolute figures move from run to run; the ratios, taken from runs seconds apart, move less.",
+        f"took {results['minutes']} min, on a **shared {machine['cores']}-core machine**{_neighbours(load, machine['cores'])}",
+        f"(the load average was {load[0]:g} when it started and {load[1]:g} when it ended), so absolute",
+        "figures move from run to run; the ratios, taken from runs seconds apart, move less.",
         "",
         "## The machine",
         "",
@@ -266,6 +266,11 @@ def _capacity(capacity: dict) -> list[str]:
 
 def _rules(rules: list[str]) -> str:
     return f" ({', '.join(rules)})" if rules else ""
+
+
+def _neighbours(load: list[float], cores: int) -> str:
+    """What the load average says of other work on the machine during the run."""
+    return ": other jobs ran beside it" if max(load) > cores else ", with little else running"
 
 
 def main() -> int:
