@@ -395,21 +395,7 @@ class Observer:
 
         active["http"] += 1
         try:
-            if self.tracer is None:  # what `served` does, without a coroutine between: every request comes here
-                token = _current.set(request)
-                try:
-                    await app(scope, receive, observed_send)
-                except BaseException:
-                    if request.status == 0:
-                        request.status = 500
-                    raise
-                finally:
-                    _current.reset(token)
-                    if request.stream:
-                        active["streams"] -= 1
-                    self.finish(request)
-            else:
-                await self.served(scope, request, app(scope, receive, observed_send))
+            await self.served(scope, request, app(scope, receive, observed_send))
         finally:
             active["http"] -= 1
 
