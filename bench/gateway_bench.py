@@ -30,29 +30,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import server_bench as bench  # noqa: E402
+from chat_upstream import chat_chunks  # noqa: E402
 from server_floor import _call  # noqa: E402
 
 GOAL = 1.30
 
 
 def _chat_stream(events: int) -> bytes:
-    def chunk(choices: list, **extra) -> bytes:
-        body = {"id": "c", "object": "chat.completion.chunk", "choices": choices, **extra}
-        return b"data: " + json.dumps(body).encode() + b"\n\n"
-
-    def delta(content: dict, finish: str | None = None) -> bytes:
-        return chunk([{"index": 0, "delta": content, "finish_reason": finish}])
-
-    usage = {"prompt_tokens": 5, "completion_tokens": events, "total_tokens": events + 5}
-    return b"".join(
-        [
-            delta({"role": "assistant", "content": ""}),
-            delta({"content": "token "}) * events,
-            delta({}, "stop"),
-            chunk([], usage=usage),
-            b"data: [DONE]\n\n",
-        ]
-    )
+    return b"".join(chat_chunks(events))
 
 
 def _anthropic_stream(events: int) -> bytes:
