@@ -135,13 +135,7 @@ def main() -> int:
                 for mode in ("requests", "latency"):
                     runs[key][mode].append(bench.load(url, watched, bench.SMALL, mode, args))
     finally:
-        for proc in procs.values():
-            proc.terminate()
-        for proc in procs.values():
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        bench.stop(procs.values())
 
     def med(key, mode, field):
         return statistics.median(run[field] for run in runs[key][mode])

@@ -237,6 +237,19 @@ def record(url: str, fixtures: Path, events: int) -> None:
     assert count == events, f"recorded {count} deltas, expected {events}"
 
 
+def stop(procs) -> None:
+    """End every server: all asked at once, then each given 30 s before it is killed."""
+    procs = list(procs)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=50000, help="deltas in the long stream")
@@ -281,14 +294,7 @@ def main() -> int:
                 for mode, body in bodies.items():
                     runs[name][mode].append(load(urls[name], watched[name], body, mode, args))
     finally:
-        for proc in procs.values():
-            proc.terminate()
-        for proc in procs.values():
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(procs.values())
         shutil.rmtree(work, ignore_errors=True)
 
     def med(name: str, mode: str, key: str) -> float:
