@@ -6,71 +6,21 @@ Screenshots go to test-artifacts/ (gitignored). Skips when /usr/bin/chromium or 
 
 from __future__ import annotations
 
-import functools
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-
 import pytest
 
-from ..conftest import ROOT, run_orspec
+from .conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.process]
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = ROOT / "test-artifacts"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the signature is http.server's
-        pass
-
-
-class _Server(ThreadingHTTPServer):
-    def handle_error(self, request, client_address):  # the browser dropping a connection is not news
-        pass
-
 
 @pytest.fixture(scope="module")
-def site_url(tmp_path_factory):
-    pytest.importorskip("material", reason="mkdocs-material is not installed (the docs extra)")
-    site = tmp_path_factory.mktemp("site")
-    result = run_orspec("docs", "build", "--site-dir", str(site))
-    assert result.returncode == 0, result.stderr
-    server = _Server(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+def page(browser):
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    tab.set_default_timeout(20_000)
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield tab
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
-@pytest.fixture(scope="module")
-def page(site_url):
-    if not CHROMIUM.is_file():
-        pytest.skip("/usr/bin/chromium is absent (apt-get install -y chromium); the browser test needs it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            tab = browser.new_page(viewport={"width": 1280, "height": 900})
-            tab.set_default_timeout(20_000)
-            yield tab
-        finally:
-            browser.close()
+        tab.close()
 
 
 def test_home_page_renders(page, site_url):

@@ -9,7 +9,6 @@ test_docs_browser.py does when chromium or playwright is absent.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import threading
@@ -22,43 +21,12 @@ import pytest
 from ..client_servers import orspec_serve
 from ..conftest import run_orspec
 from ..server_helpers import API_KEY
-from .test_docs_browser import ARGS, ARTIFACTS, CHROMIUM, _QuietHandler, _Server
+from .conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.process]
 
 STREAM_BODY = {"model": "demo", "input": "Write a haiku about the sea.", "stream": True}
 VIOLATION = re.compile(r"^seq (\d+): \[([a-z-]+)\] ", re.M)
-
-
-@pytest.fixture(scope="module")
-def site_url(tmp_path_factory):
-    pytest.importorskip("material", reason="mkdocs-material is not installed (the docs extra)")
-    site = tmp_path_factory.mktemp("site")
-    result = run_orspec("docs", "build", "--site-dir", str(site))
-    assert result.returncode == 0, result.stderr
-    server = _Server(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.is_file():
-        pytest.skip("/usr/bin/chromium is absent (apt-get install -y chromium); the browser test needs it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture
