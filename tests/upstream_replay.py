@@ -21,6 +21,7 @@ from starlette.routing import Route
 from .server_helpers import API_KEY, live_server
 
 UPSTREAM_KEY = "sk-upstream"
+REASONING_KEY = "test-reasoning-key"
 
 
 @dataclass
@@ -76,11 +77,41 @@ def upstream() -> Iterator[tuple[str, ReplayUpstream]]:
 
 
 @contextmanager
-def gateway(url: str, **options) -> Iterator[str]:
-    """An Open Responses server around `ChatCompletionsProvider(base_url=url, **options)`: its base URL."""
-    provider = ChatCompletionsProvider(base_url=url, api_key=UPSTREAM_KEY, **options)
-    with live_server(create_app(provider, store="memory:", api_keys=API_KEY)) as base:
+def gateway(url: str, provider=ChatCompletionsProvider, **options) -> Iterator[str]:
+    """An Open Responses server around `provider(base_url=url, **options)` (a gateway's provider class,
+    Chat Completions by default), checking its own streams and sealing reasoning with a fixed key:
+    its base URL."""
+    gateway_ = provider(base_url=url, api_key=UPSTREAM_KEY, **options)
+    app = create_app(gateway_, store="memory:", api_keys=API_KEY, reasoning_key=REASONING_KEY, debug=True)
+    with live_server(app) as base:
         yield base
+
+
+def output_text(output: list[dict], item_type: str, part_type: str, field: str = "text") -> str:
+    """The `field` of every `part_type` part of the `item_type` items of a response's output, joined."""
+    return "".join(
+        part[field]
+        for item in output
+        if item["type"] == item_type
+        for part in item.get("content") or ()
+        if part["type"] == part_type
+    )
+
+
+def next_turn(first_body: dict, first: dict, carried_by: str, call_output: str) -> dict:
+    """The body of the turn after `first` (a response to `first_body`): each function call answered
+    with `call_output`, else a user message; carried by `previous_response_id`, or by the client
+    sending the whole history, the output as it came (reasoning with its content)."""
+    output = first["output"]
+    follow = [
+        {"type": "function_call_output", "call_id": item["call_id"], "output": call_output}
+        for item in output
+        if item["type"] == "function_call"
+    ] or [{"type": "message", "role": "user", "content": "And then?"}]
+    second = {k: v for k, v in first_body.items() if k not in ("input", "store")}
+    if carried_by == "client":
+        return {**second, "input": first_body["input"] + output + follow}
+    return {**second, "previous_response_id": first["id"], "input": follow}
 
 
 def chunk(delta: dict | None = None, finish: str | None = None, index: int = 0, **extra) -> bytes:

@@ -11,25 +11,22 @@ through. Thinking signatures then go back upstream byte for byte in the next tur
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx
 import pytest
 from openresponses_runtime.events import iter_sse
 from openresponses_runtime.gateways.anthropic_messages import DEFAULT_THINKING_BUDGETS, AnthropicMessagesProvider
-from openresponses_runtime.server import create_app
 from openresponses_runtime.server.auth import owner_of
 from openresponses_runtime.server.sealing import Sealer
 from openresponses_runtime.streaming import check_sse
 
 from ..conftest import SHARED
-from ..server_helpers import API_KEY, live_server
-from ..upstream_replay import UPSTREAM_KEY, upstream
+from ..server_helpers import API_KEY
+from ..upstream_replay import REASONING_KEY, UPSTREAM_KEY, next_turn, output_text, upstream
+from ..upstream_replay import gateway as upstream_gateway
 
 RECORDINGS = SHARED / "recordings" / "upstream" / "anthropic"
 NAMES = sorted(p.name.removesuffix(".request.json") for p in RECORDINGS.glob("*.request.json")) or ["(none)"]
-REASONING_KEY = "test-reasoning-key"
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 
 # Fields every request has, or that the test carries over as Open Responses settings (`thinking` as
@@ -50,13 +47,8 @@ def replay():
         yield url.removesuffix("/v1"), replay
 
 
-@contextmanager
-def gateway(url: str, **options) -> Iterator[str]:
-    """An Open Responses server around `AnthropicMessagesProvider(base_url=url, **options)`: its base URL."""
-    provider = AnthropicMessagesProvider(base_url=url, api_key=UPSTREAM_KEY, **options)
-    app = create_app(provider, store="memory:", api_keys=API_KEY, reasoning_key=REASONING_KEY, debug=True)
-    with live_server(app) as base:
-        yield base
+def gateway(url: str, **options):
+    return upstream_gateway(url, AnthropicMessagesProvider, **options)
 
 
 def load(name: str) -> tuple[dict, bytes, str]:
@@ -276,16 +268,6 @@ def expected_status(stop: str | None) -> tuple[str, dict | None]:
     return "completed", None
 
 
-def parts(output: list[dict], item_type: str, part_type: str, field: str = "text") -> str:
-    return "".join(
-        part[field]
-        for item in output
-        if item["type"] == item_type
-        for part in item.get("content") or ()
-        if part["type"] == part_type
-    )
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_recording_translates_faithfully(shared, replay, name):
     url, upstream_ = replay
@@ -313,8 +295,8 @@ def test_recording_translates_faithfully(shared, replay, name):
     assert (final["status"], final["incomplete_details"]) == expected_status(want["stop"])
     output, blocks = final["output"], want["blocks"]
 
-    assert parts(output, "message", "output_text") == "".join(b["text"] for b in blocks if b["type"] == "text")
-    assert parts(output, "reasoning", "reasoning_text") == "".join(
+    assert output_text(output, "message", "output_text") == "".join(b["text"] for b in blocks if b["type"] == "text")
+    assert output_text(output, "reasoning", "reasoning_text") == "".join(
         b["thinking"] for b in blocks if b["type"] == "thinking"
     )
     reasoning = [item for item in output if item["type"] == "reasoning"]
@@ -360,17 +342,9 @@ def test_thinking_goes_back_byte_for_byte_next_turn(shared, replay, name, carrie
         first = httpx.post(base + "/responses", json=first_body, headers=HEADERS, timeout=30)
         assert first.status_code == 200, first.text
         output = first.json()["output"]
-        follow = [
-            {"type": "function_call_output", "call_id": item["call_id"], "output": "1.0"}
-            for item in output
-            if item["type"] == "function_call"
-        ] or [{"type": "message", "role": "user", "content": "And then?"}]
-        second = {k: v for k, v in first_body.items() if k not in ("input", "store")}
         if carried_by == "client":  # the whole history, the output as it came (reasoning with its content)
             assert all("content" in item and "summary" in item for item in output if item["type"] == "reasoning")
-            second["input"] = first_body["input"] + output + follow
-        else:
-            second.update(previous_response_id=first.json()["id"], input=follow)
+        second = next_turn(first_body, first.json(), carried_by, "1.0")
         reply = httpx.post(base + "/responses", json=second, headers=HEADERS, timeout=30)
         assert reply.status_code == 200, reply.text
         assert "OpenResponses-Ignored" not in reply.headers  # the sealed items bring their content back

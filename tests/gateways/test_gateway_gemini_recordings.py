@@ -15,21 +15,19 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx
 import pytest
 from openresponses_runtime.events import iter_sse
 from openresponses_runtime.gateways.gemini import DEFAULT_THINKING_BUDGETS, DEFAULT_THINKING_LEVELS, GeminiProvider
-from openresponses_runtime.server import create_app
 from openresponses_runtime.server.auth import owner_of
 from openresponses_runtime.server.sealing import Sealer
 from openresponses_runtime.streaming import check_sse
 
 from ..conftest import SHARED
-from ..server_helpers import API_KEY, live_server
-from ..upstream_replay import UPSTREAM_KEY, upstream
+from ..server_helpers import API_KEY
+from ..upstream_replay import REASONING_KEY, UPSTREAM_KEY, next_turn, output_text, upstream
+from ..upstream_replay import gateway as upstream_gateway
 
 RECORDINGS = SHARED / "recordings" / "upstream" / "gemini"
 MANIFEST = (
@@ -38,7 +36,6 @@ MANIFEST = (
     else {}
 )
 NAMES = sorted(MANIFEST) or ["(none)"]
-REASONING_KEY = "test-reasoning-key"
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 MINIMUM_MAX_OUTPUT_TOKENS = 16  # the spec's minimum for max_output_tokens
 MINTED = "call_gemini_"  # the gateway's ids for calls Gemini gave none: they go back as none
@@ -55,13 +52,8 @@ def replay():
         yield url.removesuffix("/v1") + "/v1beta", replay
 
 
-@contextmanager
-def gateway(url: str, **options) -> Iterator[str]:
-    """An Open Responses server around `GeminiProvider(base_url=url, **options)`: its base URL."""
-    provider = GeminiProvider(base_url=url, api_key=UPSTREAM_KEY, **options)
-    app = create_app(provider, store="memory:", api_keys=API_KEY, reasoning_key=REASONING_KEY, debug=True)
-    with live_server(app) as base:
-        yield base
+def gateway(url: str, **options):
+    return upstream_gateway(url, GeminiProvider, **options)
 
 
 def load(name: str) -> tuple[dict, bytes, str, int]:
@@ -295,16 +287,6 @@ def expected_status(want: dict) -> tuple[str, dict | None]:
     return "completed", None
 
 
-def parts(output: list[dict], item_type: str, part_type: str) -> str:
-    return "".join(
-        part["text"]
-        for item in output
-        if item["type"] == item_type
-        for part in item.get("content") or ()
-        if part["type"] == part_type
-    )
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_recording_translates_faithfully(shared, replay, name):
     url, upstream_ = replay
@@ -337,8 +319,8 @@ def test_recording_translates_faithfully(shared, replay, name):
     assert (final["status"], final["incomplete_details"]) == expected_status(want)
     output = final["output"]
 
-    assert parts(output, "message", "output_text") == want["text"]
-    assert parts(output, "reasoning", "reasoning_text") == want["thoughts"]
+    assert output_text(output, "message", "output_text") == want["text"]
+    assert output_text(output, "reasoning", "reasoning_text") == want["thoughts"]
     calls = [item for item in output if item["type"] == "function_call"]
     assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [(c["name"], c["args"]) for c in want["calls"]]
     for call, recorded in zip(calls, want["calls"], strict=True):
@@ -411,7 +393,7 @@ def test_the_recorded_round_trip_sends_the_signature_back_byte_for_byte(
     assert signatures == recorded  # byte for byte as the upstream gave them
     want = recorded_answer(second_answer, second_kind)
     answered = reply.json()["output"]
-    assert parts(answered, "message", "output_text") == want["text"]
+    assert output_text(answered, "message", "output_text") == want["text"]
     assert [(i["name"], json.loads(i["arguments"])) for i in answered if i["type"] == "function_call"] == [
         (c["name"], c["args"]) for c in want["calls"]
     ]
@@ -437,18 +419,7 @@ def test_every_signature_goes_back_byte_for_byte_next_turn(shared, replay, name,
             first_body.update(store=False, include=["reasoning.encrypted_content"])
         first = httpx.post(base + "/responses", json=first_body, headers=HEADERS, timeout=30)
         assert first.status_code == 200, first.text
-        output = first.json()["output"]
-        follow = [
-            {"type": "function_call_output", "call_id": item["call_id"], "output": '{"ok": true}'}
-            for item in output
-            if item["type"] == "function_call"
-        ] or [{"type": "message", "role": "user", "content": "And then?"}]
-        second = {k: v for k, v in first_body.items() if k not in ("input", "store")}
-        if carried_by == "client":
-            carried = [{k: v for k, v in i.items() if i["type"] != "reasoning" or k != "content"} for i in output]
-            second["input"] = first_body["input"] + carried + follow  # reasoning params take no content
-        else:
-            second.update(previous_response_id=first.json()["id"], input=follow)
+        second = next_turn(first_body, first.json(), carried_by, '{"ok": true}')
         reply = httpx.post(base + "/responses", json=second, headers=HEADERS, timeout=30)
         assert reply.status_code == 200, reply.text
     turn = upstream_.requests[-1]["contents"][len(request["contents"])]  # the model turn the first answer made

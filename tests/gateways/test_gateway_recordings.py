@@ -18,7 +18,7 @@ from openresponses_runtime.streaming import check_sse
 
 from ..conftest import SHARED
 from ..server_helpers import API_KEY
-from ..upstream_replay import gateway, upstream
+from ..upstream_replay import gateway, output_text, upstream
 
 CHAT = SHARED / "recordings" / "upstream" / "chat"
 NAMES = sorted(p.name.removesuffix(".request.json") for p in CHAT.glob("*.request.json")) or ["(none)"]
@@ -224,16 +224,6 @@ def expected_status(finish: str | None) -> tuple[str, dict | None]:
     return "completed", None
 
 
-def parts(output: list[dict], item_type: str, part_type: str, field: str) -> str:
-    return "".join(
-        part[field]
-        for item in output
-        if item["type"] == item_type
-        for part in item.get("content") or ()
-        if part["type"] == part_type
-    )
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_recording_translates_faithfully(shared, replay, name):
     url, upstream_ = replay
@@ -260,9 +250,9 @@ def test_recording_translates_faithfully(shared, replay, name):
     if status == "failed":
         assert events[-2]["type"] == "error" and want["error"]["message"] in events[-2]["error"]["message"]
     output = final["output"]
-    assert parts(output, "message", "output_text", "text") == want["text"]
-    assert parts(output, "message", "refusal", "refusal") == want["refusal"]
-    assert parts(output, "reasoning", "reasoning_text", "text") == want["reasoning"]
+    assert output_text(output, "message", "output_text", "text") == want["text"]
+    assert output_text(output, "message", "refusal", "refusal") == want["refusal"]
+    assert output_text(output, "reasoning", "reasoning_text", "text") == want["reasoning"]
     calls = [
         {"call_id": item["call_id"], "name": item["name"], "arguments": item["arguments"]}
         for item in output
