@@ -139,6 +139,24 @@ class EndlessProvider:
             self.closed.set()
 
 
+def wait_answering(proc, base: str, *, seconds: float = 30, log=None) -> None:
+    """Wait until the server `proc` started answers HTTP at `base`. If it exits, or `seconds` pass,
+    first: kill it and raise, with its log (`log()`, else its piped stderr)."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            httpx.get(base + "/responses", timeout=1)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                said = log() if log else proc.stderr.read().decode() if proc.stderr else "(see its log)"
+                raise RuntimeError(f"{proc.args[:4]} did not start: {said}") from None
+            time.sleep(0.1)
+
+
 @contextmanager
 def served_process(command: list[str], *, port: int, env: dict | None = None, cwd=None, stderr=None):
     """Run a server command on loopback `port` until it answers HTTP; yields its base URL (`.../v1`).
@@ -146,8 +164,6 @@ def served_process(command: list[str], *, port: int, env: dict | None = None, cw
     `stderr`: a file to keep the server's log in (by default it is read only when it fails to start)."""
     import os
     import subprocess
-
-    import httpx
 
     proc = subprocess.Popen(
         command,
@@ -157,17 +173,7 @@ def served_process(command: list[str], *, port: int, env: dict | None = None, cw
         cwd=cwd,
     )
     base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(base + "/responses", timeout=1)
-            break
-        except httpx.TransportError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                log = proc.stderr.read().decode() if proc.stderr else "(see its log)"
-                raise RuntimeError(f"{command[:4]} did not start: {log}") from None
-            time.sleep(0.1)
+    wait_answering(proc, base)
     try:
         yield base
     finally:

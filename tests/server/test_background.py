@@ -22,7 +22,7 @@ import openai
 import pytest
 from openresponses_runtime.server import MemoryStore, create_app
 
-from ..server_helpers import API_KEY, EndlessProvider, free_port, live_server
+from ..server_helpers import API_KEY, EndlessProvider, free_port, live_server, wait_answering
 from .test_lifecycle import _postgres_url
 
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
@@ -41,16 +41,7 @@ def serving(store: str, *, delay: float = 0.002, lease: float = LEASE):
         [*command, "--delay", str(delay)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **env}
     )
     base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(base + "/responses", timeout=1)
-            break
-        except httpx.TransportError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise RuntimeError(f"orspec serve did not start: {proc.stderr.read().decode()}") from None
-            time.sleep(0.1)
+    wait_answering(proc, base)
     try:
         yield proc, base
     finally:

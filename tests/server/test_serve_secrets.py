@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..server_helpers import free_port
+from ..server_helpers import free_port, wait_answering
 
 pytestmark = [pytest.mark.slow, pytest.mark.process]
 
@@ -37,14 +37,7 @@ def serve(tmp_path: Path, *options: str, env: dict[str, str] | None = None):
         )
     base = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(base + "/responses", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline, err.read_text()
-                time.sleep(0.1)
+        wait_answering(proc, base, seconds=60, log=err.read_text)
         yield proc, base, out, err
     finally:
         if proc.poll() is None:

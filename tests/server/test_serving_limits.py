@@ -17,7 +17,7 @@ import httpx
 import pytest
 from openresponses_runtime.streaming import StreamChecker
 
-from ..server_helpers import API_KEY, free_port
+from ..server_helpers import API_KEY, free_port, wait_answering
 
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 pytestmark = [pytest.mark.slow, pytest.mark.process]
@@ -32,14 +32,8 @@ def start(*options: str, command: tuple[str, ...] = ("serve", "--api-key", API_K
         stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(base + "/responses", timeout=1)
-            return proc, base, port
-        except httpx.TransportError:
-            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read().decode()
-            time.sleep(0.1)
+    wait_answering(proc, base)
+    return proc, base, port
 
 
 def closed_after(port: int, trickle: list[bytes], every: float = 0.25, limit: float = 5.0) -> float:

@@ -14,16 +14,14 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 from openresponses_runtime import models
 from openresponses_runtime.events import iter_sse, parse_event
 
 from ..conftest import ROOT, SHARED
-from ..server_helpers import API_KEY, free_port
+from ..server_helpers import API_KEY, free_port, wait_answering
 
 pytestmark = pytest.mark.process
 
@@ -190,15 +188,8 @@ def server():
     command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 30
     try:
-        while True:
-            try:
-                httpx.get(base + "/responses", timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and proc.poll() is None, "orspec serve did not start"
-                time.sleep(0.1)
+        wait_answering(proc, base)
         yield base
     finally:
         proc.terminate()
