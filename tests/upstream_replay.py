@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import httpx
 from openresponses_runtime.gateways.chat_completions import ChatCompletionsProvider
 from openresponses_runtime.server import create_app
 from starlette.applications import Starlette
@@ -121,3 +122,17 @@ def chunk(delta: dict | None = None, finish: str | None = None, index: int = 0, 
 
 
 DONE = b"data: [DONE]\n\n"
+
+
+def event_types_until(base: str, body: dict, last: str) -> list[str]:
+    """The types of the events a streamed `POST /responses` sends, up to the first of type `last`
+    (read as they arrive, so a test can hold the upstream back meanwhile)."""
+    seen: list[str] = []
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    with httpx.stream("POST", base + "/responses", json=body, headers=headers, timeout=10) as reply:
+        for line in reply.iter_lines():
+            if line.startswith("data: {"):
+                seen.append(json.loads(line[6:])["type"])
+            if last in seen:
+                break
+    return seen

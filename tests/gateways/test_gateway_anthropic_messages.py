@@ -23,7 +23,7 @@ from openresponses_runtime.streaming import check_sse
 
 from ..conftest import SHARED
 from ..server_helpers import API_KEY, live_server
-from ..upstream_replay import UPSTREAM_KEY, upstream
+from ..upstream_replay import UPSTREAM_KEY, event_types_until, upstream
 
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 TEXT_SSE = SHARED / "recordings" / "upstream" / "anthropic" / "text.response.sse"
@@ -448,14 +448,8 @@ def test_thinking_streams_to_the_client_while_the_upstream_still_thinks(replay):
         ]
     )
     body = {"model": "claude", "stream": True, "input": "Hi"}
-    with httpx.stream("POST", base + "/responses", json=body, headers=HEADERS, timeout=10) as reply:
-        seen: list[str] = []
-        for line in reply.iter_lines():
-            if line.startswith("data: {"):
-                seen.append(json.loads(line[6:])["type"])
-            if "response.reasoning.delta" in seen:
-                break
-        release.set()
+    seen = event_types_until(base, body, "response.reasoning.delta")
+    release.set()
     assert seen[0] == "response.created" and seen[-1] == "response.reasoning.delta"
 
 

@@ -25,7 +25,7 @@ from openresponses_runtime.server import (
 from openresponses_runtime.streaming import check_sse
 
 from ..server_helpers import API_KEY
-from ..upstream_replay import DONE, chunk, gateway, upstream
+from ..upstream_replay import DONE, chunk, event_types_until, gateway, upstream
 
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 
@@ -268,14 +268,8 @@ def test_first_events_arrive_while_the_upstream_still_reasons(replay):
     release = threading.Event()
     upstream.answer([chunk({"reasoning_content": "Thinking"}), release, chunk({"content": "Done"}, "stop"), DONE])
     body = {"model": "m", "stream": True, "input": "Hi"}
-    with httpx.stream("POST", base + "/responses", json=body, headers=HEADERS, timeout=10) as reply:
-        seen: list[str] = []
-        for line in reply.iter_lines():
-            if line.startswith("data: {"):
-                seen.append(json.loads(line[6:])["type"])
-            if "response.reasoning.delta" in seen:
-                break
-        release.set()
+    seen = event_types_until(base, body, "response.reasoning.delta")
+    release.set()
     assert seen[0] == "response.created" and seen[-1] == "response.reasoning.delta"
 
 
