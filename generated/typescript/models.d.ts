@@ -174,6 +174,22 @@ export interface ReasoningSummaryContentParam {
 }
 
 /**
+ * One piece of the model's own reasoning text from an earlier turn, sent back
+ * in a reasoning item's `content` exactly as the server emitted it.
+ */
+export declare const ReasoningContentParam: z.ZodType<ReasoningContentParam>;
+/**
+ * One piece of the model's own reasoning text from an earlier turn, sent back
+ * in a reasoning item's `content` exactly as the server emitted it.
+ */
+export interface ReasoningContentParam {
+  /** Discriminator for this reasoning part; must be `reasoning_text`. */
+  type: "reasoning_text";
+  /** The reasoning text as the earlier response carried it. */
+  text: string;
+}
+
+/**
  * Text from a user, system or developer message as it appears in stored items
  * and in streamed content parts.
  */
@@ -442,7 +458,12 @@ export interface ReasoningItemParam {
    * may be an empty array when no summary was produced.
    */
   summary: ReasoningSummaryContentParam[];
-  content?: null;
+  /**
+   * The reasoning text of the earlier output item, when the client kept it; a
+   * client that rebuilds history from a response may send it with or without
+   * the item's `id`.
+   */
+  content?: ReasoningContentParam[] | null;
   /**
    * Opaque, provider-encrypted reasoning state copied from a prior response.
    * Clients must return it byte-for-byte unchanged so the model can resume its
@@ -687,14 +708,14 @@ export type ItemParam =
   | MessageItemParam
   | FunctionCallItemParam
   | FunctionCallOutputItemParam
-  | AcmeWebSearchCall
-  | AnthropicMcpToolUse
-  | AnthropicMcpToolResult
-  | AnthropicContentBlock
-  | AnthropicCitations
-  | GeminiPart
-  | GeminiGrounding
-  | OpenaiWebSearchCall
+  | AcmeWebSearchCallParam
+  | AnthropicMcpToolUseParam
+  | AnthropicMcpToolResultParam
+  | AnthropicContentBlockParam
+  | AnthropicCitationsParam
+  | GeminiPartParam
+  | GeminiGroundingParam
+  | OpenaiWebSearchCallParam
   | UnknownItem;
 
 export declare const MessageRole: z.ZodType<MessageRole>;
@@ -2925,6 +2946,20 @@ export interface AcmeAudioClipContent {
   transcript?: string | null;
 }
 
+/** A search Acme ran for the model. */
+export declare const AcmeWebSearchCallParam: z.ZodType<AcmeWebSearchCallParam>;
+/** A search Acme ran for the model. */
+export interface AcmeWebSearchCallParam {
+  type: "acme:web_search_call";
+  /** Identifier of the search call. */
+  id?: string;
+  status?: MessageStatus;
+  /** What was searched for. */
+  query: string;
+  /** Addresses of the pages found. */
+  results?: string[];
+}
+
 /**
  * A call the provider made to a tool on a remote MCP server. Unlike a function
  * call, the client does not run it; the matching result follows as an
@@ -3033,6 +3068,93 @@ export interface AnthropicServerTool {
 }
 
 /**
+ * A call the provider made to a tool on a remote MCP server. Unlike a function
+ * call, the client does not run it; the matching result follows as an
+ * `anthropic:mcp_tool_result`.
+ */
+export declare const AnthropicMcpToolUseParam: z.ZodType<AnthropicMcpToolUseParam>;
+/**
+ * A call the provider made to a tool on a remote MCP server. Unlike a function
+ * call, the client does not run it; the matching result follows as an
+ * `anthropic:mcp_tool_result`.
+ */
+export interface AnthropicMcpToolUseParam {
+  type: "anthropic:mcp_tool_use";
+  /** Identifier of this call; the result refers to it in `tool_use_id`. */
+  id?: string;
+  status?: MessageStatus;
+  /** Name of the MCP tool that was called. */
+  name: string;
+  /**
+   * Name of the MCP server, as given in the request's `anthropic:mcp_servers`.
+   */
+  server_name: string;
+  /** Arguments passed to the tool, as a JSON object. */
+  input: Record<string, unknown>;
+}
+
+/** What an MCP tool returned to the provider. */
+export declare const AnthropicMcpToolResultParam: z.ZodType<AnthropicMcpToolResultParam>;
+/** What an MCP tool returned to the provider. */
+export interface AnthropicMcpToolResultParam {
+  type: "anthropic:mcp_tool_result";
+  /** Identifier of this result item. */
+  id?: string;
+  status?: MessageStatus;
+  /** The `id` of the `anthropic:mcp_tool_use` item this answers. */
+  tool_use_id: string;
+  /** Whether the tool reported a failure; the content then explains it. */
+  is_error?: boolean;
+  /** The tool's output as text parts. */
+  content: TextContent[];
+}
+
+/**
+ * A content block of an Anthropic message that has no Open Responses
+ * counterpart (a server tool's use and result, such as web search, or a
+ * compaction block), kept as it arrived. A gateway sends it back upstream
+ * unchanged, in its place in the assistant turn.
+ */
+export declare const AnthropicContentBlockParam: z.ZodType<AnthropicContentBlockParam>;
+/**
+ * A content block of an Anthropic message that has no Open Responses
+ * counterpart (a server tool's use and result, such as web search, or a
+ * compaction block), kept as it arrived. A gateway sends it back upstream
+ * unchanged, in its place in the assistant turn.
+ */
+export interface AnthropicContentBlockParam {
+  type: "anthropic:content_block";
+  /** Identifier of this item. */
+  id?: string;
+  status?: MessageStatus;
+  /**
+   * The Anthropic content block, with its `type` (e.g.
+   * `web_search_tool_result`).
+   */
+  block: Record<string, unknown>;
+}
+
+/**
+ * The citations Anthropic attached to the text of the message just before this
+ * item, as it sent them (e.g. `web_search_result_location`). The text itself
+ * stays in the message.
+ */
+export declare const AnthropicCitationsParam: z.ZodType<AnthropicCitationsParam>;
+/**
+ * The citations Anthropic attached to the text of the message just before this
+ * item, as it sent them (e.g. `web_search_result_location`). The text itself
+ * stays in the message.
+ */
+export interface AnthropicCitationsParam {
+  type: "anthropic:citations";
+  /** Identifier of this item. */
+  id?: string;
+  status?: MessageStatus;
+  /** The citations, each an object with its own `type`. */
+  citations: Array<Record<string, unknown>>;
+}
+
+/**
  * A part of a Gemini answer that has no Open Responses counterpart (such as
  * `executableCode`, `codeExecutionResult` or an `inlineData` image the model
  * made), kept as it arrived. A gateway sends it back upstream unchanged, in its
@@ -3075,6 +3197,56 @@ export interface GeminiGrounding {
   /** Identifier of this item. */
   id: string;
   status: MessageStatus;
+  /**
+   * Gemini's `groundingMetadata` as it sent it: `webSearchQueries`,
+   * `groundingChunks`, `groundingSupports` and `searchEntryPoint`.
+   */
+  grounding_metadata: Record<string, unknown>;
+}
+
+/**
+ * A part of a Gemini answer that has no Open Responses counterpart (such as
+ * `executableCode`, `codeExecutionResult` or an `inlineData` image the model
+ * made), kept as it arrived. A gateway sends it back upstream unchanged, in its
+ * place in the model's turn.
+ */
+export declare const GeminiPartParam: z.ZodType<GeminiPartParam>;
+/**
+ * A part of a Gemini answer that has no Open Responses counterpart (such as
+ * `executableCode`, `codeExecutionResult` or an `inlineData` image the model
+ * made), kept as it arrived. A gateway sends it back upstream unchanged, in its
+ * place in the model's turn.
+ */
+export interface GeminiPartParam {
+  type: "gemini:part";
+  /** Identifier of this item. */
+  id?: string;
+  status?: MessageStatus;
+  /**
+   * The Gemini part, e.g. `{"executableCode": {"language": "PYTHON", "code":
+   * "..."}}`.
+   */
+  part: Record<string, unknown>;
+}
+
+/**
+ * How Gemini grounded the answer before this item in Google Search: the queries
+ * it ran, the web sources it used, which spans of the text each supports, and
+ * the search entry point Google's terms ask an application to show. The text
+ * itself stays in the message.
+ */
+export declare const GeminiGroundingParam: z.ZodType<GeminiGroundingParam>;
+/**
+ * How Gemini grounded the answer before this item in Google Search: the queries
+ * it ran, the web sources it used, which spans of the text each supports, and
+ * the search entry point Google's terms ask an application to show. The text
+ * itself stays in the message.
+ */
+export interface GeminiGroundingParam {
+  type: "gemini:grounding";
+  /** Identifier of this item. */
+  id?: string;
+  status?: MessageStatus;
   /**
    * Gemini's `groundingMetadata` as it sent it: `webSearchQueries`,
    * `groundingChunks`, `groundingSupports` and `searchEntryPoint`.
@@ -3275,6 +3447,26 @@ export interface OpenaiInputItemList {
   first_id: string | null;
   /** Identifier of the last item of the page; null when the page is empty. */
   last_id: string | null;
+}
+
+/**
+ * A web search the provider ran on the model's behalf. It is emitted in
+ * `output` like any other item and must be sent back unchanged when the
+ * conversation continues.
+ */
+export declare const OpenaiWebSearchCallParam: z.ZodType<OpenaiWebSearchCallParam>;
+/**
+ * A web search the provider ran on the model's behalf. It is emitted in
+ * `output` like any other item and must be sent back unchanged when the
+ * conversation continues.
+ */
+export interface OpenaiWebSearchCallParam {
+  /** Always `openai:web_search_call`. */
+  type: "openai:web_search_call";
+  /** Identifier of this search call, unique within the response. */
+  id?: string;
+  status?: OpenaiWebSearchCallStatus;
+  action: OpenaiWebSearchAction;
 }
 
 /** Any event of a streamed response, told apart by `type`. */

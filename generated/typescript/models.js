@@ -73,6 +73,15 @@ export const ReasoningSummaryContentParam = z.looseObject({
 });
 
 /**
+ * One piece of the model's own reasoning text from an earlier turn, sent back
+ * in a reasoning item's `content` exactly as the server emitted it.
+ */
+export const ReasoningContentParam = z.looseObject({
+  type: z.literal("reasoning_text"),
+  text: z.string().max(10485760),
+});
+
+/**
  * Text from a user, system or developer message as it appears in stored items
  * and in streamed content parts.
  */
@@ -214,7 +223,7 @@ export const ReasoningItemParam = z.looseObject({
   id: z.optional(z.nullable(z.string())),
   type: z.literal("reasoning"),
   summary: z.array(ReasoningSummaryContentParam),
-  content: z.optional(z.null()),
+  content: z.optional(z.nullable(z.array(ReasoningContentParam))),
   encrypted_content: z.optional(z.nullable(z.string())),
 });
 
@@ -370,14 +379,14 @@ export const ItemParam = taggedUnion({
     message: MessageItemParam,
     function_call: FunctionCallItemParam,
     function_call_output: FunctionCallOutputItemParam,
-    "acme:web_search_call": AcmeWebSearchCall,
-    "anthropic:mcp_tool_use": AnthropicMcpToolUse,
-    "anthropic:mcp_tool_result": AnthropicMcpToolResult,
-    "anthropic:content_block": AnthropicContentBlock,
-    "anthropic:citations": AnthropicCitations,
-    "gemini:part": GeminiPart,
-    "gemini:grounding": GeminiGrounding,
-    "openai:web_search_call": OpenaiWebSearchCall,
+    "acme:web_search_call": AcmeWebSearchCallParam,
+    "anthropic:mcp_tool_use": AnthropicMcpToolUseParam,
+    "anthropic:mcp_tool_result": AnthropicMcpToolResultParam,
+    "anthropic:content_block": AnthropicContentBlockParam,
+    "anthropic:citations": AnthropicCitationsParam,
+    "gemini:part": GeminiPartParam,
+    "gemini:grounding": GeminiGroundingParam,
+    "openai:web_search_call": OpenaiWebSearchCallParam,
   }),
   fallback: UnknownItem,
 });
@@ -1288,6 +1297,15 @@ export const AcmeAudioClipContent = z.looseObject({
   transcript: z.optional(z.nullable(z.string())),
 });
 
+/** A search Acme ran for the model. */
+export const AcmeWebSearchCallParam = z.looseObject({
+  type: z.literal("acme:web_search_call"),
+  id: z.optional(z.string()),
+  status: z.optional(MessageStatus),
+  query: z.string(),
+  results: z.optional(z.array(z.string())),
+});
+
 /**
  * A call the provider made to a tool on a remote MCP server. Unlike a function
  * call, the client does not run it; the matching result follows as an
@@ -1348,6 +1366,55 @@ export const AnthropicServerTool = z.looseObject({
 });
 
 /**
+ * A call the provider made to a tool on a remote MCP server. Unlike a function
+ * call, the client does not run it; the matching result follows as an
+ * `anthropic:mcp_tool_result`.
+ */
+export const AnthropicMcpToolUseParam = z.looseObject({
+  type: z.literal("anthropic:mcp_tool_use"),
+  id: z.optional(z.string()),
+  status: z.optional(MessageStatus),
+  name: z.string(),
+  server_name: z.string(),
+  input: z.record(z.string(), z.unknown()),
+});
+
+/** What an MCP tool returned to the provider. */
+export const AnthropicMcpToolResultParam = z.looseObject({
+  type: z.literal("anthropic:mcp_tool_result"),
+  id: z.optional(z.string()),
+  status: z.optional(MessageStatus),
+  tool_use_id: z.string(),
+  is_error: z.optional(z.boolean()),
+  content: z.array(TextContent),
+});
+
+/**
+ * A content block of an Anthropic message that has no Open Responses
+ * counterpart (a server tool's use and result, such as web search, or a
+ * compaction block), kept as it arrived. A gateway sends it back upstream
+ * unchanged, in its place in the assistant turn.
+ */
+export const AnthropicContentBlockParam = z.looseObject({
+  type: z.literal("anthropic:content_block"),
+  id: z.optional(z.string()),
+  status: z.optional(MessageStatus),
+  block: z.record(z.string(), z.unknown()),
+});
+
+/**
+ * The citations Anthropic attached to the text of the message just before this
+ * item, as it sent them (e.g. `web_search_result_location`). The text itself
+ * stays in the message.
+ */
+export const AnthropicCitationsParam = z.looseObject({
+  type: z.literal("anthropic:citations"),
+  id: z.optional(z.string()),
+  status: z.optional(MessageStatus),
+  citations: z.array(z.record(z.string(), z.unknown())),
+});
+
+/**
  * A part of a Gemini answer that has no Open Responses counterpart (such as
  * `executableCode`, `codeExecutionResult` or an `inlineData` image the model
  * made), kept as it arrived. A gateway sends it back upstream unchanged, in its
@@ -1370,6 +1437,32 @@ export const GeminiGrounding = z.looseObject({
   type: z.literal("gemini:grounding"),
   id: z.string(),
   status: MessageStatus,
+  grounding_metadata: z.record(z.string(), z.unknown()),
+});
+
+/**
+ * A part of a Gemini answer that has no Open Responses counterpart (such as
+ * `executableCode`, `codeExecutionResult` or an `inlineData` image the model
+ * made), kept as it arrived. A gateway sends it back upstream unchanged, in its
+ * place in the model's turn.
+ */
+export const GeminiPartParam = z.looseObject({
+  type: z.literal("gemini:part"),
+  id: z.optional(z.string()),
+  status: z.optional(MessageStatus),
+  part: z.record(z.string(), z.unknown()),
+});
+
+/**
+ * How Gemini grounded the answer before this item in Google Search: the queries
+ * it ran, the web sources it used, which spans of the text each supports, and
+ * the search entry point Google's terms ask an application to show. The text
+ * itself stays in the message.
+ */
+export const GeminiGroundingParam = z.looseObject({
+  type: z.literal("gemini:grounding"),
+  id: z.optional(z.string()),
+  status: z.optional(MessageStatus),
   grounding_metadata: z.record(z.string(), z.unknown()),
 });
 
@@ -1495,6 +1588,18 @@ export const OpenaiInputItemList = z.looseObject({
   has_more: z.boolean(),
   first_id: z.nullable(z.string()),
   last_id: z.nullable(z.string()),
+});
+
+/**
+ * A web search the provider ran on the model's behalf. It is emitted in
+ * `output` like any other item and must be sent back unchanged when the
+ * conversation continues.
+ */
+export const OpenaiWebSearchCallParam = z.looseObject({
+  type: z.literal("openai:web_search_call"),
+  id: z.optional(z.string()),
+  status: z.optional(OpenaiWebSearchCallStatus),
+  action: OpenaiWebSearchAction,
 });
 
 /** Any event of a streamed response, told apart by `type`. */

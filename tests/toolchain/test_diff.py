@@ -252,6 +252,29 @@ def test_nullable_changed(schema, expected):
     assert back.kind == "nullable-changed" and effect(back) == expected[::-1]
 
 
+@pytest.mark.parametrize(("schema", "expected"), [("Resp", CLIENTS), ("Req", SERVERS)])
+def test_a_field_that_took_only_null_now_takes_values(schema, expected):
+    """How upstream forbids a field (`anyOf: [{type: null}]`), then opens it, as `ReasoningItemParam.content`."""
+    old = spec(**{schema: obj(a={"anyOf": [{"type": "null"}]})})
+    new = spec(**{schema: obj(a={"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]})})
+    change = only(diff_documents(old, new))
+    assert (change.pointer, change.kind, effect(change)) == (f"{S}/{schema}/properties/a", "type-changed", expected)
+    assert change.message == "only `null` -> `array` or `null`"
+    back = only(diff_documents(new, old))
+    assert back.kind == "type-changed" and effect(back) == expected[::-1]
+    assert diff_documents(old, spec(**{schema: obj(a={"type": "null"})})) == []  # two spellings of null alone
+
+
+def test_reasoning_content_in_the_draft_is_a_change_servers_must_follow():
+    """The draft takes a reasoning item's `content` back as input: clients lose nothing, servers must accept it."""
+    changes = diff_specs(ROOT / "spec" / "releases" / "2026-04-24" / "openapi.json", ROOT / "spec")
+    content = "/components/schemas/ReasoningItemParam/properties/content"
+    (change,) = [c for c in changes if c.pointer == content]
+    assert (change.kind, effect(change)) == ("type-changed", SERVERS)
+    (added,) = [c for c in changes if c.pointer == f"{S}/ReasoningContentParam"]
+    assert (added.kind, effect(added)) == ("schema-added", NONE)
+
+
 def test_default_changed_breaks_both():
     old = spec(Req=obj(n={"type": "integer", "default": 1}))
     new = spec(Req=obj(n={"type": "integer", "default": 2}))
@@ -713,6 +736,10 @@ ALLOWED_DEVIATIONS = {
     ("/paths/~1responses~1compact/post/requestBody", "required-removed"),
     ("/paths/~1responses/post/requestBody/content/application~1x-www-form-urlencoded", "media-type-added"),
     ("/components/schemas/CreateResponseBody", "constraint-changed"),
+    # A reasoning item given back as input may carry its `reasoning_text` content, as upstream's draft after
+    # 2026-04-24 allows: clients that keep history without ids send it so.
+    ("/components/schemas/ReasoningContentParam", "schema-removed"),
+    ("/components/schemas/ReasoningItemParam/properties/content", "type-changed"),
 }
 
 

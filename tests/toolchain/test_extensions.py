@@ -69,7 +69,12 @@ def test_shipped_fragments_merge_with_provenance():
     assert vendors == {"acme", "anthropic", "gemini", "openai"}
     refs = lambda name: [v["$ref"].rsplit("/", 1)[1] for v in schemas[name]["oneOf"]]  # noqa: E731
     assert {"OpenaiWebSearchCall", "AnthropicMcpToolUse", "AcmeWebSearchCall"} <= set(refs("ItemField"))
-    assert {"OpenaiWebSearchCall", "AnthropicMcpToolResult", "GeminiPart"} <= set(refs("ItemParam"))
+    # each vendor item goes back as input in its input form: `id` and `status` optional, the rest as emitted
+    assert {"OpenaiWebSearchCallParam", "AnthropicMcpToolResultParam", "GeminiPartParam"} <= set(refs("ItemParam"))
+    for name in ("OpenaiWebSearchCall", "AnthropicMcpToolResult", "GeminiPart"):
+        param = schemas[f"{name}Param"]
+        assert param["properties"] == schemas[name]["properties"]
+        assert set(param.get("required", ())) == set(schemas[name]["required"]) - {"id", "status"}
     assert {"GeminiPart", "GeminiGrounding"} <= set(refs("ItemField"))
     assert {"OpenaiWebSearchTool", "AcmeSearchTool"} <= set(refs("Tool")) & set(refs("ResponsesToolParam"))
     assert "AcmeAudioClipContent" in [
@@ -139,7 +144,9 @@ def test_known_vendor_item_parses_typed():
     parsed = round_trip(TypeAdapter(models.ItemField), WEB_SEARCH)
     assert type(parsed) is models.OpenaiWebSearchCall
     assert type(parsed.action) is models.OpenaiWebSearchActionSearch
-    assert type(round_trip(TypeAdapter(models.ItemParam), WEB_SEARCH)) is models.OpenaiWebSearchCall
+    assert type(round_trip(TypeAdapter(models.ItemParam), WEB_SEARCH)) is models.OpenaiWebSearchCallParam
+    without = {k: v for k, v in WEB_SEARCH.items() if k not in ("id", "status")}  # as a client may keep it
+    assert type(round_trip(TypeAdapter(models.ItemParam), without)) is models.OpenaiWebSearchCallParam
 
 
 @pytest.mark.parametrize(

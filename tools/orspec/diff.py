@@ -114,6 +114,8 @@ RULES: dict[str, Rule] = {
         ("types-widened", "type-changed", WIDEN, "type {old} -> {new}"),
         ("types-narrowed", "type-changed", NARROW, "type {old} -> {new}"),
         ("types-changed", "type-changed", (A, A), "type {old} -> {new}"),
+        ("values-allowed", "type-changed", WIDEN, "{old} -> {new}"),
+        ("values-forbidden", "type-changed", NARROW, "{old} -> {new}"),
         ("nullable-added", "nullable-changed", WIDEN, "now nullable"),
         ("nullable-removed", "nullable-changed", NARROW, "no longer nullable"),
         ("default", "default-changed", (A, A), "default {old} -> {new}"),
@@ -373,7 +375,10 @@ def _unwrap(raw: dict, base: str) -> tuple[dict, str, bool]:
         if raw.pop("nullable", False) is True:
             nullable = True
         types = raw.get("type")
-        if isinstance(types, list) and "null" in types and len(types) > 1:
+        if types in ("null", ["null"]) and "not" not in raw:  # null alone, as `anyOf: [{type: null}]` says it
+            raw = {**{k: v for k, v in raw.items() if k != "type"}, "not": {}}
+            nullable = True
+        elif isinstance(types, list) and "null" in types and len(types) > 1:
             nullable = True
             rest = [t for t in types if t != "null"]
             raw["type"] = rest[0] if len(rest) == 1 else rest
@@ -391,6 +396,8 @@ def _peel_null_union(raw: dict, base: str) -> tuple[dict, str, bool] | None:
         if not isinstance(members, list) or not any(_is_null(m) for m in members):
             continue
         keep = [(i, m) for i, m in enumerate(members) if not _is_null(m)]
+        if not keep:  # null alone: a nullable schema no other value meets
+            return {**{k: v for k, v in raw.items() if k != key}, "not": {}}, base, True
         if len(keep) != 1 or not isinstance(keep[0][1], dict):
             return None  # several members: the union stays, _normalise marks it nullable
         i, member = keep[0]
@@ -474,6 +481,18 @@ def _normalise(raw: Any, at: str) -> _Schema:
         node.nullable = True  # `enum: [a, null]` is a nullable `enum: [a]`
         del node.enum["null"]
     return node
+
+
+def _nothing(node: _Schema) -> bool:
+    """Whether no value but (when nullable) null meets `node`: `not: {}` and nothing beside it."""
+    return node.keywords == {"not": _canon({})} and not (node.types or node.properties or node.variants or node.items)
+
+
+def _allowed(node: _Schema) -> str:
+    """What `node` lets through, for a message: `no value`, `only null`, or its types."""
+    if _nothing(node):
+        return "only `null`" if node.nullable else "no value"
+    return _types(node.types) + (" or `null`" if node.nullable else "")
 
 
 def _never(raw: dict) -> bool:
@@ -631,6 +650,10 @@ class _Differ:
             return
         if old.nullable != new.nullable:
             self.emit("nullable-added" if new.nullable else "nullable-removed", at, where)
+        if _nothing(old) != _nothing(new):  # a field opened to values (or closed to all): nothing else to compare
+            shown = [_allowed(node) for node in (old, new)]
+            self.emit("values-allowed" if _nothing(old) else "values-forbidden", at, where, old=shown[0], new=shown[1])
+            return
         if _canon(_opt(old.default), strip=False) != _canon(_opt(new.default), strip=False):
             self.emit("default", at, old=_show(old.default), new=_show(new.default))
         if old.deprecated != new.deprecated:

@@ -55,6 +55,8 @@ KIND_UNIONS: dict[str, tuple[str, ...]] = {
     "content": ("/components/schemas/Message/properties/content/items",),
     "event": (),
 }
+ITEM_PARAMS = "/components/schemas/ItemParam"
+SERVER_GIVEN = ("id", "status")  # what a server gives an item it emits, which the client may drop
 REQUIRED_BY_KIND = {"item": ("id", "type", "status"), "event": ("type", "sequence_number")}
 
 
@@ -407,11 +409,14 @@ def _merge(fragment: Fragment, bundle: Bundle) -> None:
     for name, schema in fragment.schemas.items():
         schemas[name] = {**copy.deepcopy(schema), VENDOR: fragment.vendor}
         bundle.sources.mount(f"/components/schemas/{escape(name)}", fragment.doc, f"/components/schemas/{escape(name)}")
-    for name, kind, _schema in fragment.kinds():
+    for name, kind, schema in fragment.kinds():
         for union_at in KIND_UNIONS[kind] or stream_pointers(doc):
+            member = name
+            if union_at == ITEM_PARAMS:  # sent back as input, an item may lack what the server gave it
+                member = _input_form(schemas, name, schema, fragment, bundle)
             found = union_of(resolve_pointer(doc, union_at))
-            if found and {"$ref": schema_ref(name)} not in found[1]:
-                found[1].append({"$ref": schema_ref(name)})
+            if found and {"$ref": schema_ref(member)} not in found[1]:
+                found[1].append({"$ref": schema_ref(member)})
     for target, ext in fragment.extends.items():
         props = schemas[target].setdefault("properties", {})
         for prop, schema in ext.get("properties", {}).items():
@@ -434,6 +439,19 @@ def _merge(fragment: Fragment, bundle: Bundle) -> None:
             if isinstance(item.get(method), dict):
                 paths[path][method] = {**copy.deepcopy(item[method]), VENDOR: fragment.vendor}
                 bundle.sources.mount(f"{at}/{method}", fragment.doc, f"{at}/{method}")
+
+
+def _input_form(schemas: dict[str, Any], name: str, schema: dict, fragment: Fragment, bundle: Bundle) -> str:
+    """The name of a vendor item's input form, `<Name>Param`: the item as emitted, its `id` and
+    `status` optional, as the core's input items have them, so that a client keeping history without
+    server ids sends it back as it keeps it."""
+    param = f"{name}Param"
+    required = [key for key in schema.get("required") or () if key not in SERVER_GIVEN]
+    form = {k: copy.deepcopy(v) for k, v in schema.items() if k not in (KIND, "required")}
+    schemas[param] = {**form, **({"required": required} if required else {}), VENDOR: fragment.vendor}
+    here = f"/components/schemas/{escape(name)}"
+    bundle.sources.mount(f"/components/schemas/{escape(param)}", fragment.doc, here)
+    return param
 
 
 def describe(fragments: list[Fragment]) -> str:

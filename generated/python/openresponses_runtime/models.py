@@ -117,6 +117,21 @@ class ReasoningSummaryContentParam(OpenResponsesModel):
     """
 
 
+class ReasoningContentParam(OpenResponsesModel):
+    """
+    One piece of the model's own reasoning text from an earlier turn, sent back in a reasoning item's `content` exactly as the server emitted it.
+    """
+
+    type: Literal["reasoning_text"]
+    """
+    Discriminator for this reasoning part; must be `reasoning_text`.
+    """
+    text: Annotated[str, Field(max_length=10485760)]
+    """
+    The reasoning text as the earlier response carried it.
+    """
+
+
 class InputTextContent(OpenResponsesModel):
     """
     Text from a user, system or developer message as it appears in stored items and in streamed content parts.
@@ -368,7 +383,10 @@ class ReasoningItemParam(OpenResponsesModel):
     """
     Summary parts of the model's reasoning as received in the earlier output; may be an empty array when no summary was produced.
     """
-    content: Annotated[None, Field(None)] = None
+    content: list[ReasoningContentParam] | None = None
+    """
+    The reasoning text of the earlier output item, when the client kept it; a client that rebuilds history from a response may send it with or without the item's `id`.
+    """
     encrypted_content: str | None = None
     """
     Opaque, provider-encrypted reasoning state copied from a prior response. Clients must return it byte-for-byte unchanged so the model can resume its reasoning; null or absent when none was issued.
@@ -1352,6 +1370,27 @@ class AcmeAudioClipContent(OpenResponsesModel):
     """
 
 
+class AcmeWebSearchCallParam(OpenResponsesModel):
+    """
+    A search Acme ran for the model.
+    """
+
+    type: Literal["acme:web_search_call"]
+    id: str | None = None
+    """
+    Identifier of the search call.
+    """
+    status: MessageStatus | None = None
+    query: str
+    """
+    What was searched for.
+    """
+    results: list[str] | None = None
+    """
+    Addresses of the pages found.
+    """
+
+
 class AnthropicMcpToolUse(OpenResponsesModel):
     """
     A call the provider made to a tool on a remote MCP server. Unlike a function call, the client does not run it; the matching result follows as an `anthropic:mcp_tool_result`.
@@ -1463,6 +1502,90 @@ class AnthropicMcpToolConfiguration(OpenResponsesModel):
     """
 
 
+class AnthropicMcpToolUseParam(OpenResponsesModel):
+    """
+    A call the provider made to a tool on a remote MCP server. Unlike a function call, the client does not run it; the matching result follows as an `anthropic:mcp_tool_result`.
+    """
+
+    type: Literal["anthropic:mcp_tool_use"]
+    id: str | None = None
+    """
+    Identifier of this call; the result refers to it in `tool_use_id`.
+    """
+    status: MessageStatus | None = None
+    name: str
+    """
+    Name of the MCP tool that was called.
+    """
+    server_name: str
+    """
+    Name of the MCP server, as given in the request's `anthropic:mcp_servers`.
+    """
+    input: dict[str, Any]
+    """
+    Arguments passed to the tool, as a JSON object.
+    """
+
+
+class AnthropicMcpToolResultParam(OpenResponsesModel):
+    """
+    What an MCP tool returned to the provider.
+    """
+
+    type: Literal["anthropic:mcp_tool_result"]
+    id: str | None = None
+    """
+    Identifier of this result item.
+    """
+    status: MessageStatus | None = None
+    tool_use_id: str
+    """
+    The `id` of the `anthropic:mcp_tool_use` item this answers.
+    """
+    is_error: bool | None = False
+    """
+    Whether the tool reported a failure; the content then explains it.
+    """
+    content: list[TextContent]
+    """
+    The tool's output as text parts.
+    """
+
+
+class AnthropicContentBlockParam(OpenResponsesModel):
+    """
+    A content block of an Anthropic message that has no Open Responses counterpart (a server tool's use and result, such as web search, or a compaction block), kept as it arrived. A gateway sends it back upstream unchanged, in its place in the assistant turn.
+    """
+
+    type: Literal["anthropic:content_block"]
+    id: str | None = None
+    """
+    Identifier of this item.
+    """
+    status: MessageStatus | None = None
+    block: dict[str, Any]
+    """
+    The Anthropic content block, with its `type` (e.g. `web_search_tool_result`).
+    """
+
+
+class AnthropicCitationsParam(OpenResponsesModel):
+    """
+    The citations Anthropic attached to the text of the message just before this item, as it sent them (e.g. `web_search_result_location`). The text itself stays in the message.
+    """
+
+    type: Literal["anthropic:citations"]
+    id: str | None = None
+    """
+    Identifier of this item.
+    """
+    status: MessageStatus | None = None
+    citations: list[dict[str, Any]]
+    """
+    The citations, each an object with its own `type`.
+    """
+
+
 class GeminiPart(OpenResponsesModel):
     """
     A part of a Gemini answer that has no Open Responses counterpart (such as `executableCode`, `codeExecutionResult` or an `inlineData` image the model made), kept as it arrived. A gateway sends it back upstream unchanged, in its place in the model's turn.
@@ -1491,6 +1614,40 @@ class GeminiGrounding(OpenResponsesModel):
     Identifier of this item.
     """
     status: MessageStatus
+    grounding_metadata: dict[str, Any]
+    """
+    Gemini's `groundingMetadata` as it sent it: `webSearchQueries`, `groundingChunks`, `groundingSupports` and `searchEntryPoint`.
+    """
+
+
+class GeminiPartParam(OpenResponsesModel):
+    """
+    A part of a Gemini answer that has no Open Responses counterpart (such as `executableCode`, `codeExecutionResult` or an `inlineData` image the model made), kept as it arrived. A gateway sends it back upstream unchanged, in its place in the model's turn.
+    """
+
+    type: Literal["gemini:part"]
+    id: str | None = None
+    """
+    Identifier of this item.
+    """
+    status: MessageStatus | None = None
+    part: dict[str, Any]
+    """
+    The Gemini part, e.g. `{"executableCode": {"language": "PYTHON", "code": "..."}}`.
+    """
+
+
+class GeminiGroundingParam(OpenResponsesModel):
+    """
+    How Gemini grounded the answer before this item in Google Search: the queries it ran, the web sources it used, which spans of the text each supports, and the search entry point Google's terms ask an application to show. The text itself stays in the message.
+    """
+
+    type: Literal["gemini:grounding"]
+    id: str | None = None
+    """
+    Identifier of this item.
+    """
+    status: MessageStatus | None = None
     grounding_metadata: dict[str, Any]
     """
     Gemini's `groundingMetadata` as it sent it: `webSearchQueries`, `groundingChunks`, `groundingSupports` and `searchEntryPoint`.
@@ -2435,7 +2592,7 @@ What the search did, told apart by `type`.
 """
 
 
-class OpenaiWebSearchCall(OpenResponsesModel):
+class OpenaiWebSearchCallParam(OpenResponsesModel):
     """
     A web search the provider ran on the model's behalf. It is emitted in `output` like any other item and must be sent back unchanged when the conversation continues.
     """
@@ -2444,11 +2601,11 @@ class OpenaiWebSearchCall(OpenResponsesModel):
     """
     Always `openai:web_search_call`.
     """
-    id: str
+    id: str | None = None
     """
     Identifier of this search call, unique within the response.
     """
-    status: OpenaiWebSearchCallStatus
+    status: OpenaiWebSearchCallStatus | None = None
     action: OpenaiWebSearchAction
 
 
@@ -2496,71 +2653,18 @@ ItemParam = TypeAliasType(
         | Annotated["MessageItemParam", Tag("message")]
         | Annotated["FunctionCallItemParam", Tag("function_call")]
         | Annotated["FunctionCallOutputItemParam", Tag("function_call_output")]
-        | Annotated["AcmeWebSearchCall", Tag("acme:web_search_call")]
-        | Annotated["AnthropicMcpToolUse", Tag("anthropic:mcp_tool_use")]
-        | Annotated["AnthropicMcpToolResult", Tag("anthropic:mcp_tool_result")]
-        | Annotated["AnthropicContentBlock", Tag("anthropic:content_block")]
-        | Annotated["AnthropicCitations", Tag("anthropic:citations")]
-        | Annotated["GeminiPart", Tag("gemini:part")]
-        | Annotated["GeminiGrounding", Tag("gemini:grounding")]
-        | Annotated["OpenaiWebSearchCall", Tag("openai:web_search_call")]
+        | Annotated["AcmeWebSearchCallParam", Tag("acme:web_search_call")]
+        | Annotated["AnthropicMcpToolUseParam", Tag("anthropic:mcp_tool_use")]
+        | Annotated["AnthropicMcpToolResultParam", Tag("anthropic:mcp_tool_result")]
+        | Annotated["AnthropicContentBlockParam", Tag("anthropic:content_block")]
+        | Annotated["AnthropicCitationsParam", Tag("anthropic:citations")]
+        | Annotated["GeminiPartParam", Tag("gemini:part")]
+        | Annotated["GeminiGroundingParam", Tag("gemini:grounding")]
+        | Annotated["OpenaiWebSearchCallParam", Tag("openai:web_search_call")]
         | Annotated[UnknownItem, Tag("unknown")],
         Discriminator(_item_param_tag),
     ],
 )
-
-
-_ITEM_FIELD_TAGS = frozenset(
-    [
-        "acme:web_search_call",
-        "anthropic:citations",
-        "anthropic:content_block",
-        "anthropic:mcp_tool_result",
-        "anthropic:mcp_tool_use",
-        "compaction",
-        "function_call",
-        "function_call_output",
-        "gemini:grounding",
-        "gemini:part",
-        "message",
-        "openai:web_search_call",
-        "reasoning",
-    ]
-)
-
-
-def _item_field_tag(value: Any) -> str | None:
-    """Which member of `ItemField` a value is."""
-    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if not isinstance(tag, str) or tag not in _ITEM_FIELD_TAGS:
-        return "unknown"
-    return tag
-
-
-ItemField = TypeAliasType(
-    "ItemField",
-    Annotated[
-        Annotated["Message", Tag("message")]
-        | Annotated["FunctionCall", Tag("function_call")]
-        | Annotated["FunctionCallOutput", Tag("function_call_output")]
-        | Annotated["ReasoningBody", Tag("reasoning")]
-        | Annotated["CompactionBody", Tag("compaction")]
-        | Annotated["AcmeWebSearchCall", Tag("acme:web_search_call")]
-        | Annotated["AnthropicMcpToolUse", Tag("anthropic:mcp_tool_use")]
-        | Annotated["AnthropicMcpToolResult", Tag("anthropic:mcp_tool_result")]
-        | Annotated["AnthropicContentBlock", Tag("anthropic:content_block")]
-        | Annotated["AnthropicCitations", Tag("anthropic:citations")]
-        | Annotated["GeminiPart", Tag("gemini:part")]
-        | Annotated["GeminiGrounding", Tag("gemini:grounding")]
-        | Annotated["OpenaiWebSearchCall", Tag("openai:web_search_call")]
-        | Annotated[UnknownItem, Tag("unknown")],
-        Discriminator(_item_field_tag),
-    ],
-)
-
-"""
-Any item that can appear in a response's output or conversation history, selected by its `type` field.
-"""
 
 
 class CreateResponseBody(OpenResponsesModel):
@@ -2669,6 +2773,149 @@ class CreateResponseBody(OpenResponsesModel):
     """
     MCP servers the provider may call on the model's behalf during this response.
     """
+
+
+class CompactResponseMethodPublicBody(OpenResponsesModel):
+    model: str
+    """
+    Model used to perform the compaction; it should be the model that will consume the compacted context.
+    """
+    input: Annotated[str, Field(max_length=10485760)] | list[ItemParam] | None = None
+    """
+    Conversation context to compact, either as a single user-message string or a list of input items. It is appended to any history referenced by `previous_response_id`.
+    """
+    previous_response_id: str | None = None
+    """
+    ID of a stored response whose input and output form the start of the conversation to compact, so the client need not resend it.
+    """
+    instructions: str | None = None
+    """
+    System/developer message to take into account while compacting; not inherited from `previous_response_id`.
+    """
+    prompt_cache_key: Annotated[str | None, Field(max_length=64)] = None
+    """
+    Optional key, up to 64 characters, grouping requests that share a prompt prefix to improve prompt cache reuse.
+    """
+
+
+class WebSocketResponseCreateEvent(CreateResponseBody):
+    """
+    Message a client sends over a Responses WebSocket connection to start a new response. Its body is an ordinary create-response request with an added `type`; the server answers with the usual streaming events as WebSocket messages.
+    """
+
+    type: Literal["response.create"]
+    """
+    Client message discriminator, fixed at `response.create`.
+    """
+    stream: Annotated[None, Field(None)] = None
+    """
+    Not allowed here: WebSocket responses are always delivered as events, so clients must omit `stream`.
+    """
+    stream_options: StreamOptionsParam | None = None
+    """
+    Not allowed here: HTTP stream settings have no meaning over WebSocket, so clients must omit `stream_options`.
+    """
+    background: Annotated[None, Field(None)] = None
+    """
+    Not allowed here: background mode is an HTTP feature, so clients must omit `background` on WebSocket.
+    """
+
+
+class OpenaiWebSearchCall(OpenResponsesModel):
+    """
+    A web search the provider ran on the model's behalf. It is emitted in `output` like any other item and must be sent back unchanged when the conversation continues.
+    """
+
+    type: Literal["openai:web_search_call"]
+    """
+    Always `openai:web_search_call`.
+    """
+    id: str
+    """
+    Identifier of this search call, unique within the response.
+    """
+    status: OpenaiWebSearchCallStatus
+    action: OpenaiWebSearchAction
+
+
+class OpenaiInputItemList(OpenResponsesModel):
+    """
+    One page of the input items a stored response was created with. Page on by passing `last_id` as `after` while `has_more` is true.
+    """
+
+    object: Literal["list"]
+    """
+    Always `list`.
+    """
+    data: list[ItemParam]
+    """
+    The items of this page, in the requested order. Each carries an `id`, the one the client sent or one the server gave it when the response was stored.
+    """
+    has_more: bool
+    """
+    True when items remain beyond this page.
+    """
+    first_id: str | None
+    """
+    Identifier of the first item of the page; null when the page is empty.
+    """
+    last_id: str | None
+    """
+    Identifier of the last item of the page; null when the page is empty.
+    """
+
+
+_ITEM_FIELD_TAGS = frozenset(
+    [
+        "acme:web_search_call",
+        "anthropic:citations",
+        "anthropic:content_block",
+        "anthropic:mcp_tool_result",
+        "anthropic:mcp_tool_use",
+        "compaction",
+        "function_call",
+        "function_call_output",
+        "gemini:grounding",
+        "gemini:part",
+        "message",
+        "openai:web_search_call",
+        "reasoning",
+    ]
+)
+
+
+def _item_field_tag(value: Any) -> str | None:
+    """Which member of `ItemField` a value is."""
+    tag = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if not isinstance(tag, str) or tag not in _ITEM_FIELD_TAGS:
+        return "unknown"
+    return tag
+
+
+ItemField = TypeAliasType(
+    "ItemField",
+    Annotated[
+        Annotated["Message", Tag("message")]
+        | Annotated["FunctionCall", Tag("function_call")]
+        | Annotated["FunctionCallOutput", Tag("function_call_output")]
+        | Annotated["ReasoningBody", Tag("reasoning")]
+        | Annotated["CompactionBody", Tag("compaction")]
+        | Annotated["AcmeWebSearchCall", Tag("acme:web_search_call")]
+        | Annotated["AnthropicMcpToolUse", Tag("anthropic:mcp_tool_use")]
+        | Annotated["AnthropicMcpToolResult", Tag("anthropic:mcp_tool_result")]
+        | Annotated["AnthropicContentBlock", Tag("anthropic:content_block")]
+        | Annotated["AnthropicCitations", Tag("anthropic:citations")]
+        | Annotated["GeminiPart", Tag("gemini:part")]
+        | Annotated["GeminiGrounding", Tag("gemini:grounding")]
+        | Annotated["OpenaiWebSearchCall", Tag("openai:web_search_call")]
+        | Annotated[UnknownItem, Tag("unknown")],
+        Discriminator(_item_field_tag),
+    ],
+)
+
+"""
+Any item that can appear in a response's output or conversation history, selected by its `type` field.
+"""
 
 
 class ResponseResource(OpenResponsesModel):
@@ -2800,29 +3047,6 @@ class ResponseResource(OpenResponsesModel):
     acme_cache_hit: Annotated[bool | None, Field(alias="acme:cache_hit")] = None
     """
     Whether Acme served this response from its prompt cache.
-    """
-
-
-class CompactResponseMethodPublicBody(OpenResponsesModel):
-    model: str
-    """
-    Model used to perform the compaction; it should be the model that will consume the compacted context.
-    """
-    input: Annotated[str, Field(max_length=10485760)] | list[ItemParam] | None = None
-    """
-    Conversation context to compact, either as a single user-message string or a list of input items. It is appended to any history referenced by `previous_response_id`.
-    """
-    previous_response_id: str | None = None
-    """
-    ID of a stored response whose input and output form the start of the conversation to compact, so the client need not resend it.
-    """
-    instructions: str | None = None
-    """
-    System/developer message to take into account while compacting; not inherited from `previous_response_id`.
-    """
-    prompt_cache_key: Annotated[str | None, Field(max_length=64)] = None
-    """
-    Optional key, up to 64 characters, grouping requests that share a prompt prefix to improve prompt cache reuse.
     """
 
 
@@ -3009,56 +3233,6 @@ class ResponseOutputItemDoneStreamingEvent(OpenResponsesModel):
     """
 
 
-class WebSocketResponseCreateEvent(CreateResponseBody):
-    """
-    Message a client sends over a Responses WebSocket connection to start a new response. Its body is an ordinary create-response request with an added `type`; the server answers with the usual streaming events as WebSocket messages.
-    """
-
-    type: Literal["response.create"]
-    """
-    Client message discriminator, fixed at `response.create`.
-    """
-    stream: Annotated[None, Field(None)] = None
-    """
-    Not allowed here: WebSocket responses are always delivered as events, so clients must omit `stream`.
-    """
-    stream_options: StreamOptionsParam | None = None
-    """
-    Not allowed here: HTTP stream settings have no meaning over WebSocket, so clients must omit `stream_options`.
-    """
-    background: Annotated[None, Field(None)] = None
-    """
-    Not allowed here: background mode is an HTTP feature, so clients must omit `background` on WebSocket.
-    """
-
-
-class OpenaiInputItemList(OpenResponsesModel):
-    """
-    One page of the input items a stored response was created with. Page on by passing `last_id` as `after` while `has_more` is true.
-    """
-
-    object: Literal["list"]
-    """
-    Always `list`.
-    """
-    data: list[ItemParam]
-    """
-    The items of this page, in the requested order. Each carries an `id`, the one the client sent or one the server gave it when the response was stored.
-    """
-    has_more: bool
-    """
-    True when items remain beyond this page.
-    """
-    first_id: str | None
-    """
-    Identifier of the first item of the page; null when the page is empty.
-    """
-    last_id: str | None
-    """
-    Identifier of the last item of the page; null when the page is empty.
-    """
-
-
 _STREAMING_EVENT_TAGS = frozenset(
     [
         "acme:response.search.progress",
@@ -3146,15 +3320,20 @@ __all__ = [
     "AcmeSearchProgressEvent",
     "AcmeSearchTool",
     "AcmeWebSearchCall",
+    "AcmeWebSearchCallParam",
     "AllowedToolChoice",
     "AllowedToolsParam",
     "Annotation",
     "AnthropicCitations",
+    "AnthropicCitationsParam",
     "AnthropicContentBlock",
+    "AnthropicContentBlockParam",
     "AnthropicMcpServer",
     "AnthropicMcpToolConfiguration",
     "AnthropicMcpToolResult",
+    "AnthropicMcpToolResultParam",
     "AnthropicMcpToolUse",
+    "AnthropicMcpToolUseParam",
     "AnthropicServerTool",
     "AssistantMessageItemParam",
     "AssistantMessageItemParamContentPart",
@@ -3182,7 +3361,9 @@ __all__ = [
     "FunctionToolChoice",
     "FunctionToolParam",
     "GeminiGrounding",
+    "GeminiGroundingParam",
     "GeminiPart",
+    "GeminiPartParam",
     "ImageDetail",
     "IncludeEnum",
     "IncompleteDetails",
@@ -3217,6 +3398,7 @@ __all__ = [
     "OpenaiWebSearchCall",
     "OpenaiWebSearchCallCompletedEvent",
     "OpenaiWebSearchCallInProgressEvent",
+    "OpenaiWebSearchCallParam",
     "OpenaiWebSearchCallSearchingEvent",
     "OpenaiWebSearchCallStatus",
     "OpenaiWebSearchFilters",
@@ -3230,6 +3412,7 @@ __all__ = [
     "Reasoning",
     "ReasoningBody",
     "ReasoningBodyContentPart",
+    "ReasoningContentParam",
     "ReasoningEffortEnum",
     "ReasoningItemParam",
     "ReasoningParam",

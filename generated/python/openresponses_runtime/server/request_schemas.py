@@ -13,14 +13,14 @@ __all__ = ["ROOTS", "SCHEMAS"]
 # Request model class name -> schema name.
 ROOTS: dict[str, str] = {
     "AcmeSearchTool": "AcmeSearchTool",
-    "AcmeWebSearchCall": "AcmeWebSearchCall",
+    "AcmeWebSearchCallParam": "AcmeWebSearchCallParam",
     "AllowedToolsParam": "AllowedToolsParam",
-    "AnthropicCitations": "AnthropicCitations",
-    "AnthropicContentBlock": "AnthropicContentBlock",
+    "AnthropicCitationsParam": "AnthropicCitationsParam",
+    "AnthropicContentBlockParam": "AnthropicContentBlockParam",
     "AnthropicMcpServer": "AnthropicMcpServer",
     "AnthropicMcpToolConfiguration": "AnthropicMcpToolConfiguration",
-    "AnthropicMcpToolResult": "AnthropicMcpToolResult",
-    "AnthropicMcpToolUse": "AnthropicMcpToolUse",
+    "AnthropicMcpToolResultParam": "AnthropicMcpToolResultParam",
+    "AnthropicMcpToolUseParam": "AnthropicMcpToolUseParam",
     "AnthropicServerTool": "AnthropicServerTool",
     "AssistantMessageItemParam": "AssistantMessageItemParam",
     "CompactResponseMethodPublicBody": "CompactResponseMethodPublicBody",
@@ -32,8 +32,8 @@ ROOTS: dict[str, str] = {
     "FunctionCallOutputItemParam": "FunctionCallOutputItemParam",
     "FunctionCallStatus": "FunctionCallStatus",
     "FunctionToolParam": "FunctionToolParam",
-    "GeminiGrounding": "GeminiGrounding",
-    "GeminiPart": "GeminiPart",
+    "GeminiGroundingParam": "GeminiGroundingParam",
+    "GeminiPartParam": "GeminiPartParam",
     "ImageDetail": "ImageDetail",
     "IncludeEnum": "IncludeEnum",
     "InputFileContentParam": "InputFileContentParam",
@@ -50,13 +50,14 @@ ROOTS: dict[str, str] = {
     "OpenaiWebSearchActionFind": "OpenaiWebSearchActionFind",
     "OpenaiWebSearchActionOpenPage": "OpenaiWebSearchActionOpenPage",
     "OpenaiWebSearchActionSearch": "OpenaiWebSearchActionSearch",
-    "OpenaiWebSearchCall": "OpenaiWebSearchCall",
+    "OpenaiWebSearchCallParam": "OpenaiWebSearchCallParam",
     "OpenaiWebSearchCallStatus": "OpenaiWebSearchCallStatus",
     "OpenaiWebSearchFilters": "OpenaiWebSearchFilters",
     "OpenaiWebSearchSource": "OpenaiWebSearchSource",
     "OpenaiWebSearchTool": "OpenaiWebSearchTool",
     "OpenaiWebSearchUserLocation": "OpenaiWebSearchUserLocation",
     "OutputTextContentParam": "OutputTextContentParam",
+    "ReasoningContentParam": "ReasoningContentParam",
     "ReasoningEffortEnum": "ReasoningEffortEnum",
     "ReasoningItemParam": "ReasoningItemParam",
     "ReasoningParam": "ReasoningParam",
@@ -87,7 +88,7 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "properties": {"type": {"type": "string", "enum": ["acme:search"]}, "max_results": {"type": "integer"}},
     },
-    "AcmeWebSearchCall": {
+    "AcmeWebSearchCallParam": {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": ["acme:web_search_call"]},
@@ -105,7 +106,7 @@ SCHEMAS: dict[str, Any] = {
             "mode": {"$ref": "#/components/schemas/ToolChoiceValueEnum"},
         },
     },
-    "AnthropicCitations": {
+    "AnthropicCitationsParam": {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": ["anthropic:citations"]},
@@ -114,7 +115,7 @@ SCHEMAS: dict[str, Any] = {
             "citations": {"type": "array", "items": {"type": "object", "additionalProperties": True}},
         },
     },
-    "AnthropicContentBlock": {
+    "AnthropicContentBlockParam": {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": ["anthropic:content_block"]},
@@ -142,7 +143,7 @@ SCHEMAS: dict[str, Any] = {
             "allowed_tools": {"type": ["array", "null"], "items": {"type": "string"}},
         },
     },
-    "AnthropicMcpToolResult": {
+    "AnthropicMcpToolResultParam": {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": ["anthropic:mcp_tool_result"]},
@@ -153,7 +154,7 @@ SCHEMAS: dict[str, Any] = {
             "content": {"type": "array", "items": {"$ref": "#/components/schemas/TextContent"}},
         },
     },
-    "AnthropicMcpToolUse": {
+    "AnthropicMcpToolUseParam": {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": ["anthropic:mcp_tool_use"]},
@@ -358,7 +359,7 @@ SCHEMAS: dict[str, Any] = {
             "type": {"type": "string", "enum": ["function"]},
         },
     },
-    "GeminiGrounding": {
+    "GeminiGroundingParam": {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": ["gemini:grounding"]},
@@ -367,7 +368,7 @@ SCHEMAS: dict[str, Any] = {
             "grounding_metadata": {"type": "object", "additionalProperties": True},
         },
     },
-    "GeminiPart": {
+    "GeminiPartParam": {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": ["gemini:part"]},
@@ -411,14 +412,14 @@ SCHEMAS: dict[str, Any] = {
             {"$ref": "#/components/schemas/MessageItemParam"},
             {"$ref": "#/components/schemas/FunctionCallItemParam"},
             {"$ref": "#/components/schemas/FunctionCallOutputItemParam"},
-            {"$ref": "#/components/schemas/AcmeWebSearchCall"},
-            {"$ref": "#/components/schemas/AnthropicMcpToolUse"},
-            {"$ref": "#/components/schemas/AnthropicMcpToolResult"},
-            {"$ref": "#/components/schemas/AnthropicContentBlock"},
-            {"$ref": "#/components/schemas/AnthropicCitations"},
-            {"$ref": "#/components/schemas/GeminiPart"},
-            {"$ref": "#/components/schemas/GeminiGrounding"},
-            {"$ref": "#/components/schemas/OpenaiWebSearchCall"},
+            {"$ref": "#/components/schemas/AcmeWebSearchCallParam"},
+            {"$ref": "#/components/schemas/AnthropicMcpToolUseParam"},
+            {"$ref": "#/components/schemas/AnthropicMcpToolResultParam"},
+            {"$ref": "#/components/schemas/AnthropicContentBlockParam"},
+            {"$ref": "#/components/schemas/AnthropicCitationsParam"},
+            {"$ref": "#/components/schemas/GeminiPartParam"},
+            {"$ref": "#/components/schemas/GeminiGroundingParam"},
+            {"$ref": "#/components/schemas/OpenaiWebSearchCallParam"},
         ],
         "discriminator": {
             "propertyName": "type",
@@ -429,14 +430,14 @@ SCHEMAS: dict[str, Any] = {
                 "message": "#/components/schemas/MessageItemParam",
                 "function_call": "#/components/schemas/FunctionCallItemParam",
                 "function_call_output": "#/components/schemas/FunctionCallOutputItemParam",
-                "acme:web_search_call": "#/components/schemas/AcmeWebSearchCall",
-                "anthropic:mcp_tool_use": "#/components/schemas/AnthropicMcpToolUse",
-                "anthropic:mcp_tool_result": "#/components/schemas/AnthropicMcpToolResult",
-                "anthropic:content_block": "#/components/schemas/AnthropicContentBlock",
-                "anthropic:citations": "#/components/schemas/AnthropicCitations",
-                "gemini:part": "#/components/schemas/GeminiPart",
-                "gemini:grounding": "#/components/schemas/GeminiGrounding",
-                "openai:web_search_call": "#/components/schemas/OpenaiWebSearchCall",
+                "acme:web_search_call": "#/components/schemas/AcmeWebSearchCallParam",
+                "anthropic:mcp_tool_use": "#/components/schemas/AnthropicMcpToolUseParam",
+                "anthropic:mcp_tool_result": "#/components/schemas/AnthropicMcpToolResultParam",
+                "anthropic:content_block": "#/components/schemas/AnthropicContentBlockParam",
+                "anthropic:citations": "#/components/schemas/AnthropicCitationsParam",
+                "gemini:part": "#/components/schemas/GeminiPartParam",
+                "gemini:grounding": "#/components/schemas/GeminiGroundingParam",
+                "openai:web_search_call": "#/components/schemas/OpenaiWebSearchCallParam",
             },
         },
     },
@@ -509,7 +510,7 @@ SCHEMAS: dict[str, Any] = {
             "sources": {"type": "array", "items": {"$ref": "#/components/schemas/OpenaiWebSearchSource"}},
         },
     },
-    "OpenaiWebSearchCall": {
+    "OpenaiWebSearchCallParam": {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": ["openai:web_search_call"]},
@@ -556,6 +557,10 @@ SCHEMAS: dict[str, Any] = {
             "annotations": {"oneOf": [{"type": "array", "items": {"$ref": "#/components/schemas/UrlCitationParam"}}]},
         },
     },
+    "ReasoningContentParam": {
+        "type": "object",
+        "properties": {"type": {"type": "string", "enum": ["reasoning_text"]}, "text": {"type": "string"}},
+    },
     "ReasoningEffortEnum": {"type": "string", "enum": ["none", "low", "medium", "high", "xhigh"]},
     "ReasoningItemParam": {
         "type": "object",
@@ -563,7 +568,12 @@ SCHEMAS: dict[str, Any] = {
             "id": {"anyOf": [{"type": "string"}, {"type": "null"}]},
             "type": {"type": "string", "enum": ["reasoning"]},
             "summary": {"type": "array", "items": {"$ref": "#/components/schemas/ReasoningSummaryContentParam"}},
-            "content": {"anyOf": [{"type": "null"}]},
+            "content": {
+                "anyOf": [
+                    {"type": "array", "items": {"$ref": "#/components/schemas/ReasoningContentParam"}},
+                    {"type": "null"},
+                ]
+            },
             "encrypted_content": {"anyOf": [{"type": "string"}, {"type": "null"}]},
         },
     },
