@@ -185,10 +185,9 @@ def test_what_the_server_emits_comes_back_whole(served, tag, data, carry):
         if sent["type"] == "reasoning" and sent.get("encrypted_content"):
             for field in ("content", "summary"):  # from the seal: what the item was made with, as sent
                 assert got.get(field, sent.get(field)) == sent.get(field)
-        elif sent["type"] == "reasoning" and sent.get("content") is not None:
-            assert "content" not in got and "item:reasoning.content" in ignored
-    if not any(item["type"] == "reasoning" and not item.get("encrypted_content") for item in items):
-        assert not ignored
+        elif sent["type"] == "reasoning":  # its content is input too: it reaches the provider as sent
+            assert got.get("content") == sent.get("content")
+    assert not ignored
 
 
 _MAKES = {MessageStart: "message", FunctionCallStart: "function_call", ReasoningEnd: "reasoning"}
@@ -199,14 +198,30 @@ def _made(steps: list[Step]) -> set[str]:
     return {_MAKES[type(step)] for step in steps if type(step) in _MAKES}
 
 
-def test_strict_mode_keeps_refusing_the_output_form():
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("server_fields", [{"id": "rs_1", "status": "completed"}, {}])
+def test_reasoning_content_is_input_with_or_without_the_servers_fields(strict, server_fields):
+    """A reasoning item's `content` is part of its input form: taken as given, even by a strict server,
+    whether or not the client kept the item's `id` and `status`."""
+    script = Script()
+    app = create_app(script, store=MemoryStore(), api_keys=API_KEY, strict=strict)
+    content = [{"type": "reasoning_text", "text": "x"}]
+    reasoning = {"type": "reasoning", **server_fields, "summary": [], "content": content}
+    with TestClient(app) as client:
+        reply = client.post("/v1/responses", json={"model": "m", "input": [reasoning]}, headers=AUTH)
+    assert reply.status_code == 200, reply.text
+    assert "OpenResponses-Ignored" not in reply.headers
+    assert script.requests[-1].input[0]["content"] == content
+
+
+def test_strict_mode_refuses_reasoning_content_of_another_type():
     app = create_app(Script(), store=MemoryStore(), api_keys=API_KEY, strict=True)
-    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": "x"}]}
+    reasoning = {"type": "reasoning", "summary": [], "content": [{"type": "summary_text", "text": "x"}]}
     with TestClient(app) as client:
         reply = client.post("/v1/responses", json={"model": "m", "input": [reasoning]}, headers=AUTH)
     assert reply.status_code == 400
     error = reply.json()["error"]
-    assert (error["code"], error["param"]) == ("invalid_value", "input[0].content")
+    assert (error["code"], error["param"]) == ("invalid_value", "input[0].content[0].type")
 
 
 # -- as a real client carries it --------------------------------------------------------------
@@ -226,7 +241,7 @@ THOUGHT = [
 def test_the_openai_client_carries_the_whole_history(transport, include):
     """The history as the `openai` package hands it over (the agent SDKs' stateless mode dumps its
     output items so): turn 2 is accepted, the sealed reasoning reaches the provider as it was made,
-    and an unsealed one's content is reported."""
+    and an unsealed one with the content the client sent."""
     openai = pytest.importorskip("openai")
     script = Script()
     app = create_app(script, store=MemoryStore(), api_keys=API_KEY, reasoning_key="round-trip-key")
@@ -254,12 +269,10 @@ def test_the_openai_client_carries_the_whole_history(transport, include):
     handed = [item for item in script.requests[-1].input if item["type"] == "reasoning"]
     assert handed[0]["encrypted_content"] == "sig-abc"  # the provider's state, as it gave it
     assert handed[0]["content"] == [{"type": "reasoning_text", "text": "The user wants the weather."}]
-    if include:  # both sealed: each reaches the provider as it was made
-        assert handed[1]["content"] == [{"type": "reasoning_text", "text": "No state this time."}]
-        assert ignored is None
-    else:  # the second had nothing to seal, and no blob was asked for: its content is left out
-        assert "content" not in handed[1] and "encrypted_content" not in handed[1]
-        assert ignored == "item:reasoning.content"
+    # sealed, or (the second, with nothing to seal and no blob asked for) as the client sent it
+    assert handed[1]["content"] == [{"type": "reasoning_text", "text": "No state this time."}]
+    assert ignored is None
+    assert "encrypted_content" not in handed[1]  # no provider state: sealed or not, none reaches it
 
 
 def _until_done(connection):

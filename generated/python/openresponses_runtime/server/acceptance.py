@@ -24,7 +24,7 @@ Ignored and reported by default, refused in strict mode (`create_app(..., strict
 | a top-level parameter the spec (with the server's fragments) does not define | left out of `request.body` | `unknown_parameter` / `conversation` |
 | a tool of a type the spec does not define | left out of `request.tools` | `unsupported_tool_type` / `tools[4].type` |
 | a `namespace` tool | its function tools join `request.tools` under their own names | as any unknown tool type |
-| an item the server emits, sent back in its output form, with a field its input form refuses (a reasoning item's `content`) | left out of the item; reported, unless the item's sealed `encrypted_content` brings it back | `invalid_value` / `input[1].content` |
+| an item the server emits, sent back in its output form, with a field its input form refuses | left out of the item; reported, unless the item's sealed `encrypted_content` brings it back | `invalid_value` / `input[1].content` |
 
 What was ignored is reported three ways: `ProviderRequest.ignored`, the `OpenResponses-Ignored`
 response header (WebSocket: the turn's first event's `openresponses:ignored` field), and one
@@ -162,7 +162,7 @@ class Acceptance:
 
     def _emitted(self, data: dict[str, Any], body: BaseModel, report: _Report) -> dict[str, Any]:
         """`data` without the fields `parse_body` validated the input without: fields of an item
-        sent back in its output form that the input form refuses (a reasoning item's `content`).
+        sent back in its output form that the input form refuses.
 
         A client that keeps the whole history sends back what the server emitted, so that is
         accepted; what the provider needs of it comes back from the sealed `encrypted_content`

@@ -8,9 +8,8 @@ count as integers, as JSON Schema counts them. An explicit `null` where the spec
 refused too (see `nulls`).
 
 An item the server emits may come back in its output form, as clients that keep the whole history
-send it (a reasoning item with its `content`): where the input form refuses a field of such an
-item, the body is validated without that field, and `data` keeps the item whole, for `acceptance`
-to refuse (strict) or to leave out and report.
+send it: where the input form refuses a field of such an item, the body is validated without that
+field, and `data` keeps the item whole, for `acceptance` to refuse (strict) or to leave out and report.
 """
 
 from __future__ import annotations
@@ -162,8 +161,8 @@ _ITEM_PATH = re.compile(r"input\[(\d+)\]\.([^.\[]+)")
 
 def _in_output_form(data: dict[str, Any], errors: list[Any], model: type) -> Any:
     """The body validated without the fields its input form refuses on items sent back in their
-    output form (`input[1].content` of a reasoning item); None when an error lies elsewhere, or an
-    item is no valid output item either, or the rest is still invalid."""
+    output form; None when an error lies elsewhere, or an item is no valid output item either, or
+    the rest is still invalid."""
     items = data.get("input")
     if not isinstance(items, list):
         return None
