@@ -149,6 +149,75 @@ CALL = {"type": "function_call", "call_id": "call_given", "name": "lookup", "arg
 ANSWER = {"type": "function_call_output", "call_id": "call_given", "output": "42"}
 
 
+# How a client may keep an item it got: with or without the fields the server gave it, and a reasoning
+# item's summary only, its content only (an empty summary), or both, its blob kept or dropped.
+_SHAPE = st.fixed_dictionaries(
+    {
+        "id": st.booleans(),
+        "status": st.booleans(),
+        "reasoning": st.sampled_from(["both", "summary", "content"]),
+        "blob": st.booleans(),
+    }
+)
+
+
+def as_kept(item: dict, shape: dict) -> dict:
+    """`item` as a client that keeps history in `shape` sends it back."""
+    dropped = {key for key in ("id", "status") if not shape[key]}
+    if item["type"] == "reasoning":
+        dropped |= {"summary": {"content"}, "content": set(), "both": set()}[shape["reasoning"]]
+        dropped |= set() if shape["blob"] else {"encrypted_content"}
+    kept = {k: v for k, v in item.items() if k not in dropped}
+    if item["type"] == "reasoning" and shape["reasoning"] == "content":
+        kept["summary"] = []  # the input form requires a summary: an empty one is none
+    return kept
+
+
+@pytest.mark.parametrize("tag", STEPPED)
+@settings(max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(), carry=st.booleans())
+def test_every_shape_of_an_emitted_item_comes_back(served, tag, data, carry):
+    """Each item of a turn's output sent back in a shape drawn for it (its id, status, content, summary
+    or blob left out or kept), whole in the input or after `previous_response_id`: accepted with
+    nothing ignored; a sealed reasoning item reaches the provider as it was made, whatever the client
+    left out, and an unsealed one as the client sent it."""
+    client, script = served
+    steps = data.draw(_turn(tag), label="steps")
+    script.steps = steps
+    names = sorted({step.name for step in steps if isinstance(step, FunctionCallStart)})
+    tools = [{"type": "function", "name": name, "parameters": {"type": "object"}} for name in names]
+    first = {"model": "m", "input": [{"role": "user", "content": "hi"}], "store": True, "tools": tools}
+    if carry:
+        first["include"] = ["reasoning.encrypted_content"]
+    reply = client.post("/v1/responses", json=first, headers=AUTH)
+    assert reply.status_code == 200, reply.text
+    response = reply.json()
+    kept = [as_kept(item, data.draw(_SHAPE, label=f"shape of {item['type']}")) for item in response["output"]]
+    answers = [
+        {"type": "function_call_output", "call_id": item["call_id"], "output": "1"}
+        for item in kept
+        if item["type"] == "function_call"
+    ]
+    follow = [*answers, {"type": "message", "role": "user", "content": "and then?"}]
+    by_id = data.draw(st.booleans(), label="by previous_response_id")
+    if by_id:  # the items sent again after the stored ones, as a client that repeats itself does
+        body = {"model": "m", "previous_response_id": response["id"], "input": kept + follow, "tools": tools}
+    else:
+        body = {"model": "m", "input": first["input"] + kept + follow, "store": False, "tools": tools}
+    second = client.post("/v1/responses", json=body, headers=AUTH)
+    assert second.status_code == 200, second.text
+    assert "OpenResponses-Ignored" not in second.headers
+    handed = script.requests[-1].input[-len(kept + follow) :][: len(kept)]
+    for sent, got, original in zip(kept, handed, response["output"], strict=True):
+        assert got.get("type", "message") == sent["type"]
+        if sent["type"] == "reasoning" and sent.get("encrypted_content"):
+            # from the seal: the id, summary and content the item was made with, whatever was left out
+            made = (original["id"], original["summary"], original.get("content"))
+            assert (got["id"], got.get("summary", []), got.get("content")) == made  # a seal keeps no empty summary
+        elif sent["type"] == "reasoning":
+            assert (got.get("content"), got["summary"]) == (sent.get("content"), sent["summary"])
+
+
 @pytest.mark.parametrize("tag", STEPPED)
 @settings(max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data(), carry=st.booleans())
