@@ -1,18 +1,24 @@
-"""The proxy's client to its upstream (`orspec.proxy.upstream`), against a raw HTTP/1.1 server on
+"""The one client to an upstream (`openresponses_runtime.upstream`), against a raw HTTP/1.1 server on
 loopback: kept-alive connections are reused, a connection the upstream closed meanwhile costs no
-request, bodies that run to the end of the connection arrive whole, and one that breaks off says so."""
+request, bodies that run to the end of the connection arrive whole, and one that breaks off says so;
+the same over TLS, with a test authority made here: verified by default, a certificate the client
+cannot trust refused."""
 
 from __future__ import annotations
 
 import asyncio
+import datetime
+import ipaddress
+import ssl
+from pathlib import Path
 
 import pytest
-from orspec.proxy.upstream import Upstream, UpstreamError
+from openresponses_runtime.upstream import Upstream, UpstreamError
 
 _OK = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
 
 
-async def _serve(answer, *, close_after: bool = False):
+async def _serve(answer, *, close_after: bool = False, tls: ssl.SSLContext | None = None):
     """A server that reads each request (head and `Content-Length` body) and writes `answer(request, n)`
     (n: the count of requests so far), or closes the connection if that is None;
     returns (server, port, the client ports it saw, the requests)."""
@@ -46,7 +52,7 @@ async def _serve(answer, *, close_after: bool = False):
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=tls)
     return server, server.sockets[0].getsockname()[1], peers, requests
 
 
@@ -139,3 +145,116 @@ def test_an_interim_head_is_passed_over_and_an_answer_without_a_body_keeps_the_c
 
     answers, peers = asyncio.run(run())
     assert answers == [(200, b"ok"), (204, b""), (200, b"ok")] and len(peers) == 1
+
+
+# -- TLS, against an authority made for the test ---------------------------------------------------
+
+
+def _authority(
+    tmp_path: Path, *, names: tuple[str, ...] = ("localhost",), ip: bool = True
+) -> tuple[Path, ssl.SSLContext]:
+    """A test authority's certificate (a PEM file) and the server's TLS settings, with a certificate
+    it signed for `names` (and 127.0.0.1 when `ip`)."""
+    x509 = pytest.importorskip("cryptography.x509")
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def certificate(subject: str, key, issuer: str, signer, *, authority: bool, alt=None):
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(hours=1))
+            .add_extension(x509.BasicConstraints(ca=authority, path_length=None), critical=True)
+        )
+        if authority:
+            builder = builder.add_extension(
+                x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
+            )
+        if alt:
+            builder = builder.add_extension(x509.SubjectAlternativeName(alt), critical=False)
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, server_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = certificate("orspec test authority", ca_key, "orspec test authority", ca_key, authority=True)
+    alt = [x509.DNSName(name) for name in names] + ([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))] if ip else [])
+    server = certificate(names[0], server_key, "orspec test authority", ca_key, authority=False, alt=alt)
+    ca_file, chain, key_file = tmp_path / "ca.pem", tmp_path / "server.pem", tmp_path / "server.key"
+    ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    chain.write_bytes(server.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        server_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(chain, key_file)
+    return ca_file, context
+
+
+def test_an_https_upstream_is_verified_against_the_given_authority_and_kept_alive(tmp_path):
+    ca_file, tls = _authority(tmp_path)
+
+    async def run():
+        server, port, peers, requests = await _serve(lambda _, n: None if n == 3 else _OK, tls=tls)
+        pool = Upstream("https", "127.0.0.1", port, connect_timeout=5, ca_file=str(ca_file))
+        answers = [await _fetch(pool) for _ in range(3)]
+        await pool.aclose()
+        server.close()
+        return answers, peers, requests
+
+    answers, peers, requests = asyncio.run(run())
+    assert answers == [(200, b"ok")] * 3
+    # one kept-alive TLS connection for the first two; the third, closed under it, sent again once on a new one
+    assert len(requests) == 4 and len(peers) == 2
+
+
+@pytest.mark.parametrize(
+    ("names", "ip", "trusted"),
+    [
+        (("localhost",), True, False),  # an authority the system does not know
+        (("elsewhere.example",), False, True),  # a certificate for another host, from a trusted authority
+    ],
+)
+def test_a_certificate_the_client_cannot_trust_is_refused(tmp_path, names, ip, trusted):
+    ca_file, tls = _authority(tmp_path, names=names, ip=ip)
+
+    async def run():
+        server, port, _, requests = await _serve(lambda *_: _OK, tls=tls)
+        pool = Upstream("https", "127.0.0.1", port, connect_timeout=5, ca_file=str(ca_file) if trusted else None)
+        with pytest.raises(UpstreamError, match="no TLS connection to 127.0.0.1"):
+            await _fetch(pool)
+        unchecked = Upstream("https", "127.0.0.1", port, connect_timeout=5, verify=False)
+        answer = await _fetch(unchecked)  # what `verify=False` lets through: nothing else does
+        for each in (pool, unchecked):
+            await each.aclose()
+        server.close()
+        return requests, answer
+
+    requests, answer = asyncio.run(run())
+    assert answer == (200, b"ok") and len(requests) == 1  # the refused connection sent no request
+
+
+def test_a_tls_stream_cut_short_is_an_error(tmp_path):
+    ca_file, tls = _authority(tmp_path)
+    reply = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 1000\r\n\r\ndata: {}\n\n"
+
+    async def run():
+        server, port, _, _ = await _serve(lambda *_: reply, close_after=True, tls=tls)
+        pool = Upstream("https", "127.0.0.1", port, connect_timeout=5, ca_file=str(ca_file))
+        answer = await pool.request("POST", "/v1/chat/completions", [], b"{}")
+        got = []
+        with pytest.raises(UpstreamError, match="before the end of its answer"):
+            async for chunk in answer.iter_any():
+                got.append(chunk)
+        await pool.aclose()
+        server.close()
+        return b"".join(got)
+
+    assert asyncio.run(run()) == b"data: {}\n\n"  # what came before the cut came through

@@ -30,12 +30,12 @@ from openresponses_runtime.server.errors import OpenResponsesError, ServerError
 from openresponses_runtime.server.routes import ROUTES
 from openresponses_runtime.server.shutdown import ending
 from openresponses_runtime.server.wire import dumps, sse_frame
+from openresponses_runtime.upstream import Upstream, UpstreamError, UpstreamResponse
 
 from .config import DEFAULT_MAX_CHECKED_REQUEST, ProxyConfig
 from .headers import HOP_BY_HOP, credentials, drop_hop_by_hop
 from .observer import StreamObserver, check_json_response, check_request, side_decoder
 from .recorder import Exchange, Recorder
-from .upstream import Upstream, UpstreamError, UpstreamResponse
 from .websocket import relay
 
 __all__ = ["DEFAULT_MAX_CHECKED_REQUEST", "ProxyApp", "ProxyConfig"]
