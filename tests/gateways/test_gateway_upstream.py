@@ -6,17 +6,17 @@ from __future__ import annotations
 import asyncio
 import logging
 
-import httpx
 from openresponses_runtime.gateways.base import UpstreamClient, json_events
+from openresponses_runtime.upstream import UpstreamError
 
 
-class _Pieces(httpx.AsyncByteStream):
-    """A body arriving in these pieces, then breaking off with `error` if one is given."""
+class _Pieces:
+    """An answer whose body arrives in these pieces, then breaks off with `error` if one is given."""
 
     def __init__(self, pieces: list[bytes], error: Exception | None = None):
         self.pieces, self.error = pieces, error
 
-    async def __aiter__(self):
+    async def iter_any(self):
         for piece in self.pieces:
             yield piece
         if self.error is not None:
@@ -25,8 +25,7 @@ class _Pieces(httpx.AsyncByteStream):
 
 def read(pieces: list[bytes], error: Exception | None = None) -> list[dict]:
     async def collect():
-        reply = httpx.Response(200, stream=_Pieces(pieces, error))
-        return [event async for event in json_events(reply)]
+        return [event async for event in json_events(_Pieces(pieces, error))]
 
     return asyncio.run(asyncio.wait_for(collect(), 10))
 
@@ -64,7 +63,7 @@ def test_frames_that_are_not_objects_are_skipped_and_logged(caplog):
 
 def test_a_stream_that_breaks_off_ends_its_objects_with_a_warning(caplog):
     with caplog.at_level(logging.WARNING, "openresponses_runtime.gateways"):
-        got = read([b'data: {"n": 1}\n\ndata: {"n"'], httpx.ReadError("connection reset"))
+        got = read([b'data: {"n": 1}\n\ndata: {"n"'], UpstreamError("connection reset"))
     assert got == [{"n": 1}]
     assert "the upstream's stream broke off: connection reset" in caplog.text
 
@@ -74,7 +73,7 @@ def test_each_object_is_read_only_when_asked_for(caplog):
     collection than their parsing."""
 
     async def first():
-        events = json_events(httpx.Response(200, stream=_Pieces([b'data: {"n": 1}\n\ndata: not json\n\n'])))
+        events = json_events(_Pieces([b'data: {"n": 1}\n\ndata: not json\n\n']))
         try:
             return await anext(events)
         finally:
@@ -85,9 +84,9 @@ def test_each_object_is_read_only_when_asked_for(caplog):
     assert "not a JSON object" not in caplog.text  # the second frame was never parsed
 
 
-def test_the_upstream_pool_holds_more_streams_at_once_than_httpx_allows_by_default():
+def test_the_upstream_pool_holds_more_streams_at_once_than_a_capped_pool_would():
     """150 upstream streams open at once: the upstream answers none until all 150 requests have
-    arrived, so a pool capped at httpx's default (100 connections) would wait for ever."""
+    arrived, so a pool capped below (httpx's default is 100 connections) would wait for ever."""
     streams = 150
 
     async def run() -> int:
@@ -113,15 +112,19 @@ def test_the_upstream_pool_holds_more_streams_at_once_than_httpx_allows_by_defau
 
         server = await asyncio.start_server(answer, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        client = UpstreamClient(timeout=10).get()
+        client = UpstreamClient(timeout=10)
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
 
         async def one() -> list[dict]:
-            async with client.stream("POST", f"http://127.0.0.1:{port}/v1/chat/completions", json={}) as reply:
+            reply = await client.post(url, b"{}", {})
+            try:
                 return [event async for event in json_events(reply)]
+            finally:
+                reply.close()
 
         async with server:
             answers = await asyncio.wait_for(asyncio.gather(*(one() for _ in range(streams))), 15)
-        await client.aclose()
+        await client.pool(url)[0].aclose()
         return sum(answer == [{"n": 1}] for answer in answers)
 
     assert asyncio.run(run()) == streams

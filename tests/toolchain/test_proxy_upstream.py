@@ -7,13 +7,12 @@ cannot trust refused."""
 from __future__ import annotations
 
 import asyncio
-import datetime
-import ipaddress
 import ssl
-from pathlib import Path
 
 import pytest
 from openresponses_runtime.upstream import Upstream, UpstreamError
+
+from ..tls_authority import authority as _authority
 
 _OK = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
 
@@ -150,54 +149,6 @@ def test_an_interim_head_is_passed_over_and_an_answer_without_a_body_keeps_the_c
 # -- TLS, against an authority made for the test ---------------------------------------------------
 
 
-def _authority(
-    tmp_path: Path, *, names: tuple[str, ...] = ("localhost",), ip: bool = True
-) -> tuple[Path, ssl.SSLContext]:
-    """A test authority's certificate (a PEM file) and the server's TLS settings, with a certificate
-    it signed for `names` (and 127.0.0.1 when `ip`)."""
-    x509 = pytest.importorskip("cryptography.x509")
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    now = datetime.datetime.now(datetime.UTC)
-
-    def certificate(subject: str, key, issuer: str, signer, *, authority: bool, alt=None):
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
-            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(hours=1))
-            .add_extension(x509.BasicConstraints(ca=authority, path_length=None), critical=True)
-        )
-        if authority:
-            builder = builder.add_extension(
-                x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
-            )
-        if alt:
-            builder = builder.add_extension(x509.SubjectAlternativeName(alt), critical=False)
-        return builder.sign(signer, hashes.SHA256())
-
-    ca_key, server_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca = certificate("orspec test authority", ca_key, "orspec test authority", ca_key, authority=True)
-    alt = [x509.DNSName(name) for name in names] + ([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))] if ip else [])
-    server = certificate(names[0], server_key, "orspec test authority", ca_key, authority=False, alt=alt)
-    ca_file, chain, key_file = tmp_path / "ca.pem", tmp_path / "server.pem", tmp_path / "server.key"
-    ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    chain.write_bytes(server.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        server_key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(chain, key_file)
-    return ca_file, context
-
-
 def test_an_https_upstream_is_verified_against_the_given_authority_and_kept_alive(tmp_path):
     ca_file, tls = _authority(tmp_path)
 
@@ -258,3 +209,56 @@ def test_a_tls_stream_cut_short_is_an_error(tmp_path):
         return b"".join(got)
 
     assert asyncio.run(run()) == b"data: {}\n\n"  # what came before the cut came through
+
+
+async def _tunnelling_proxy():
+    """An HTTP proxy that answers `CONNECT host:port` with a tunnel (bytes relayed both ways); returns
+    (server, port, the CONNECT heads it saw)."""
+    heads: list[bytes] = []
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        heads.append(head)
+        host, _, port = head.split(b" ")[1].decode().rpartition(":")
+        upstream_reader, upstream_writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1], heads
+
+
+def test_an_https_upstream_through_a_proxy_tunnel_is_verified_end_to_end(tmp_path):
+    ca_file, tls = _authority(tmp_path)
+
+    async def run():
+        server, port, peers, _ = await _serve(lambda *_: _OK, tls=tls)
+        proxy, proxy_port, heads = await _tunnelling_proxy()
+        pool = Upstream(
+            "https",
+            "localhost",
+            port,
+            connect_timeout=5,
+            ca_file=str(ca_file),
+            proxy=f"http://u:p@127.0.0.1:{proxy_port}",
+        )
+        answers = [await _fetch(pool) for _ in range(2)]
+        await pool.aclose()
+        server.close()
+        proxy.close()
+        return answers, peers, heads, port
+
+    answers, peers, heads, port = asyncio.run(run())
+    assert answers == [(200, b"ok")] * 2 and len(peers) == 1  # one tunnel, kept alive
+    assert heads == [f"CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost:{port}\r\n".encode() +
+                     b"Proxy-Authorization: Basic dTpw\r\n\r\n"]  # fmt: skip

@@ -16,11 +16,13 @@ the check off, for a test upstream only.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import socket
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator
+from urllib.parse import unquote, urlsplit
 
 import httptools
 
@@ -43,6 +45,7 @@ class _Connection(asyncio.Protocol):
         self.closed = False
         self._writable: asyncio.Future | None = None
         self._answer: UpstreamResponse | None = None
+        self.tunnel: asyncio.StreamWriter | None = None  # the proxy connection this one runs inside, if any
 
     # -- asyncio.Protocol
 
@@ -129,6 +132,7 @@ class UpstreamResponse:
         self._paused = False
         self.received_any = False
         self.interim = False  # reading a 1xx head (`100 Continue`), which is not the answer
+        self.read_timeout: float | None = None  # seconds `iter_any` waits for the next read, if bounded
 
     def header(self, name: bytes) -> str:
         """The value of header `name` (lower case), or ''."""
@@ -216,7 +220,12 @@ class UpstreamResponse:
                 return
             else:
                 self._wakeup = asyncio.get_running_loop().create_future()
-                await self._wakeup
+                try:
+                    async with asyncio.timeout(self.read_timeout):
+                        await self._wakeup
+                except TimeoutError:
+                    self.close()
+                    raise UpstreamError(f"the upstream sent nothing for {self.read_timeout:g} s") from None
 
     def close(self) -> None:
         """Let go of the connection: reused if the answer was read to its end, closed otherwise
@@ -238,8 +247,9 @@ def tls_context(ca_file: str | None = None, verify: bool = True) -> ssl.SSLConte
 
 class Upstream:
     """Kept-alive connections to one origin: `scheme` (http or https), `host`, `port` (None: the
-    scheme's); for https, the authorities trusted (`ca_file`, else the system's) and whether the
-    certificate is checked at all (`verify`)."""
+    scheme's); for https, the authorities trusted (`ca_file`, else the system's), whether the
+    certificate is checked at all (`verify`), and an HTTP proxy to tunnel through (`proxy`, a URL
+    such as `$HTTPS_PROXY`'s: `CONNECT`, then TLS end to end with the upstream)."""
 
     def __init__(
         self,
@@ -250,8 +260,10 @@ class Upstream:
         connect_timeout: float,
         ca_file: str | None = None,
         verify: bool = True,
+        proxy: str | None = None,
     ) -> None:
         self.host = host
+        self.proxy = urlsplit(proxy) if proxy and scheme == "https" else None
         self.port = port or (443 if scheme == "https" else 80)
         self.ssl: ssl.SSLContext | None = tls_context(ca_file, verify) if scheme == "https" else None
         name = f"[{host}]" if ":" in host else host
@@ -317,9 +329,12 @@ class Upstream:
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(self.connect_timeout):
-                _, connection = await loop.create_connection(
-                    _Connection, self.host, self.port, ssl=self.ssl, server_hostname=self.host if self.ssl else None
-                )
+                if self.proxy is not None:
+                    connection = await self._tunnel()
+                else:
+                    _, connection = await loop.create_connection(
+                        _Connection, self.host, self.port, ssl=self.ssl, server_hostname=self.host if self.ssl else None
+                    )
         except TimeoutError:
             raise UpstreamError(f"no connection to {self.host}:{self.port} within {self.connect_timeout:g} s") from None
         except ssl.SSLError as exc:  # a certificate refused, or no TLS at all: say which, never go on in clear
@@ -328,6 +343,38 @@ class Upstream:
             raise UpstreamError(f"cannot connect to {self.host}:{self.port}: {exc.strerror or exc}") from None
         self._open.add(connection)
         return connection, False
+
+    async def _tunnel(self) -> _Connection:
+        """A connection through the proxy: `CONNECT host:port`, then TLS inside the tunnel."""
+        proxy = self.proxy
+        assert proxy is not None and self.ssl is not None
+        reader, writer = await asyncio.open_connection(proxy.hostname, proxy.port or 80)
+        target = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        head = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
+        if proxy.username is not None:
+            secret = f"{unquote(proxy.username)}:{unquote(proxy.password or '')}".encode()
+            head += f"Proxy-Authorization: Basic {base64.b64encode(secret).decode()}\r\n"
+        writer.write(head.encode("idna") + b"\r\n")
+        try:
+            answer = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            writer.close()
+            raise UpstreamError(f"the proxy at {proxy.hostname} closed the tunnel to {target}") from None
+        status = answer.split(b"\r\n", 1)[0]
+        if status.split(b" ")[1:2] != [b"200"]:
+            writer.close()
+            raise UpstreamError(
+                f"the proxy at {proxy.hostname} refused a tunnel to {target}: {status.decode('latin-1')}"
+            )
+        loop = asyncio.get_running_loop()
+        transport = await loop.start_tls(
+            writer.transport, writer.transport.get_protocol(), self.ssl, server_hostname=self.host
+        )
+        connection = _Connection()
+        connection.tunnel = writer  # a stream writer closes its transport once collected: kept with the connection
+        transport.set_protocol(connection)
+        connection.connection_made(transport)
+        return connection
 
     def release(self, connection: _Connection, *, keep: bool) -> None:
         if keep and not connection.closed:

@@ -12,11 +12,12 @@ Gemini `streamGenerateContent` (`GeminiProvider`, configured by `$GEMINI_API_KEY
 a gateway is its mappings. `orspec serve --gateway NAME` runs one with no code at all.
 
 A project configures a gateway (or subclasses it to change one mapping); it never copies it.
-It needs httpx and the server: `pip install 'openresponses-runtime[server,gateways]'`.
+It needs the server (its upstream client, `openresponses_runtime.upstream`, reads answers with
+httptools): `pip install 'openresponses-runtime[server,gateways]'`.
 """
 
 try:
-    import httpx as _httpx  # noqa: F401
+    import httptools as _httptools  # noqa: F401
 except ImportError:  # say which extra is missing, not which module deep inside failed
     raise ImportError(
         "openresponses_runtime.gateways needs the gateways extra: pip install 'openresponses-runtime[gateways]'"

@@ -90,8 +90,6 @@ import re
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
-import httpx
-
 from ..server import (
     ArgumentsDelta,
     FunctionCallEnd,
@@ -107,6 +105,7 @@ from ..server import (
     UsageReport,
     VendorItem,
 )
+from ..upstream import UpstreamResponse
 from .base import (
     ErrorRule,
     GatewayProvider,
@@ -401,7 +400,7 @@ def _error_message(body: Any) -> str:
     return json.dumps(body)
 
 
-def message_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+def message_events(reply: UpstreamResponse) -> AsyncIterator[dict[str, Any]]:
     """The JSON events of a Messages SSE stream, to the end of the body (`steps_from_events` passes
     over `ping` and notices a message that never stopped)."""
     return json_events(reply)
@@ -678,7 +677,7 @@ class AnthropicMessagesProvider(GatewayProvider):
     def upstream_headers(self) -> dict[str, str]:
         return {"x-api-key": self.api_key, "anthropic-version": self.anthropic_version}
 
-    def stream_events(self, reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    def stream_events(self, reply: UpstreamResponse) -> AsyncIterator[dict[str, Any]]:
         return message_events(reply)
 
     def steps(self, request: ProviderRequest, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:

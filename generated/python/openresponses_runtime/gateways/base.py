@@ -32,8 +32,8 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
-
-import httpx
+from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 from ..events import SSEDecoder
 from ..server import (
@@ -51,6 +51,7 @@ from ..server import (
 # The one place the gateways take JSON and ids from.
 from ..server.ids import new_id
 from ..server.wire import dumps, loads
+from ..upstream import Upstream, UpstreamError, UpstreamResponse
 
 __all__ = [
     "EFFORTS",
@@ -145,36 +146,67 @@ def ignore(request: ProviderRequest, *parameters: str) -> None:
 # -- transport -------------------------------------------------------------------------------
 
 
-_KEPT_IDLE = 20  # connections kept open between turns (httpx's default)
-
-
 class UpstreamClient:
-    """A pooled `httpx.AsyncClient`, made on first use in each event loop and kept for the next turns.
+    """Kept-alive connections to each upstream origin (`openresponses_runtime.upstream`: httptools,
+    TCP_NODELAY, TLS verified by default, against `ca_file` when given), made on first use in each
+    event loop and kept for the next turns. An https upstream is reached through `$HTTPS_PROXY`
+    when the environment names one (and `$NO_PROXY` does not exempt the host). A connection belongs to the loop it was made in, so a new
+    loop (a test's `asyncio.run`) gets its own.
 
     A client per turn built a TLS context (about 50 ms of CPU) and a new connection every time: more
-    than all the translation of a 2,000-event stream. An httpx client belongs to the loop it was made
-    in, so a new loop (a test's `asyncio.run`) gets its own.
+    than all the translation of a 2,000-event stream. The pool has no cap on connections in use: the
+    server's stream cap (`--max-streams`) is the one bound on upstream streams. `timeout`: seconds
+    to connect, for the answer's head, and between two reads of its body."""
 
-    Its pool has no cap on connections in use: httpx's default (100) held every stream past the
-    hundredth waiting for a connection, its first event seconds late; the server's stream cap
-    (`--max-streams`) is the one bound on upstream streams. Idle connections kept stay at httpx's
-    default (20): its pool scans every connection for each idle one whenever a request starts or
-    ends, so a thousand idle connections kept would cost more than the streams themselves."""
-
-    def __init__(self, timeout: float):
+    def __init__(self, timeout: float, ca_file: str | None = None):
         self.timeout = timeout
-        self._client: httpx.AsyncClient | None = None
+        self.ca_file = ca_file
+        self._pools: dict[tuple[str, str, int | None], Upstream] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def get(self) -> httpx.AsyncClient:
+    def pool(self, url: str) -> tuple[Upstream, str]:
+        """The pool for `url`'s origin, and the request target (path and query) on it."""
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=_KEPT_IDLE)
-            self._client, self._loop = httpx.AsyncClient(timeout=self.timeout, limits=limits), loop
-        return self._client
+        if self._loop is not loop:
+            self._pools, self._loop = {}, loop
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UpstreamError(f"the upstream URL {url!r} is no http:// or https:// URL")
+        key = (parts.scheme, parts.hostname, parts.port)
+        pool = self._pools.get(key)
+        if pool is None:
+            proxy = None if proxy_bypass(parts.hostname) else getproxies().get(parts.scheme)
+            pool = Upstream(
+                parts.scheme,
+                parts.hostname,
+                parts.port,
+                connect_timeout=self.timeout,
+                ca_file=self.ca_file,
+                proxy=proxy,
+            )
+            self._pools[key] = pool
+        return pool, (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> UpstreamResponse:
+        """POST `body` (JSON) and wait, at most `timeout`, for the answer's head; the answer's body
+        reads with the same deadline between reads."""
+        pool, target = self.pool(url)
+        sent = [(b"content-type", b"application/json"), *((k.encode(), v.encode()) for k, v in headers.items())]
+        try:
+            async with asyncio.timeout(self.timeout):
+                answer = await pool.request("POST", target, sent, body)
+        except TimeoutError:
+            raise UpstreamError(f"no answer within {self.timeout:g} s") from None
+        answer.read_timeout = self.timeout
+        return answer
 
 
-async def json_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+async def read_all(reply: UpstreamResponse) -> bytes:
+    """An answer's whole body."""
+    return b"".join([chunk async for chunk in reply.iter_any()])
+
+
+async def json_events(reply: UpstreamResponse) -> AsyncIterator[dict[str, Any]]:
     """The JSON objects of an upstream's SSE stream, up to `data: [DONE]` or the end of the body.
 
     A frame that is not a JSON object is skipped and logged. A connection that breaks off simply
@@ -182,7 +214,7 @@ async def json_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
     when it is asked for: a whole network read's objects alive at once (hundreds) cost more in
     garbage collection than their parsing."""
     decoder = SSEDecoder()
-    body = reply.aiter_bytes()
+    body = reply.iter_any()
     try:
         async for data in body:
             for message in decoder.feed(data):
@@ -202,7 +234,7 @@ async def json_events(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
                 return
             if (event := _object(message.data)) is not None:
                 yield event
-    except httpx.TransportError as exc:
+    except UpstreamError as exc:
         log.warning("the upstream's stream broke off: %s", exc)
 
 
@@ -219,14 +251,14 @@ def _object(data: str) -> dict[str, Any] | None:
 
 async def finish_reading(rest: AsyncIterator[Any]) -> None:
     """Read what is left of an answer after its last event, so that its connection goes back to the
-    pool for the next turn: httpx closes a connection whose body was not read to its end, and a new
-    one costs a TCP and TLS handshake. An upstream that keeps the body open past `_FINISH_SECONDS`
+    pool for the next turn: a connection whose body was not read to its end is closed, and a new one
+    costs a TCP and TLS handshake. An upstream that keeps the body open past `_FINISH_SECONDS`
     keeps its connection closed, as before."""
     try:
         async with asyncio.timeout(_FINISH_SECONDS):
             async for _ in rest:
                 pass
-    except (TimeoutError, httpx.TransportError):
+    except (TimeoutError, UpstreamError):
         pass
 
 
@@ -312,11 +344,11 @@ _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 def _public_url(match: re.Match[str]) -> str:
     """A URL as a client may see it: no `user:password@`, no query, no fragment."""
     try:
-        url = httpx.URL(match.group(0))
-    except (httpx.InvalidURL, ValueError):
+        url = urlsplit(match.group(0))
+        port = f":{url.port}" if url.port else ""
+    except ValueError:
         return "[a URL]"
-    port = f":{url.port}" if url.port else ""
-    return f"{url.scheme}://{url.host}{port}{url.path}"
+    return f"{url.scheme}://{url.hostname or ''}{port}{url.path}"
 
 
 class GatewayProvider:
@@ -367,7 +399,7 @@ class GatewayProvider:
         """The events of a 200 that is not an event stream; by default, a 502."""
         raise self.not_a_stream(kind, body)
 
-    def stream_events(self, reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    def stream_events(self, reply: UpstreamResponse) -> AsyncIterator[dict[str, Any]]:
         return json_events(reply)
 
     def error_message(self, body: Any) -> str:
@@ -410,27 +442,38 @@ class GatewayProvider:
     async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
         payload = self.upstream_request(request)
         url = self.endpoint(request, payload)
-        http = self._http.get()
         try:
-            async with http.stream("POST", url, json=payload, headers=self.upstream_headers()) as reply:
-                if reply.status_code != 200:
-                    raise self.upstream_error(reply.status_code, await reply.aread(), reply.headers.get("retry-after"))
-                kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
-                if kind == "text/event-stream":
-                    events = self.stream_events(reply)
-                else:  # some servers answer whole whatever the request asked: read it as its events
-                    events = aiter_of(self.whole_answer(kind, await reply.aread()))
-                yield Accepted()  # the client's stream begins now, however long the upstream thinks
-                try:
-                    async for step in self.steps(request, events):
-                        yield step
-                except OpenResponsesError as exc:  # an error event of the upstream's, in its words
-                    exc.message = self.scrub(exc.message)
-                    raise
-                await finish_reading(events)  # what follows the last event: the end of the body
-        except httpx.TransportError as exc:  # before the answer began: no stream to end
+            reply = await self._http.post(url, dumps(payload), self.upstream_headers())
+        except UpstreamError as exc:  # before the answer began: no stream to end
             raise ModelError(
-                self.scrub(f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}"),
+                self.scrub(f"The upstream at {url} cannot be reached: {exc}"), code="upstream_unreachable", status=502
+            ) from None
+        try:
+            if reply.status != 200:
+                body = await self._whole(reply, url)
+                raise self.upstream_error(reply.status, body, reply.header(b"retry-after") or None)
+            kind = reply.header(b"content-type").split(";")[0].strip().lower()
+            if kind == "text/event-stream":
+                events = self.stream_events(reply)
+            else:  # some servers answer whole whatever the request asked: read it as its events
+                events = aiter_of(self.whole_answer(kind, await self._whole(reply, url)))
+            yield Accepted()  # the client's stream begins now, however long the upstream thinks
+            try:
+                async for step in self.steps(request, events):
+                    yield step
+            except OpenResponsesError as exc:  # an error event of the upstream's, in its words
+                exc.message = self.scrub(exc.message)
+                raise
+            await finish_reading(events)  # what follows the last event: the end of the body
+        finally:
+            reply.close()  # back to the pool if read to its end, else closed (which cancels upstream)
+
+    async def _whole(self, reply: UpstreamResponse, url: str) -> bytes:
+        try:
+            return await read_all(reply)
+        except UpstreamError as exc:
+            raise ModelError(
+                self.scrub(f"The upstream at {url} broke off its answer: {exc}"),
                 code="upstream_unreachable",
                 status=502,
             ) from None

@@ -50,8 +50,6 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from ..server import (
     ArgumentsDelta,
     FunctionCallEnd,
@@ -66,6 +64,7 @@ from ..server import (
     TextDelta,
     UsageReport,
 )
+from ..upstream import UpstreamResponse
 from .base import GatewayProvider, expand_compactions, json_events, reasoning_asked
 
 __all__ = ["ChatCompletionsProvider", "chat_chunks", "steps_from_chunks", "to_chat_messages", "to_chat_request"]
@@ -233,7 +232,7 @@ def _error_message(error: Any) -> str:
     return str(error)
 
 
-def chat_chunks(reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+def chat_chunks(reply: UpstreamResponse) -> AsyncIterator[dict[str, Any]]:
     """The JSON chunks of a Chat Completions SSE stream, up to `[DONE]` or the end of the body. An
     `event: error` frame comes through as the `{"error": ...}` it carries; `steps_from_chunks`
     notices an answer that never finished."""
@@ -516,7 +515,7 @@ class ChatCompletionsProvider(GatewayProvider):
     def upstream_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    def stream_events(self, reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    def stream_events(self, reply: UpstreamResponse) -> AsyncIterator[dict[str, Any]]:
         return chat_chunks(reply)
 
     def steps(self, request: ProviderRequest, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
