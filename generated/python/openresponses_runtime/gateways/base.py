@@ -32,7 +32,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 from urllib.request import getproxies, proxy_bypass
 
 from ..events import SSEDecoder
@@ -146,6 +146,9 @@ def ignore(request: ProviderRequest, *parameters: str) -> None:
 # -- transport -------------------------------------------------------------------------------
 
 
+_URL_SAFE = "/%:@!$&'()*+,;=~"  # besides letters, digits and `_.-`: what a path or query keeps as it is
+
+
 class UpstreamClient:
     """Kept-alive connections to each upstream origin (`openresponses_runtime.upstream`: httptools,
     TCP_NODELAY, TLS verified by default, against `ca_file` when given), made on first use in each
@@ -185,7 +188,9 @@ class UpstreamClient:
                 proxy=proxy,
             )
             self._pools[key] = pool
-        return pool, (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        # what a URL may not hold as it is (a model name's space, say) percent-encoded, escapes kept
+        path, query = quote(parts.path or "/", safe=_URL_SAFE), quote(parts.query, safe=_URL_SAFE + "?")
+        return pool, path + (f"?{query}" if query else "")
 
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> UpstreamResponse:
         """POST `body` (JSON) and wait, at most `timeout`, for the answer's head; the answer's body
