@@ -196,7 +196,8 @@ class UpstreamClient:
         """POST `body` (JSON) and wait, at most `timeout`, for the answer's head; the answer's body
         reads with the same deadline between reads."""
         pool, target = self.pool(url)
-        sent = [(b"content-type", b"application/json"), *((k.encode(), v.encode()) for k, v in headers.items())]
+        own = [(b"content-type", b"application/json"), (b"user-agent", b"openresponses-runtime")]
+        sent = [*own, *((k.encode(), v.encode()) for k, v in headers.items())]
         try:
             async with asyncio.timeout(self.timeout):
                 answer = await pool.request("POST", target, sent, body)
