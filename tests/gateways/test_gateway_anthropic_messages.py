@@ -175,6 +175,24 @@ def sent_for(replay, **body) -> tuple[dict, httpx.Response]:
     return upstream_.requests[-1], reply
 
 
+def test_reasoning_of_another_model_is_left_out_and_said_so(replay):
+    """Unsigned reasoning (another model's, or ours sent back without its blob) cannot go to Anthropic."""
+    base, upstream_ = replay
+    thought = {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "Hmm."}]}
+    empty = {"type": "reasoning", "summary": []}  # nothing lost: nothing said
+    headers = []
+    for item in (thought, empty):
+        upstream_.answer(START + text_block("Hi") + STOP)
+        history = [{"role": "user", "content": "hi"}, item, {"role": "assistant", "content": "Hello."}]
+        reply = post(base, input=[*history, {"role": "user", "content": "and?"}])
+        assert reply.status_code == 200, reply.text
+        messages = upstream_.requests[-1]["messages"]
+        blocks = [b for m in messages for b in ([m["content"]] if isinstance(m["content"], str) else m["content"])]
+        assert [b if isinstance(b, str) else b["type"] for b in blocks] == ["hi", "text", "and?"]  # no thinking
+        headers.append(reply.headers.get("OpenResponses-Ignored"))
+    assert headers == ["item:reasoning", None]
+
+
 THINKING_FIELDS = ("thinking", "output_config", "max_tokens")
 
 

@@ -10,7 +10,7 @@ Each turn becomes one streamed `POST {base_url}/v1/messages` with `x-api-key` an
 | assistant messages, function calls, reasoning of one turn | one `assistant` message: `text`, `tool_use` (`input` parsed from `arguments`), `thinking` / `redacted_thinking` blocks |
 | `function_call_output` | a `tool_result` block (`tool_use_id` = `call_id`) in a `user` message |
 | a reasoning item this gateway made | its `thinking` block with the `signature`, or its `redacted_thinking` `data`, byte for byte |
-| a reasoning item of anyone else (no signature) | left out: Anthropic takes no unsigned thinking |
+| a reasoning item of anyone else (no signature) | left out: Anthropic takes no unsigned thinking; named `item:reasoning` in `OpenResponses-Ignored` when it held text |
 | `anthropic:content_block` items | the block they keep, sent back in place |
 | `anthropic:citations` items | left out: the cited text goes back as text |
 | function tools under `tool_choice` | `tools` (`parameters` as `input_schema`), `tool_choice` `auto`, `any` (`required`), `tool` (one function), `none` |
@@ -211,6 +211,11 @@ def _thinking(item: dict[str, Any]) -> dict[str, Any] | None:
     return {"type": "thinking", "thinking": text, "signature": kept.get("signature", "")}
 
 
+def _unsigned(item: dict[str, Any]) -> bool:
+    """A reasoning item with text but no block of ours: another model's, which Anthropic does not take."""
+    return item.get("type") == "reasoning" and _kept(item) is None and bool(item.get("content") or item.get("summary"))
+
+
 def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
     try:
         arguments = json.loads(item.get("arguments") or "{}")
@@ -294,6 +299,8 @@ def to_messages_request(
     thinking (the module docstring's table). What Anthropic would refuse is left out and named in
     `request.ignored`."""
     system, messages = to_anthropic_messages(request.input, request.instructions)
+    if any(_unsigned(item) for item in expand_compactions(request.input)):
+        ignore(request, "reasoning", kind="item")  # reasoning text Anthropic cannot take back: said so
     limit = request.max_output_tokens
     payload: dict[str, Any] = {
         "model": model,

@@ -136,10 +136,11 @@ def effort_table(
     return table
 
 
-def ignore(request: ProviderRequest, *parameters: str) -> None:
+def ignore(request: ProviderRequest, *parameters: str, kind: str = "parameter") -> None:
     """Name request `parameters` a gateway left out because its upstream would refuse them, in
-    `request.ignored` (as `parameter:<name>`), which the server reports as for what it ignored itself."""
-    names = [f"parameter:{name}" for name in parameters]
+    `request.ignored` (as `parameter:<name>`, or with `kind="item"` an input item's type,
+    `item:<type>`), which the server reports as for what it ignored itself."""
+    names = [f"{kind}:{name}" for name in parameters]
     request.ignored = (*request.ignored, *(name for name in names if name not in request.ignored))
 
 
