@@ -149,6 +149,9 @@ def unseal_reasoning(
         try:
             state = sealer.unseal(item.get("id") or None, blob, tenant=tenant)
         except BrokenSeal as exc:
+            if param is None and _provider_state(blob):  # stored as the provider left it (its own input, opened)
+                opened.append(item)
+                continue
             if param is None:
                 log.warning(
                     "stored reasoning item %s no longer opens (%s); the provider gets its summary", item.get("id"), exc
@@ -163,6 +166,16 @@ def unseal_reasoning(
             ) from None
         opened.append({"type": "reasoning", **state})
     return opened
+
+
+def _provider_state(blob: str) -> bool:
+    """Whether a stored item's `encrypted_content` is a provider's own state as JSON (a gateway's
+    kept block), which the server stores for an input item it opened, rather than a sealed blob."""
+    try:
+        json.loads(blob)
+    except ValueError:
+        return False
+    return True
 
 
 def seal_compaction(sealer: Sealer, output: list[dict[str, Any]], *, tenant: str | None) -> list[dict[str, Any]]:
