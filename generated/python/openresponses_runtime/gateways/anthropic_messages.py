@@ -105,10 +105,10 @@ from ..server import (
     UsageReport,
     VendorItem,
 )
-from ..upstream import UpstreamResponse
 from .base import (
     ErrorRule,
     GatewayProvider,
+    UpstreamResponse,
     content_text,
     data_url,
     effort_table,

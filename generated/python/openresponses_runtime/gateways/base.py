@@ -61,6 +61,7 @@ __all__ = [
     "ErrorRule",
     "GatewayProvider",
     "UpstreamClient",
+    "UpstreamResponse",
     "aiter_of",
     "content_text",
     "data_url",

@@ -64,8 +64,7 @@ from ..server import (
     TextDelta,
     UsageReport,
 )
-from ..upstream import UpstreamResponse
-from .base import GatewayProvider, expand_compactions, json_events, reasoning_asked
+from .base import GatewayProvider, UpstreamResponse, expand_compactions, json_events, reasoning_asked
 
 __all__ = ["ChatCompletionsProvider", "chat_chunks", "steps_from_chunks", "to_chat_messages", "to_chat_request"]
 
