@@ -27,6 +27,7 @@ from .history import badges as badge_steps
 from .history import subject as pointer_subject
 from .normalize import class_names
 from .samples import Sample, samples
+from .server import stubs
 
 OUT = "docs"
 
@@ -224,6 +225,7 @@ class Operation:
     example: str = ""  # the JSON request body the console starts from, "" for an operation without one
     history: list[Any] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)  # from the spec's examples of its request body
+    stub: str = ""  # the provider method that implements it, when the runtime leaves it to the provider
 
 
 @dataclass
@@ -628,6 +630,7 @@ def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Oper
     """The operations and WebSocket modes; an operation whose request body has no example in this
     document starts its console from the one `fallback` (another version's document) gives it."""
     ops, sockets = [], []
+    stubbed = {(route.method, route.spec_path): route.implement for route in stubs(reader.model)}
     for op in reader.model.operations:
         ws = op.websocket
         if ws is not None:
@@ -685,6 +688,7 @@ def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Oper
                 parameters,
                 "" if example is None else json.dumps(example, indent=2, ensure_ascii=False),
                 samples=[] if borrowed else samples(op.operation_id, op.method, op.path, request_examples(media)),
+                stub=stubbed.get((op.method.upper(), op.path)) or "",
             )
         )
     return ops, sockets

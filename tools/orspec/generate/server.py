@@ -103,11 +103,11 @@ def built_in(op: Operation, runtime: Path = RUNTIME) -> str | None:
 
 
 def check_operations(model: SpecModel, sources: SourceMap) -> list[Problem]:
-    """A warning for each operation no route can serve: one whose path, with its query part
-    removed, is another operation's (the first in the spec's order is served)."""
+    """A warning for each operation no route can serve: one whose method and path template (its
+    query part removed, its parameters unnamed) are another's (the first in the spec's order is served)."""
     problems, seen = [], {}
     for op in model.operations:
-        key = (op.method.upper(), _route_path(op.path))
+        key = template(op.method, op.path)
         if key in seen:
             problems.append(
                 sources.problem(
@@ -161,9 +161,9 @@ def route_specs(model: SpecModel, handlers: dict[tuple[str, str], str] | None = 
     taken = set(_PROVIDER_METHODS) | set(handlers.values())
     for op in sorted(model.operations, key=_matching_order):
         path = _route_path(op.path)
-        if (op.method, path) in seen:
+        if template(op.method, op.path) in seen:
             continue  # `check_operations` says so
-        seen.add((op.method, path))
+        seen.add(template(op.method, op.path))
         websocket = op.websocket is not None
         client = (op.websocket or {}).get("clientMessage")
         ws_name = ref_name(client.get("$ref")) if isinstance(client, dict) else None
@@ -214,7 +214,7 @@ def _stub(route: RouteSpec, op: Operation, classes: dict[str, str], taken: set[s
 
 def _matching_order(op: Operation) -> tuple:
     segments = op.path.split("?", 1)[0].strip("/").split("/")
-    return tuple((1 if _PARAMETER.fullmatch(s) else 0, s) for s in segments), op.method, op.path
+    return tuple((1, "") if _PARAMETER.fullmatch(s) else (0, s) for s in segments), op.method, op.path
 
 
 def stubs(model: SpecModel) -> list[RouteSpec]:
