@@ -64,9 +64,8 @@ def test_an_upstream_error_or_a_count_that_is_none_maps_as_a_turn_s_would():
 
 
 def test_chat_completions_has_no_count_so_answers_501_without_asking_upstream():
-    with upstream() as (url, replay):
-        with gateway(url, ChatCompletionsProvider) as base:
-            answer = _count(base, BODY)
+    with upstream() as (url, replay), gateway(url, ChatCompletionsProvider) as base:
+        answer = _count(base, BODY)
     assert answer.status_code == 501
     assert answer.json()["error"]["type"] == "server_error" and answer.json()["error"]["code"] == "not_implemented"
     assert replay.requests == []

@@ -30,9 +30,10 @@ def test_the_demo_counts_what_its_response_reports_as_input_tokens(demo):
     alone = demo.post("/v1/responses/input_tokens", json={"model": "m", "input": "And another?"}, headers=KEY)
     continued = demo.post("/v1/responses/input_tokens", json=follow, headers=KEY)
     assert continued.json()["input_tokens"] > alone.json()["input_tokens"]  # the earlier turn counts too
-    assert continued.json()["input_tokens"] == demo.post("/v1/responses", json=follow, headers=KEY).json()["usage"][
-        "input_tokens"
-    ]
+    assert (
+        continued.json()["input_tokens"]
+        == demo.post("/v1/responses", json=follow, headers=KEY).json()["usage"]["input_tokens"]
+    )
 
 
 def test_a_count_is_checked_as_a_create_is(demo):

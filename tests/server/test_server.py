@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-import shutil
 import subprocess
 import sys
 import time
@@ -34,7 +32,6 @@ from openresponses_runtime.server import (
 )
 from openresponses_runtime.streaming import StreamChecker, check_sse
 
-from ..conftest import ROOT, run_orspec
 from ..server_helpers import API_KEY, EndlessProvider, RecordingProvider, StepsProvider, free_port, live_server
 
 WEATHER = {
@@ -562,7 +559,9 @@ def test_route_specs_bind_handlers_by_method_and_path_whatever_the_operation_id(
                         {"name": "from", "in": "query", "schema": {"type": "string"}},
                     ],
                     "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/T"}}}},
-                    "responses": {"201": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/U"}}}}},
+                    "responses": {
+                        "201": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/U"}}}}
+                    },
                 }
             },
             "/things/{id}/archive": {"post": {"operationId": "not an identifier"}},
@@ -589,7 +588,11 @@ def test_route_specs_bind_handlers_by_method_and_path_whatever_the_operation_id(
     )
     assert [(p.json_name, p.name) for p in made.path_params] == [("thing_id", "thing_id")]
     assert [(p.json_name, p.name) for p in made.query_params] == [("from", "from_")]
-    assert (archive.path, archive.implement, archive.body) == ("/api/v2/things/{id}/archive", "not_an_identifier", False)
+    assert (archive.path, archive.implement, archive.body) == (
+        "/api/v2/things/{id}/archive",
+        "not_an_identifier",
+        False,
+    )
 
 
 def test_a_path_that_differs_only_by_its_query_is_one_route_and_a_located_warning():

@@ -58,8 +58,8 @@ from .steps import (
     UsageReport,
     VendorItem,
 )
-from .stubs import STUBS, Stubs
 from .store import MemoryStore, PostgresStore, ResponseStore, SQLiteStore, StoredResponse, StoreError, open_store
+from .stubs import STUBS, Stubs
 
 __all__ = [
     "ROUTES",

@@ -57,7 +57,6 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from pydantic import BaseModel, RootModel
-
 from starlette.applications import Starlette
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -78,8 +77,8 @@ from .background import BackgroundRuns
 from .bodies import DEFAULT_MAX_BODY_BYTES, check_content_type, json_path, parse_body, read_body, request_headers
 from .bounds import Bounds
 from .compaction import default_compaction
-from .errors import NotImplementedOperation
 from .emitter import Emitter
+from .errors import NotImplementedOperation
 from .ids import new_id
 from .lifecycle import Lifecycle
 from .observability import Observability, Observer
@@ -248,7 +247,6 @@ class _Server:
             },
             headers=dict(ignored_header(admitted.ignored)),
         )
-
 
     async def count_input_tokens(self, scope: Scope, receive: Receive, model: type) -> ASGIApp:
         """The tokens the request's input would take, counted by the provider's `count_input_tokens`
