@@ -21,6 +21,7 @@ from .generate.server import check_operations, generate_server
 from .generate.typescript import ROOT as TS_ROOT
 from .generate.typescript import generate_typescript
 from .generate.typescript_checker import generate_typescript_checker
+from .generate.typescript_routes import generate_typescript_routes
 from .generate.versions import DRAFT, release_docs, spec_history, versions_map
 from .mappings import add_mappings
 from .native import NativeNames, check_native_names
@@ -139,6 +140,12 @@ STAGES = (
         ("spec", "tool"),
         lambda spec, _: generate_typescript(spec.model),
         "the spec's schemas, events and operations",
+    ),
+    Stage(
+        "typescript-routes",
+        ("spec", "tool", "runtime"),
+        lambda spec, _: generate_typescript_routes(spec.model),
+        "the spec's operations and the runtime's handlers",
     ),
     Stage(
         "typescript-checker",

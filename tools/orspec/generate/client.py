@@ -31,12 +31,12 @@ from ..schema import (
     SpecModel,
     UnionShape,
     deref,
-    handler_name,
     ref_name,
 )
 from .normalize import class_names
 from .package import PACKAGE, environment
 from .pyformat import format_python
+from .server import is_create
 
 OUTPUT = f"{PACKAGE}/client/_create.py"
 OPERATIONS_OUTPUT = f"{PACKAGE}/client/_operations.py"
@@ -59,9 +59,9 @@ class CreateParam:
 
 
 def create_request_schema(model: SpecModel) -> tuple[str, dict] | None:
-    """The name and schema of the create operation's request body (`createResponse`), or None if the spec has none."""
+    """The name and schema of the create operation's request body (`POST /responses`), or None if the spec has none."""
     for op in model.operations:
-        name = op.request_schema if handler_name(op) == "create_response" else None
+        name = op.request_schema if is_create(op) else None
         if name in model.schemas and isinstance(model.schemas[name].node, dict):
             return name, model.schemas[name].node
     return None

@@ -64,9 +64,9 @@ class RouteSpec:
     websocket: bool
     websocket_model: str | None = None
     implement: str | None = None  # a stub: the provider method that implements it
-    response_model: str | None = None  # a stub: the model of its success answer
-    status: int = 200  # a stub: the status of its success answer
-    body: bool = False  # a stub: whether it takes a JSON body
+    response_model: str | None = None  # the model of its success answer
+    status: int = 200  # the status of its success answer
+    body: bool = False  # whether it takes a body
     path_params: tuple[Param, ...] = ()
     query_params: tuple[Param, ...] = ()
     summary: str = ""
@@ -95,6 +95,11 @@ def runtime_handlers(runtime: Path = RUNTIME) -> dict[tuple[str, str], str]:
             if any(isinstance(t, ast.Name) and t.id == "HANDLERS" for t in targets) and node.value is not None:
                 return {template(*key): name for key, name in ast.literal_eval(node.value).items()}
     raise ValueError(f"{runtime / APP} declares no HANDLERS")
+
+
+def is_create(op: Operation) -> bool:
+    """Whether `op` is the create operation (`POST /responses`), whatever its `operationId`."""
+    return template(op.method, op.path) == CREATE
 
 
 def built_in(op: Operation, runtime: Path = RUNTIME) -> str | None:
@@ -169,47 +174,46 @@ def route_specs(model: SpecModel, handlers: dict[tuple[str, str], str] | None = 
         ws_name = ref_name(client.get("$ref")) if isinstance(client, dict) else None
         request = op.request_schema
         handler = handlers.get(template(op.method, op.path))
-        route = RouteSpec(
-            path=base + path,
-            method=op.method.upper(),
-            operation_id=op.operation_id or handler_name(op),
-            handler=handler,
-            request_model=classes.get(request) if request else None,  # the model's class, not the JSON name
-            websocket=websocket,
-            websocket_model=classes.get(ws_name) if ws_name else None,
-            summary=op.summary,
-            spec_path=op.path,
-        )
+        status, answer = _answer(op)
+        path_params, query_params = _parameters(op)
+        implement = None
         if handler is None:
-            route = _stub(route, op, classes, taken)
-        routes.append(route)
+            implement = _identifier(handler_name(op), taken)
+            taken.add(implement)
+        routes.append(
+            RouteSpec(
+                path=base + path,
+                method=op.method.upper(),
+                operation_id=op.operation_id or handler_name(op),
+                handler=handler,
+                request_model=classes.get(request) if request else None,  # the model's class, not the JSON name
+                websocket=websocket,
+                websocket_model=classes.get(ws_name) if ws_name else None,
+                implement=implement,
+                response_model=classes.get(answer) if answer else None,
+                status=status,
+                body=bool(op.request),
+                path_params=path_params,
+                query_params=query_params,
+                summary=op.summary,
+                spec_path=op.path,
+            )
+        )
     return routes
 
 
-def _stub(route: RouteSpec, op: Operation, classes: dict[str, str], taken: set[str]) -> RouteSpec:
-    name = _identifier(handler_name(op), taken)
-    taken.add(name)
-    params = {"path": [], "query": []}
+def _parameters(op: Operation) -> tuple[tuple[Param, ...], tuple[Param, ...]]:
+    """The path parameters (by their names in the route, which are identifiers) and the query
+    parameters (by their names in the query), each with the keyword a stub's method takes it as."""
+    found: dict[str, list[Param]] = {"path": [], "query": []}
     used = {"self", "body"}
     for parameter in op.parameters:
-        if parameter.location in params:
+        if parameter.location in found:
             python = _identifier(parameter.name, used)
             used.add(python)
-            params[parameter.location].append(Param(parameter.name, python))
-    status, answer = _answer(op)
-    # Path parameters arrive under their route names (identifiers), keyed by the spec's.
-    path_params = tuple(Param(_identifier(p.json_name), p.name) for p in params["path"])
-    return RouteSpec(
-        **{
-            **route.__dict__,
-            "implement": name,
-            "response_model": classes.get(answer) if answer else None,
-            "status": status,
-            "body": bool(op.request),
-            "path_params": path_params,
-            "query_params": tuple(params["query"]),
-        }
-    )
+            route_name = _identifier(parameter.name) if parameter.location == "path" else parameter.name
+            found[parameter.location].append(Param(route_name, python))
+    return tuple(found["path"]), tuple(found["query"])
 
 
 def _matching_order(op: Operation) -> tuple:
@@ -301,7 +305,7 @@ class Skeleton:
 def skeleton(model: SpecModel) -> Skeleton:
     """The fields of `ResponseResource` and the defaults it and the create request declare."""
     response = model.schemas.get(RESPONSE_SCHEMA)
-    create = next((op for op in model.operations if template(op.method, op.path) == CREATE), None)
+    create = next((op for op in model.operations if is_create(op)), None)
     request_name = create.request_schema if create is not None else None
     request = model.schemas.get(request_name) if request_name else None
     fields = tuple(name for name in response.properties if name in response.required) if response else ()

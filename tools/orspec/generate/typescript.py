@@ -29,7 +29,6 @@ from ..schema import (
     SpecModel,
     UnionShape,
     deref,
-    handler_name,
     ref_name,
     shape_of,
     tag_values,
@@ -55,11 +54,12 @@ from .jsformat import (
     type_alias,
 )
 from .normalize import TaggedUnion, class_names, normalize
+from .server import is_create
 
 ROOT = "typescript"
 PACKAGE_NAME = "openresponses-runtime"
 # The modules the package's index re-exports, and those importable on their own (`openresponses-runtime/sse`).
-INDEX = ("models", "events", "operations", "client", "sse")
+INDEX = ("models", "events", "operations", "routes", "client", "sse")
 SUBPATHS = ("models", "events", "client", "sse")
 # Hand-written folders importable on their own and not re-exported by the index: the stream checker
 # (whose rule tables carry their own EVENT_TYPES) and the emitter for providers.
@@ -586,7 +586,7 @@ def _create_answer(model: SpecModel) -> str | None:
     """The model of the create operation's JSON answer (`ResponseResource`), if the spec has one."""
     classes = class_names(model.schemas)
     for op in model.operations:
-        if handler_name(op) != "create_response":
+        if not is_create(op):
             continue
         for response in op.responses:
             schema = response.content.get("application/json") if response.status.startswith("2") else None
