@@ -23,6 +23,9 @@ export declare const CREATE_REQUEST: typeof models.CreateResponseBody;
 /** The create operation's answer. */
 export declare const CREATE_RESPONSE: typeof models.ResponseResource;
 
+/** The query of `POST /responses/input_tokens`. */
+export interface InputTokensCountQuery {}
+
 /** The query of `GET /responses/{response_id}`. */
 export interface RetrieveQuery {
   /**
@@ -132,5 +135,18 @@ export interface Responses {
       query?: InputItemsListQuery,
       options?: RequestOptions,
     ): Promise<models.OpenaiInputItemList>;
+  };
+  inputTokens: {
+    /**
+     * Count input tokens: `POST /responses/input_tokens`. Counts the tokens a
+     * create request with the same body would take as its input (the history of
+     * `previous_response_id`, the instructions, the tools and this turn's
+     * input), without generating anything or storing a response. Servers whose
+     * model cannot count answer 501 `not_implemented`.
+     */
+    count(
+      query?: InputTokensCountQuery,
+      options?: RequestOptions,
+    ): Promise<models.InputTokenCountResource>;
   };
 }

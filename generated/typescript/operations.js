@@ -4,6 +4,16 @@ import * as models from "./models.js";
 /** The operations on one stored response, as the client calls them. */
 export const OPERATIONS = Object.freeze([
   Object.freeze({
+    group: "inputTokens",
+    name: "count",
+    method: "POST",
+    path: "/responses/input_tokens",
+    pathParams: [],
+    query: [],
+    stream: null,
+    returns: models.InputTokenCountResource,
+  }),
+  Object.freeze({
     group: "",
     name: "retrieve",
     method: "GET",

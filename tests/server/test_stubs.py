@@ -115,3 +115,13 @@ def test_a_new_operation_builds_strictly_as_a_stub_that_a_provider_implements(tm
     assert '!!! note "Stub"' in stub_note and "answers 501 `not_implemented`" in stub_note
     assert r"<code>archive\_response()</code>" in stub_note
     assert '!!! note "Stub"' not in page[:at]  # the runtime's own operations carry no mark
+
+
+def test_the_scaffold_names_the_methods_that_implement_the_stubs(monkeypatch):
+    from openresponses_runtime.server import stubs
+    from orspec.scaffold import names_for, render
+
+    monkeypatch.setattr(stubs, "STUBS", {"archive_response": "POST /v1/responses/{id}/archive (archiveResponse)"})
+    provider = render(names_for("Archiver"))["src/archiver/provider.py"][0].decode()
+    assert "- `archive_response`: POST /v1/responses/{id}/archive (archiveResponse)" in provider
+    assert "stubs.Stubs" in provider

@@ -250,6 +250,8 @@ def render(
         if template not in GATEWAYS:
             raise ScaffoldError(f"template {template!r} has no gateway in the runtime's registry")
         gateway = GATEWAYS[template]
+    from openresponses_runtime.server.stubs import STUBS
+
     runtime = runtime or find_runtime()
     toolchain = toolchain or Toolchain(__version__)
     env = jinja2.Environment(
@@ -276,6 +278,7 @@ def render(
         "orspec_checkout": toolchain.checkout,
         "wheels": toolchain.wheels,
         "install": install_args(runtime, toolchain),
+        "stubs": STUBS,  # the operations the runtime leaves to the provider: method -> operation
     }
     folders = ["common", template] + (["vendor"] if names.vendor else [])
     files: dict[str, tuple[bytes, int]] = {}

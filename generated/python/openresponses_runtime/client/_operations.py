@@ -23,6 +23,11 @@ def _segment(value: Any) -> str:
     return quote(str(value), safe="")
 
 
+def _body(given: Mapping[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The JSON body of the keywords given (None is not sent), with `extra` merged over them."""
+    return {name: value for name, value in given.items() if value is not None} | dict(extra or {})
+
+
 def _query(given: Mapping[str, Any]) -> str:
     """`?name=value&...` of the arguments given (an array repeats its name), or ""."""
     pairs = []
@@ -82,6 +87,74 @@ class InputItems:
         )
 
 
+class InputTokens:
+    """`client.responses.input_tokens`."""
+
+    def __init__(self, owner: ResponsesOperations):
+        self._owner = owner
+
+    def count(
+        self,
+        *,
+        model: str | None = None,
+        input: str | Sequence[models.ItemParam | dict[str, Any]] | None = None,
+        previous_response_id: str | None = None,
+        instructions: str | None = None,
+        tools: Sequence[models.ResponsesToolParam | dict[str, Any]] | None = None,
+        tool_choice: models.ToolChoiceParam | dict[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        text: models.TextParam | dict[str, Any] | None = None,
+        reasoning: models.ReasoningParam | dict[str, Any] | None = None,
+        truncation: models.TruncationEnum | str | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+    ) -> models.InputTokenCountResource:
+        """Count input tokens: `POST /responses/input_tokens`.
+
+        Counts the tokens a create request with the same body would take as its input (the history of `previous_response_id`, the instructions, the tools and this turn's input), without generating anything or storing a response. Servers whose model cannot count answer 501 `not_implemented`.
+
+        Args:
+            model: The model whose tokenizer counts; counts differ between models. The server's default model when omitted.
+            input: The turn's new input, as a create request takes it: a string (one `user` message) or a list of input items, counted after the history of `previous_response_id`.
+            previous_response_id: A stored response whose input and output come first in the counted context, as they would in a create that continues it.
+            instructions: The system/developer message the model would read first; it counts toward the input.
+            tools: Tool definitions offered to the model; their names, descriptions and parameter schemas count toward the input.
+            tool_choice: Which tools the model may call, as in a create request.
+            parallel_tool_calls: Whether the model may call several tools in one turn, as in a create request.
+            text: The output format settings; a JSON Schema format is part of what the model reads.
+            reasoning: Reasoning options, as in a create request.
+            truncation: Whether the server may drop the oldest context to fit the model's window, as in a create request; with `auto` the count is of what would remain.
+            extra_body: More properties to send, merged over the keywords; a keyword left at None is not sent.
+            timeout: Seconds for this call, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+        """
+        path = "/responses/input_tokens"
+        query = _query({})
+        return self._owner._call(
+            "POST",
+            path + query,
+            models.InputTokenCountResource,
+            body=_body(
+                {
+                    "model": model,
+                    "input": input,
+                    "previous_response_id": previous_response_id,
+                    "instructions": instructions,
+                    "tools": tools,
+                    "tool_choice": tool_choice,
+                    "parallel_tool_calls": parallel_tool_calls,
+                    "text": text,
+                    "reasoning": reasoning,
+                    "truncation": truncation,
+                },
+                extra_body,
+            ),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+
 class ResponsesOperations:
     """The generated methods of `Responses` on one stored response."""
 
@@ -94,6 +167,7 @@ class ResponsesOperations:
         timeout: float | None,
         max_retries: int | None,
         stream: bool = False,
+        body: Mapping[str, Any] | None = None,
     ) -> Any:
         raise NotImplementedError
 
@@ -193,8 +267,13 @@ class ResponsesOperations:
 
     @property
     def input_items(self) -> InputItems:
-        """InputItems of a stored response."""
+        """`client.responses.input_items`: its operations."""
         return InputItems(self)
+
+    @property
+    def input_tokens(self) -> InputTokens:
+        """`client.responses.input_tokens`: its operations."""
+        return InputTokens(self)
 
 
 class AsyncInputItems:
@@ -245,6 +324,74 @@ class AsyncInputItems:
         )
 
 
+class AsyncInputTokens:
+    """`client.responses.input_tokens`."""
+
+    def __init__(self, owner: AsyncResponsesOperations):
+        self._owner = owner
+
+    async def count(
+        self,
+        *,
+        model: str | None = None,
+        input: str | Sequence[models.ItemParam | dict[str, Any]] | None = None,
+        previous_response_id: str | None = None,
+        instructions: str | None = None,
+        tools: Sequence[models.ResponsesToolParam | dict[str, Any]] | None = None,
+        tool_choice: models.ToolChoiceParam | dict[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        text: models.TextParam | dict[str, Any] | None = None,
+        reasoning: models.ReasoningParam | dict[str, Any] | None = None,
+        truncation: models.TruncationEnum | str | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+    ) -> models.InputTokenCountResource:
+        """Count input tokens: `POST /responses/input_tokens`.
+
+        Counts the tokens a create request with the same body would take as its input (the history of `previous_response_id`, the instructions, the tools and this turn's input), without generating anything or storing a response. Servers whose model cannot count answer 501 `not_implemented`.
+
+        Args:
+            model: The model whose tokenizer counts; counts differ between models. The server's default model when omitted.
+            input: The turn's new input, as a create request takes it: a string (one `user` message) or a list of input items, counted after the history of `previous_response_id`.
+            previous_response_id: A stored response whose input and output come first in the counted context, as they would in a create that continues it.
+            instructions: The system/developer message the model would read first; it counts toward the input.
+            tools: Tool definitions offered to the model; their names, descriptions and parameter schemas count toward the input.
+            tool_choice: Which tools the model may call, as in a create request.
+            parallel_tool_calls: Whether the model may call several tools in one turn, as in a create request.
+            text: The output format settings; a JSON Schema format is part of what the model reads.
+            reasoning: Reasoning options, as in a create request.
+            truncation: Whether the server may drop the oldest context to fit the model's window, as in a create request; with `auto` the count is of what would remain.
+            extra_body: More properties to send, merged over the keywords; a keyword left at None is not sent.
+            timeout: Seconds for this call, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+        """
+        path = "/responses/input_tokens"
+        query = _query({})
+        return await self._owner._call(
+            "POST",
+            path + query,
+            models.InputTokenCountResource,
+            body=_body(
+                {
+                    "model": model,
+                    "input": input,
+                    "previous_response_id": previous_response_id,
+                    "instructions": instructions,
+                    "tools": tools,
+                    "tool_choice": tool_choice,
+                    "parallel_tool_calls": parallel_tool_calls,
+                    "text": text,
+                    "reasoning": reasoning,
+                    "truncation": truncation,
+                },
+                extra_body,
+            ),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+
 class AsyncResponsesOperations:
     """The generated methods of `AsyncResponses` on one stored response."""
 
@@ -257,6 +404,7 @@ class AsyncResponsesOperations:
         timeout: float | None,
         max_retries: int | None,
         stream: bool = False,
+        body: Mapping[str, Any] | None = None,
     ) -> Any:
         raise NotImplementedError
 
@@ -356,5 +504,10 @@ class AsyncResponsesOperations:
 
     @property
     def input_items(self) -> AsyncInputItems:
-        """InputItems of a stored response."""
+        """`client.responses.input_items`: its operations."""
         return AsyncInputItems(self)
+
+    @property
+    def input_tokens(self) -> AsyncInputTokens:
+        """`client.responses.input_tokens`: its operations."""
+        return AsyncInputTokens(self)
