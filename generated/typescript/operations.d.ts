@@ -11,6 +11,8 @@ export interface OperationInfo {
   pathParams: readonly string[];
   query: readonly string[];
   stream: string | null;
+  /** Whether the method takes a JSON body (then its argument after the path's ids). */
+  body: boolean;
   returns: { parse(value: unknown): unknown };
 }
 
@@ -145,7 +147,7 @@ export interface Responses {
      * model cannot count answer 501 `not_implemented`.
      */
     count(
-      query?: InputTokensCountQuery,
+      body: models.InputTokenCountBody,
       options?: RequestOptions,
     ): Promise<models.InputTokenCountResource>;
   };

@@ -11,6 +11,7 @@ export const OPERATIONS = Object.freeze([
     pathParams: [],
     query: [],
     stream: null,
+    body: true,
     returns: models.InputTokenCountResource,
   }),
   Object.freeze({
@@ -21,6 +22,7 @@ export const OPERATIONS = Object.freeze([
     pathParams: ["response_id"],
     query: ["include", "stream", "starting_after"],
     stream: "stream",
+    body: false,
     returns: models.ResponseResource,
   }),
   Object.freeze({
@@ -31,6 +33,7 @@ export const OPERATIONS = Object.freeze([
     pathParams: ["response_id"],
     query: [],
     stream: null,
+    body: false,
     returns: models.OpenaiDeletedResponse,
   }),
   Object.freeze({
@@ -41,6 +44,7 @@ export const OPERATIONS = Object.freeze([
     pathParams: ["response_id"],
     query: [],
     stream: null,
+    body: false,
     returns: models.ResponseResource,
   }),
   Object.freeze({
@@ -51,6 +55,7 @@ export const OPERATIONS = Object.freeze([
     pathParams: ["response_id"],
     query: ["after", "limit", "order", "include"],
     stream: null,
+    body: false,
     returns: models.OpenaiInputItemList,
   }),
 ]);

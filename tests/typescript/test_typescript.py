@@ -229,6 +229,7 @@ def test_client_against_orspec_serve(project, server):
     assert report["replayed"] == sequence[3:]
     assert report["missing"] == [True, 404, "response_not_found"]
     assert report["wrongKey"] is True and report["deleted"] is True
+    assert report["counted"] == ["response.input_tokens", report["createdInputTokens"]]  # the same body's usage
 
 
 @pytest.mark.slow

@@ -127,6 +127,7 @@ class ClientOperation:
     description: str
     stream_param: str = ""  # the argument that asks for the answer as server-sent events, if it may be
     body_params: tuple[CreateParam, ...] | None = None  # the keywords of its JSON body; None: it sends none
+    body_model: str | None = None  # the model class of that body
 
 
 def _is_parameter(segment: str) -> bool:
@@ -210,6 +211,7 @@ def client_operations(model: SpecModel) -> list[ClientOperation]:
                 " ".join(op.description.split()),
                 stream_param,
                 body_keywords,
+                classes.get(body) if body_keywords is not None and body else None,
             )
         )
     return found

@@ -492,6 +492,7 @@ def _operations(model: SpecModel, models: _Models) -> tuple[str, str]:
             ("pathParams", Array(tuple(Atom(literal(p.json_name)) for p in op.path_params))),
             ("query", Array(tuple(Atom(literal(p.json_name)) for p in op.query_params))),
             ("stream", Atom(literal(op.stream_param or None))),
+            ("body", Atom(literal(op.body_model is not None))),
             ("returns", Atom(f"models.{op.returns}")),
         ]
         entries.append(Call("Object.freeze", (Object(tuple(props)),)))
@@ -516,7 +517,8 @@ def _operations(model: SpecModel, models: _Models) -> tuple[str, str]:
         if op.stream_param and op.stream_param in parameters:
             streaming = [*args, f"query: {query_name} & {{ {op.stream_param}: true }}", "options?: RequestOptions"]
             lines += [*doc, _method(name, streaming, "Promise<EventStream>", level)]
-        plain = [*args, f"query?: {query_name}", "options?: RequestOptions"]
+        query = [f"body: models.{op.body_model}"] if op.body_model else [f"query?: {query_name}"]
+        plain = [*args, *query, "options?: RequestOptions"]
         lines += [*doc, _method(name, plain, f"Promise<models.{op.returns}>", level)]
     js = ['import * as models from "./models.js";\n']
     js.append(
@@ -545,6 +547,8 @@ export interface OperationInfo {
   pathParams: readonly string[];
   query: readonly string[];
   stream: string | null;
+  /** Whether the method takes a JSON body (then its argument after the path's ids). */
+  body: boolean;
   returns: { parse(value: unknown): unknown };
 }
 
