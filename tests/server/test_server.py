@@ -567,10 +567,19 @@ def test_route_specs_bind_handlers_by_method_and_path_whatever_the_operation_id(
             "/things/{id}/archive": {"post": {"operationId": "not an identifier"}},
             "/things/{x}/archive?beta=true": {"post": {"operationId": "betaArchive"}},
             "/things/mine": {"get": {"operationId": "Listmythings"}},
+            "/things/{tid}/own": {
+                "get": {"parameters": [{"name": "tid", "in": "path", "required": True, "schema": {"type": "string"}}]}
+            },
         },
     }
-    handlers = {("GET", "/things/mine"): "list_mine"}
-    mine, made, archive = route_specs(build(document), handlers)
+    handlers = {("GET", "/things/mine"): "list_mine", ("GET", "/things/{thing_id}/own"): "get_own"}
+    mine, made, archive, own = route_specs(build(document), handlers)
+    # a handler's route keeps the parameter names the handler reads, whatever the spec calls them
+    assert (own.path, own.handler, [p.json_name for p in own.path_params]) == (
+        "/api/v2/things/{thing_id}/own",
+        "get_own",
+        ["thing_id"],
+    )
     # bound by method and path, not by the id; a literal segment matches before a parameter
     assert (mine.path, mine.operation_id, mine.handler, mine.implement) == (
         "/api/v2/things/mine",

@@ -48,7 +48,8 @@ _PARAMETER = re.compile(r"\{([^{}]*)\}")
 
 @dataclass(frozen=True)
 class Param:
-    """A path or query parameter of a stub: its JSON name and the keyword the provider's method takes."""
+    """A path or query parameter: its name in the route (path) or the query, and the keyword a stub's
+    provider method takes it as."""
 
     json_name: str
     name: str
@@ -87,24 +88,19 @@ def template(method: str, path: str) -> tuple[str, str]:
 
 @functools.cache
 def runtime_handlers(runtime: Path = RUNTIME) -> dict[tuple[str, str], str]:
-    """The runtime app's own handlers (`HANDLERS`), by method and path template."""
+    """The runtime app's own handlers (`HANDLERS`), by method and path as it writes them."""
     tree = ast.parse((runtime / APP).read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "HANDLERS" for t in targets) and node.value is not None:
-                return {template(*key): name for key, name in ast.literal_eval(node.value).items()}
+                return dict(ast.literal_eval(node.value))
     raise ValueError(f"{runtime / APP} declares no HANDLERS")
 
 
 def is_create(op: Operation) -> bool:
     """Whether `op` is the create operation (`POST /responses`), whatever its `operationId`."""
     return template(op.method, op.path) == CREATE
-
-
-def built_in(op: Operation, runtime: Path = RUNTIME) -> str | None:
-    """The runtime's handler for `op` (by method and path template), None when it is a stub."""
-    return runtime_handlers(runtime).get(template(op.method, op.path))
 
 
 def check_operations(model: SpecModel, sources: SourceMap) -> list[Problem]:
@@ -159,13 +155,15 @@ def route_specs(model: SpecModel, handlers: dict[tuple[str, str], str] | None = 
     """A route per operation, each served by the runtime's handler for its method and path template
     (`handlers`, default the runtime's `HANDLERS`) or, if it has none, a stub; in matching order:
     a literal segment before a parameter (`/responses/compact` before `/responses/{response_id}`)."""
-    handlers = runtime_handlers() if handlers is None else handlers
+    # Each handler by template; its route keeps the runtime's parameter names, which the handler reads.
+    bound = {
+        template(*key): (name, key[1]) for key, name in (runtime_handlers() if handlers is None else handlers).items()
+    }
     base = base_path(model.document)
     classes = class_names(model.schemas)
     routes, seen = [], set()
-    taken = set(_PROVIDER_METHODS) | set(handlers.values())
+    taken = set(_PROVIDER_METHODS) | {name for name, _ in bound.values()}
     for op in sorted(model.operations, key=_matching_order):
-        path = _route_path(op.path)
         if template(op.method, op.path) in seen:
             continue  # `check_operations` says so
         seen.add(template(op.method, op.path))
@@ -173,9 +171,11 @@ def route_specs(model: SpecModel, handlers: dict[tuple[str, str], str] | None = 
         client = (op.websocket or {}).get("clientMessage")
         ws_name = ref_name(client.get("$ref")) if isinstance(client, dict) else None
         request = op.request_schema
-        handler = handlers.get(template(op.method, op.path))
+        handler, own_path = bound.get(template(op.method, op.path), (None, op.path))
+        path = _route_path(own_path)
         status, answer = _answer(op)
-        path_params, query_params = _parameters(op)
+        renamed = dict(zip(_PARAMETER.findall(op.path), _PARAMETER.findall(own_path), strict=False))
+        path_params, query_params = _parameters(op, renamed)
         implement = None
         if handler is None:
             implement = _identifier(handler_name(op), taken)
@@ -202,16 +202,18 @@ def route_specs(model: SpecModel, handlers: dict[tuple[str, str], str] | None = 
     return routes
 
 
-def _parameters(op: Operation) -> tuple[tuple[Param, ...], tuple[Param, ...]]:
-    """The path parameters (by their names in the route, which are identifiers) and the query
-    parameters (by their names in the query), each with the keyword a stub's method takes it as."""
+def _parameters(op: Operation, renamed: dict[str, str]) -> tuple[tuple[Param, ...], tuple[Param, ...]]:
+    """The path parameters (by their names in the route, which are identifiers; `renamed`: the spec's
+    names the runtime's handler calls otherwise) and the query parameters (by their names in the
+    query), each with the keyword a stub's method takes it as."""
     found: dict[str, list[Param]] = {"path": [], "query": []}
     used = {"self", "body"}
     for parameter in op.parameters:
         if parameter.location in found:
             python = _identifier(parameter.name, used)
             used.add(python)
-            route_name = _identifier(parameter.name) if parameter.location == "path" else parameter.name
+            path_name = _identifier(renamed.get(parameter.name, parameter.name))
+            route_name = path_name if parameter.location == "path" else parameter.name
             found[parameter.location].append(Param(route_name, python))
     return tuple(found["path"]), tuple(found["query"])
 
