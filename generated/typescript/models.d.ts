@@ -1703,67 +1703,6 @@ export interface CompactResource {
 }
 
 /**
- * What to count: the fields of a create request that make up the model's input.
- * The server assembles the context exactly as a create with the same fields
- * would, so the count is what such a response would take as input, before any
- * generation.
- */
-export declare const InputTokenCountBody: z.ZodType<InputTokenCountBody>;
-/**
- * What to count: the fields of a create request that make up the model's input.
- * The server assembles the context exactly as a create with the same fields
- * would, so the count is what such a response would take as input, before any
- * generation.
- */
-export interface InputTokenCountBody {
-  /**
-   * The model whose tokenizer counts; counts differ between models. The
-   * server's default model when omitted.
-   */
-  model?: string | null;
-  /**
-   * The turn's new input, as a create request takes it: a string (one `user`
-   * message) or a list of input items, counted after the history of
-   * `previous_response_id`.
-   */
-  input?: string | ItemParam[] | null;
-  /**
-   * A stored response whose input and output come first in the counted context,
-   * as they would in a create that continues it.
-   */
-  previous_response_id?: string | null;
-  /**
-   * The system/developer message the model would read first; it counts toward
-   * the input.
-   */
-  instructions?: string | null;
-  /**
-   * Tool definitions offered to the model; their names, descriptions and
-   * parameter schemas count toward the input.
-   */
-  tools?: ResponsesToolParam[] | null;
-  /** Which tools the model may call, as in a create request. */
-  tool_choice?: ToolChoiceParam | null;
-  /**
-   * Whether the model may call several tools in one turn, as in a create
-   * request.
-   */
-  parallel_tool_calls?: boolean | null;
-  /**
-   * The output format settings; a JSON Schema format is part of what the model
-   * reads.
-   */
-  text?: TextParam | null;
-  /** Reasoning options, as in a create request. */
-  reasoning?: ReasoningParam | null;
-  /**
-   * Whether the server may drop the oldest context to fit the model's window,
-   * as in a create request; with `auto` the count is of what would remain.
-   */
-  truncation?: TruncationEnum;
-}
-
-/**
  * How many tokens a create request with the same fields would take as its
  * input.
  */

@@ -880,27 +880,6 @@ export const CompactResource = z.looseObject({
 });
 
 /**
- * What to count: the fields of a create request that make up the model's input.
- * The server assembles the context exactly as a create with the same fields
- * would, so the count is what such a response would take as input, before any
- * generation.
- */
-export const InputTokenCountBody = z.looseObject({
-  model: z.optional(z.nullable(z.string())),
-  input: z.optional(
-    z.nullable(z.union([z.string().max(10485760), z.array(ItemParam)])),
-  ),
-  previous_response_id: z.optional(z.nullable(z.string())),
-  instructions: z.optional(z.nullable(z.string())),
-  tools: z.optional(z.nullable(z.array(ResponsesToolParam))),
-  tool_choice: z.optional(z.nullable(ToolChoiceParam)),
-  parallel_tool_calls: z.optional(z.nullable(z.boolean())),
-  text: z.optional(z.nullable(TextParam)),
-  reasoning: z.optional(z.nullable(ReasoningParam)),
-  truncation: z.optional(TruncationEnum),
-});
-
-/**
  * How many tokens a create request with the same fields would take as its
  * input.
  */

@@ -143,11 +143,13 @@ export interface Responses {
      * Count input tokens: `POST /responses/input_tokens`. Counts the tokens a
      * create request with the same body would take as its input (the history of
      * `previous_response_id`, the instructions, the tools and this turn's
-     * input), without generating anything or storing a response. Servers whose
-     * model cannot count answer 501 `not_implemented`.
+     * input), without generating anything or storing a response. The body is a
+     * create request's and is checked as one; what only generation reads
+     * (`stream`, `store`, `background`, the sampling settings) does not change
+     * the count. Servers whose model cannot count answer 501 `not_implemented`.
      */
     count(
-      body: models.InputTokenCountBody,
+      body: models.CreateResponseBody,
       options?: RequestOptions,
     ): Promise<models.InputTokenCountResource>;
   };

@@ -36,7 +36,7 @@ export const ROUTES = Object.freeze([
     status: 200,
     pathParams: [],
     query: [],
-    request: models.InputTokenCountBody,
+    request: models.CreateResponseBody,
     response: models.InputTokenCountResource,
   }),
   Object.freeze({

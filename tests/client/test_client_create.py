@@ -126,7 +126,7 @@ def test_operations_on_a_stored_response_are_methods_named_by_rest_convention():
         ("input_tokens", "count"),  # a `POST /responses/<things>` with a body: the first word of its operationId
     }
     count = found["input_tokens", "count"]
-    assert count.body_model == "InputTokenCountBody" and [p.json_name for p in count.body_params][:2] == [
+    assert count.body_model == "CreateResponseBody" and [p.json_name for p in count.body_params][:2] == [
         "model",
         "input",
     ]

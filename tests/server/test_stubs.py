@@ -125,3 +125,41 @@ def test_the_scaffold_names_the_methods_that_implement_the_stubs(monkeypatch):
     provider = render(names_for("Archiver"))["src/archiver/provider.py"][0].decode()
     assert "- `archive_response`: POST /v1/responses/{id}/archive (archiveResponse)" in provider
     assert "stubs.Stubs" in provider
+
+
+def test_a_stub_takes_its_json_body_path_and_query_by_keyword(monkeypatch):
+    from openresponses_runtime.server import DemoProvider, MemoryStore, create_app
+    from openresponses_runtime.server import app as app_module
+    from openresponses_runtime.server.routes import Operation
+    from starlette.testclient import TestClient
+
+    put_thing = Operation(
+        path="/v1/things/{thing_id}",
+        method="PUT",
+        operation_id="putThing",
+        handler=None,
+        request_model=None,  # a body the spec names no model for: its JSON
+        websocket=False,
+        websocket_model=None,
+        implement="put_thing",
+        status=202,
+        body=True,
+        path_params=(("thing_id", "thing_id"),),
+        query_params=(("dry-run", "dry_run"),),
+    )
+    monkeypatch.setattr(app_module, "ROUTES", (*app_module.ROUTES, put_thing))
+
+    class Things(DemoProvider):
+        async def put_thing(self, *, body: dict, thing_id: str, dry_run: str | None = None) -> dict:
+            return {"id": thing_id, "body": body, "dry_run": dry_run}
+
+    key = {"Authorization": "Bearer k"}
+    with TestClient(create_app(Things(delay=0), store=MemoryStore(), api_keys="k")) as client:
+        put = client.put("/v1/things/t1?dry-run=yes", json={"a": [1]}, headers=key)
+        not_json = client.put("/v1/things/t1", content=b"[1]", headers={**key, "Content-Type": "application/json"})
+    with TestClient(create_app(DemoProvider(delay=0), store=MemoryStore(), api_keys="k")) as client:
+        missing = client.put("/v1/things/t1", json={"a": [1]}, headers=key)
+    assert (put.status_code, put.json()) == (202, {"id": "t1", "body": {"a": [1]}, "dry_run": "yes"})
+    assert not_json.status_code == 400 and not_json.json()["error"]["code"] == "invalid_json"
+    assert missing.status_code == 501 and missing.json()["error"]["code"] == "not_implemented"
+    assert "PUT /v1/things/{thing_id} (putThing)" in missing.json()["error"]["message"]

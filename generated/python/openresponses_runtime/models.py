@@ -2864,53 +2864,6 @@ class CompactResource(OpenResponsesModel):
     """
 
 
-class InputTokenCountBody(OpenResponsesModel):
-    """
-    What to count: the fields of a create request that make up the model's input. The server assembles the context exactly as a create with the same fields would, so the count is what such a response would take as input, before any generation.
-    """
-
-    model: str | None = None
-    """
-    The model whose tokenizer counts; counts differ between models. The server's default model when omitted.
-    """
-    input: Annotated[str, Field(max_length=10485760)] | list[ItemParam] | None = None
-    """
-    The turn's new input, as a create request takes it: a string (one `user` message) or a list of input items, counted after the history of `previous_response_id`.
-    """
-    previous_response_id: str | None = None
-    """
-    A stored response whose input and output come first in the counted context, as they would in a create that continues it.
-    """
-    instructions: str | None = None
-    """
-    The system/developer message the model would read first; it counts toward the input.
-    """
-    tools: list[ResponsesToolParam] | None = None
-    """
-    Tool definitions offered to the model; their names, descriptions and parameter schemas count toward the input.
-    """
-    tool_choice: ToolChoiceParam | None = None
-    """
-    Which tools the model may call, as in a create request.
-    """
-    parallel_tool_calls: bool | None = None
-    """
-    Whether the model may call several tools in one turn, as in a create request.
-    """
-    text: TextParam | None = None
-    """
-    The output format settings; a JSON Schema format is part of what the model reads.
-    """
-    reasoning: ReasoningParam | None = None
-    """
-    Reasoning options, as in a create request.
-    """
-    truncation: TruncationEnum | None = None
-    """
-    Whether the server may drop the oldest context to fit the model's window, as in a create request; with `auto` the count is of what would remain.
-    """
-
-
 class ResponseCreatedStreamingEvent(OpenResponsesModel):
     """
     First event of every stream, sent as soon as the server has created the response object and before any output is produced.
@@ -3254,7 +3207,6 @@ __all__ = [
     "InputImageContentParamAutoParam",
     "InputTextContent",
     "InputTextContentParam",
-    "InputTokenCountBody",
     "InputTokenCountResource",
     "InputTokensDetails",
     "InputVideoContent",

@@ -39,7 +39,6 @@ ROOTS: dict[str, str] = {
     "InputFileContentParam": "InputFileContentParam",
     "InputImageContentParamAutoParam": "InputImageContentParamAutoParam",
     "InputTextContentParam": "InputTextContentParam",
-    "InputTokenCountBody": "InputTokenCountBody",
     "InputVideoContent": "InputVideoContent",
     "ItemParam": "ItemParam",
     "ItemReferenceParam": "ItemReferenceParam",
@@ -399,36 +398,6 @@ SCHEMAS: dict[str, Any] = {
     "InputTextContentParam": {
         "type": "object",
         "properties": {"type": {"type": "string", "enum": ["input_text"]}, "text": {"type": "string"}},
-    },
-    "InputTokenCountBody": {
-        "type": "object",
-        "properties": {
-            "model": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-            "input": {
-                "anyOf": [
-                    {
-                        "oneOf": [
-                            {"type": "string"},
-                            {"type": "array", "items": {"$ref": "#/components/schemas/ItemParam"}},
-                        ]
-                    },
-                    {"type": "null"},
-                ]
-            },
-            "previous_response_id": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-            "instructions": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-            "tools": {
-                "anyOf": [
-                    {"type": "array", "items": {"$ref": "#/components/schemas/ResponsesToolParam"}},
-                    {"type": "null"},
-                ]
-            },
-            "tool_choice": {"anyOf": [{"$ref": "#/components/schemas/ToolChoiceParam"}, {"type": "null"}]},
-            "parallel_tool_calls": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
-            "text": {"anyOf": [{"$ref": "#/components/schemas/TextParam"}, {"type": "null"}]},
-            "reasoning": {"anyOf": [{"$ref": "#/components/schemas/ReasoningParam"}, {"type": "null"}]},
-            "truncation": {"$ref": "#/components/schemas/TruncationEnum"},
-        },
     },
     "InputVideoContent": {
         "type": "object",
