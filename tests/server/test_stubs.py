@@ -119,9 +119,12 @@ def test_a_new_operation_builds_strictly_as_a_stub_that_a_provider_implements(tm
 
 def test_the_scaffold_names_the_methods_that_implement_the_stubs(monkeypatch):
     from openresponses_runtime.server import stubs
+    from orspec import scaffold
     from orspec.scaffold import names_for, render
 
-    monkeypatch.setattr(stubs, "STUBS", {"archive_response": "POST /v1/responses/{id}/archive (archiveResponse)"})
+    assert scaffold.runtime_stubs() == stubs.STUBS  # read from the runtime's source, as it imports
+    archive = {"archive_response": "POST /v1/responses/{id}/archive (archiveResponse)"}
+    monkeypatch.setattr(scaffold, "runtime_stubs", lambda: archive)
     provider = render(names_for("Archiver"))["src/archiver/provider.py"][0].decode()
     assert "- `archive_response`: POST /v1/responses/{id}/archive (archiveResponse)" in provider
     assert "stubs.Stubs" in provider
