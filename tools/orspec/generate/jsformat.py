@@ -137,7 +137,9 @@ def _property(name: str, value: Expr, depth: int) -> str:
     """One `key: value,` line of an object; an atom too long for it goes on the next line, indented."""
     inner = INDENT * depth
     head = f"{inner}{name}:"
-    if isinstance(value, Atom) and len(head) + 1 + len(value.text) + 1 > WIDTH:
+    # Prettier never breaks after the colon before a string literal, however long the line.
+    breaks = not value.text.startswith(('"', "'")) if isinstance(value, Atom) else False
+    if breaks and len(head) + 1 + len(value.text) + 1 > WIDTH:
         return f"{head}\n{inner}{INDENT}{value.text},"
     return f"{head} {render(value, len(head) + 1, depth, 1)},"
 
