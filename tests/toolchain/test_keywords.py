@@ -124,7 +124,9 @@ def need_node() -> None:
     missing = [n for n in ("zod", "typescript") if not (TOOLS / n).is_dir()]
     if shutil.which("node") and not missing:
         return
-    message = f"node or {', '.join(missing) or 'node'} in {TOOLS} is missing (bash .ci/run sets it up through .ci/services)"
+    message = (
+        f"node or {', '.join(missing) or 'node'} in {TOOLS} is missing (bash .ci/run sets it up through .ci/services)"
+    )
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
@@ -147,7 +149,9 @@ def test_typescript_type_checks_strictly(project):
     # A consumer that parses one value of each schema into its declared type.
     lines = ['import * as m from "openresponses-runtime";\n']
     for i, (schema, both) in enumerate(SAMPLES[name].items()):
-        lines.append(f"export const v{i}: m.{schema} = m.{schema}.parse(JSON.parse({json.dumps(json.dumps(both['valid'][0]))}));\n")
+        lines.append(
+            f"export const v{i}: m.{schema} = m.{schema}.parse(JSON.parse({json.dumps(json.dumps(both['valid'][0]))}));\n"
+        )
     (root / "consumer.ts").write_text("".join(lines))
     package = root / "node_modules" / "openresponses-runtime"
     config = {
@@ -187,3 +191,11 @@ def test_typescript_round_trips(project):
     )
     assert result.returncode == 0, result.stderr
     check_answers(name, json.loads(result.stdout))
+
+
+def test_names_outside_ascii_are_refused_unless_lenient(tmp_path):
+    spec = FIXTURES / "non_ascii.yaml"
+    result = run_orspec("build", "--spec", str(spec), "--out", str(tmp_path / "out"))
+    assert result.returncode == 1
+    assert "non_ascii.yaml:24: /components/schemas: 'Café' does not match" in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists()

@@ -143,7 +143,11 @@ def _add_checks(code: str, checks: dict[str, dict]) -> str:
             edits.append((_span(value), wrapped))
         else:  # never written without its check
             raise ValueError(f"cannot check {_assigned_name(node)}'s keywords at run time")
-    imports = ["from typing import Annotated", "from pydantic import BeforeValidator", f"from {BASE_CLASS.rsplit('.', 2)[0]} import _keywords"]
+    imports = [
+        "from typing import Annotated",
+        "from pydantic import BeforeValidator",
+        f"from {BASE_CLASS.rsplit('.', 2)[0]} import _keywords",
+    ]
     return _apply(code, [*edits, _after_future(tree, imports)])
 
 
