@@ -570,7 +570,9 @@ class RefShape(Shape):
 @dataclass(frozen=True, kw_only=True)
 class PrimitiveShape(Shape):
     kind: str  # string | integer | number | boolean | any | null | never
-    constraints: tuple[tuple[str, Any], ...] = ()  # (JSON Schema keyword, value): minLength, maximum, pattern, ...
+    constraints: tuple[
+        tuple[str, Any], ...
+    ] = ()  # (JSON Schema keyword, value): minLength, maximum, pattern, format, ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -621,9 +623,9 @@ class UnionShape(Shape):
 
 
 _CONSTRAINTS = {
-    "string": ("minLength", "maxLength", "pattern"),
-    "integer": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"),
-    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"),
+    "string": ("minLength", "maxLength", "pattern", "format"),
+    "integer": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format"),
+    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format"),
     "array": ("minItems", "maxItems"),
     "object": ("maxProperties",),
 }
