@@ -98,12 +98,9 @@ def loosen(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list]]:
     say it (see the module's docstring), for datamodel-code-generator; and the enums that mix JSON
     types, each under the one-value string enum that stands for it (`LITERAL_MARK`), which would
     otherwise come out as a Python `Enum` where `True` and `1` are one member."""
-    out = copy.deepcopy(doc)
-    schemas = out["components"]["schemas"]
     literals: dict[str, list] = {}
-    for name in list(schemas):
-        schemas[name] = _loosen(schemas[name], literals)
-    return out, literals
+    schemas = {name: _loosen(node, literals) for name, node in doc["components"]["schemas"].items()}
+    return {**doc, "components": {**doc["components"], "schemas": schemas}}, literals  # `_loosen` copies
 
 
 def _loosen(node: Any, literals: dict[str, list]) -> Any:
