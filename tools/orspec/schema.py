@@ -642,6 +642,9 @@ def shape_of(node: Any, doc: dict, depth: int = 0) -> Shape:
     name = ref_name(node.get("$ref"))
     if name is not None:
         return RefShape(name=name)
+    if isinstance(node.get("$ref"), str):  # into a schema (its `$defs`, say): the shape of what it points at
+        target = deref(node, doc)
+        return shape_of(target, doc, depth + 1) if target is not node else PrimitiveShape(kind="any")
     parts = node.get("allOf") if isinstance(node.get("allOf"), list) else []
     if parts:
         refs = [p for p in parts if isinstance(p, dict) and "$ref" in p]
