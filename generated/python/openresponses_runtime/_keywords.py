@@ -2,9 +2,11 @@
 `prefixItems`, ...), checked at run time rather than dropped.
 
 The build gives each model that needs it the part of its schema such a check enforces (see
-`orspec.schema.runtime_checks`); `checker` turns that into a validator that runs on the value as it
-came, before pydantic reads it. A `$ref` to a component schema is checked by that schema's model.
-What this checks is a subset of JSON Schema 2020-12: the keywords a spec puts under those above.
+`orspec.schema.runtime_checks`); `checker` compiles that once into nested functions, each checking
+one keyword, and runs them on the value as it came, before pydantic reads it (so a request pays for
+the keywords its schema has, not for a walk over the schema). A `$ref` to a component schema is
+checked by that schema's model. What this checks is a subset of JSON Schema 2020-12: the keywords a
+spec puts under those above.
 """
 
 from __future__ import annotations
@@ -30,13 +32,17 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 }
 
 
+Check = Callable[[Any, str], "str | None"]  # (value, JSON pointer) -> what is wrong, or None
+
+
 def checker(schema: dict, module: str) -> Callable[[Any], Any]:
     """A function that returns a value as it came if it meets `schema`, else raises ValueError.
 
     `module` names the models module whose classes the schema's `$ref`s name."""
+    compiled = compile_schema(schema, lambda name: _adapter(module, name))
 
     def check(value: Any) -> Any:
-        problem = first_problem(schema, _plain(value), lambda name: _adapter(module, name), "")
+        problem = compiled(_plain(value), "") if compiled else None
         if problem:
             raise ValueError(problem)
         return value
@@ -71,143 +77,241 @@ def _equal(a: Any, b: Any) -> bool:
     return a == b and (isinstance(a, str) == isinstance(b, str))
 
 
-@cache
-def _pattern(text: str) -> re.Pattern:
-    return re.compile(text)
-
-
-def first_problem(schema: Any, value: Any, resolve: Callable[[str], TypeAdapter], at: str) -> str | None:
-    """The first way `value` (at JSON pointer `at`) breaks `schema`, or None if it meets it."""
-    if schema is True or schema == {}:
-        return None
-    if schema is False:
-        return f"{at or '/'}: no value is allowed here"
-    if not isinstance(schema, dict):
-        return None
-
-    def sub(node: Any, v: Any, where: str = at) -> str | None:
-        return first_problem(node, v, resolve, where)
-
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith(REF_PREFIX):
-        try:
-            resolve(ref[len(REF_PREFIX) :]).validate_python(value)
-        except ValidationError as exc:
-            return f"{at or '/'}: {exc.errors()[0]['msg']}"
-    kinds = schema.get("type")
-    if kinds is not None:
-        kinds = kinds if isinstance(kinds, list) else [kinds]
-        if not any(_TYPES.get(k, lambda v: True)(value) for k in kinds):
-            return f"{at or '/'}: expected {' or '.join(kinds)}"
-    if "const" in schema and not _equal(value, schema["const"]):
-        return f"{at or '/'}: must be {schema['const']!r}"
-    if isinstance(schema.get("enum"), list) and not any(_equal(value, e) for e in schema["enum"]):
-        return f"{at or '/'}: must be one of {schema['enum']!r}"
-    for part in schema.get("allOf") or ():
-        if problem := sub(part, value):
-            return problem
-    if isinstance(schema.get("anyOf"), list) and all(sub(m, value) for m in schema["anyOf"]):
-        return f"{at or '/'}: matches none of the alternatives"
-    if isinstance(schema.get("oneOf"), list) and sum(not sub(m, value) for m in schema["oneOf"]) != 1:
-        return f"{at or '/'}: must match exactly one alternative"
-    if "not" in schema and not sub(schema["not"], value):
-        return f"{at or '/'}: must not match the schema under `not`"
-    if "if" in schema:
-        branch = "then" if not sub(schema["if"], value) else "else"
-        if branch in schema and (problem := sub(schema[branch], value)):
-            return problem
-    if isinstance(value, dict):
-        return _object(schema, value, sub, at)
-    if isinstance(value, list | tuple):
-        return _array(schema, value, sub, at)
-    if isinstance(value, str):
-        return _string(schema, value, at)
-    if _TYPES["number"](value):
-        return _number(schema, value, at)
-    return None
-
-
-def _object(schema: dict, value: dict, sub: Callable, at: str) -> str | None:
-    for key in schema.get("required") or ():
-        if key not in value:
-            return f"{at}/{key}: required"
-    for key, needed in (schema.get("dependentRequired") or {}).items():
-        if key in value and (missing := [k for k in needed if k not in value]):
-            return f"{at}/{missing[0]}: required when {key!r} is given"
-    for key, node in (schema.get("dependentSchemas") or {}).items():
-        if key in value and (problem := sub(node, value)):
-            return problem
-    if "minProperties" in schema and len(value) < schema["minProperties"]:
-        return f"{at or '/'}: at least {schema['minProperties']} keys"
-    if "maxProperties" in schema and len(value) > schema["maxProperties"]:
-        return f"{at or '/'}: at most {schema['maxProperties']} keys"
-    properties = schema.get("properties") or {}
-    patterns = schema.get("patternProperties") or {}
-    extra = schema.get("additionalProperties", True)
-    names = schema.get("propertyNames")
-    for key, item in value.items():
-        where = f"{at}/{_escape(key)}"
-        if names is not None and (problem := sub(names, key, where)):
-            return f"{where}: the key breaks propertyNames ({problem.split(': ', 1)[-1]})"
-        matched = key in properties
-        if matched and (problem := sub(properties[key], item, where)):
-            return problem
-        for pattern, node in patterns.items():
-            if _pattern(pattern).search(key):
-                matched = True
-                if problem := sub(node, item, where):
-                    return problem
-        if not matched and (problem := sub(extra, item, where)):
-            return problem if extra is not False else f"{where}: no such key is allowed"
-    return None
-
-
-def _array(schema: dict, value: list | tuple, sub: Callable, at: str) -> str | None:
-    if "minItems" in schema and len(value) < schema["minItems"]:
-        return f"{at or '/'}: at least {schema['minItems']} items"
-    if "maxItems" in schema and len(value) > schema["maxItems"]:
-        return f"{at or '/'}: at most {schema['maxItems']} items"
-    prefix = schema.get("prefixItems") or []
-    for i, item in enumerate(value):
-        node = prefix[i] if i < len(prefix) else schema.get("items", True)
-        if problem := sub(node, item, f"{at}/{i}"):
-            return problem if node is not False else f"{at}/{i}: at most {len(prefix)} items"
-    if "contains" in schema:
-        found = sum(not sub(schema["contains"], item) for item in value)
-        least, most = schema.get("minContains", 1), schema.get("maxContains", math.inf)
-        if not least <= found <= most:
-            return f"{at or '/'}: {found} items match `contains`, not between {least} and {most}"
-    if schema.get("uniqueItems") is True:
-        for i, item in enumerate(value):
-            if any(_equal(item, other) for other in value[:i]):
-                return f"{at}/{i}: items must be unique"
-    return None
-
-
-def _string(schema: dict, value: str, at: str) -> str | None:
-    if "minLength" in schema and len(value) < schema["minLength"]:
-        return f"{at or '/'}: at least {schema['minLength']} characters"
-    if "maxLength" in schema and len(value) > schema["maxLength"]:
-        return f"{at or '/'}: at most {schema['maxLength']} characters"
-    if isinstance(schema.get("pattern"), str) and not _pattern(schema["pattern"]).search(value):
-        return f"{at or '/'}: does not match {schema['pattern']!r}"
-    return None
-
-
-def _number(schema: dict, value: float, at: str) -> str | None:
-    checks = (
-        ("minimum", lambda b: value >= b, "at least"),
-        ("maximum", lambda b: value <= b, "at most"),
-        ("exclusiveMinimum", lambda b: value > b, "more than"),
-        ("exclusiveMaximum", lambda b: value < b, "less than"),
-        ("multipleOf", lambda b: (value / b).is_integer(), "a multiple of"),
-    )
-    for keyword, holds, words in checks:
-        bound = schema.get(keyword)
-        if isinstance(bound, int | float) and not isinstance(bound, bool) and not holds(bound):
-            return f"{at or '/'}: must be {words} {bound}"
-    return None
-
-
 def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
+
+
+def _all(checks: list[Check]) -> Check | None:
+    """One check that runs `checks` in turn and reports the first problem; None if there are none."""
+    if len(checks) < 2:
+        return checks[0] if checks else None
+
+    def run(value: Any, at: str) -> str | None:
+        for check in checks:
+            if problem := check(value, at):
+                return problem
+        return None
+
+    return run
+
+
+def _passes(check: Check | None, value: Any, at: str) -> bool:
+    return check is None or not check(value, at)
+
+
+def compile_schema(schema: Any, resolve: Callable[[str], TypeAdapter]) -> Check | None:
+    """A check of `schema`: the first way a value (at a JSON pointer) breaks it; None if every value meets it."""
+    if schema is False:
+        return lambda value, at: f"{at or '/'}: no value is allowed here"
+    if not isinstance(schema, dict) or not schema:
+        return None
+    sub = lambda node: compile_schema(node, resolve)  # noqa: E731
+    checks: list[Check] = []
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith(REF_PREFIX):
+        checks.append(_ref(ref[len(REF_PREFIX) :], resolve))
+    if "type" in schema:
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        tests = [_TYPES[k] for k in kinds if k in _TYPES]
+        if len(tests) == len(kinds):
+            words = " or ".join(kinds)
+            checks.append(lambda v, at: None if any(t(v) for t in tests) else f"{at or '/'}: expected {words}")
+    if "const" in schema:
+        const = schema["const"]
+        checks.append(lambda v, at: None if _equal(v, const) else f"{at or '/'}: must be {const!r}")
+    if isinstance(schema.get("enum"), list):
+        values = schema["enum"]
+        checks.append(
+            lambda v, at: None if any(_equal(v, e) for e in values) else f"{at or '/'}: must be one of {values!r}"
+        )
+    checks += [c for part in schema.get("allOf") or () if (c := sub(part))]
+    if isinstance(schema.get("anyOf"), list):
+        options = [sub(m) for m in schema["anyOf"]]
+        checks.append(
+            lambda v, at: (
+                None if any(_passes(o, v, at) for o in options) else f"{at or '/'}: matches none of the alternatives"
+            )
+        )
+    if isinstance(schema.get("oneOf"), list):
+        options = [sub(m) for m in schema["oneOf"]]
+        checks.append(
+            lambda v, at: (
+                None
+                if sum(_passes(o, v, at) for o in options) == 1
+                else f"{at or '/'}: must match exactly one alternative"
+            )
+        )
+    if "not" in schema:
+        negated = sub(schema["not"])
+        checks.append(
+            lambda v, at: f"{at or '/'}: must not match the schema under `not`" if _passes(negated, v, at) else None
+        )
+    if "if" in schema:
+        checks.append(_conditional(sub(schema["if"]), sub(schema.get("then")), sub(schema.get("else"))))
+    checks += _object(schema, sub) + _array(schema, sub) + _string(schema) + _number(schema)
+    return _all(checks)
+
+
+def _ref(name: str, resolve: Callable[[str], TypeAdapter]) -> Check:
+    def check(value: Any, at: str) -> str | None:
+        try:
+            resolve(name).validate_python(value)
+        except ValidationError as exc:
+            return f"{at or '/'}: {exc.errors()[0]['msg']}"
+        return None
+
+    return check
+
+
+def _conditional(condition: Check | None, then: Check | None, otherwise: Check | None) -> Check:
+    def check(value: Any, at: str) -> str | None:
+        branch = then if _passes(condition, value, at) else otherwise
+        return branch(value, at) if branch else None
+
+    return check
+
+
+def _object(schema: dict, sub: Callable[[Any], Check | None]) -> list[Check]:
+    checks: list[Check] = []
+    required = [k for k in schema.get("required") or () if isinstance(k, str)]
+    if required:
+        checks.append(lambda v, at: next((f"{at}/{_escape(k)}: required" for k in required if k not in v), None))
+    for key, needed in (schema.get("dependentRequired") or {}).items():
+        checks.append(
+            lambda v, at, key=key, needed=needed: next(
+                (f"{at}/{_escape(k)}: required when {key!r} is given" for k in needed if key in v and k not in v), None
+            )
+        )
+    for key, node in (schema.get("dependentSchemas") or {}).items():
+        if (check := sub(node)) is not None:
+            checks.append(lambda v, at, key=key, check=check: check(v, at) if key in v else None)
+    if "minProperties" in schema:
+        least = schema["minProperties"]
+        checks.append(lambda v, at: f"{at or '/'}: at least {least} keys" if len(v) < least else None)
+    if "maxProperties" in schema:
+        most = schema["maxProperties"]
+        checks.append(lambda v, at: f"{at or '/'}: at most {most} keys" if len(v) > most else None)
+    properties = schema.get("properties") or {}
+    declared = [(key, check) for key, node in properties.items() if (check := sub(node)) is not None]
+    if declared:
+
+        def each_property(value: dict, at: str) -> str | None:
+            for key, check in declared:
+                if key in value and (problem := check(value[key], f"{at}/{_escape(key)}")):
+                    return problem
+            return None
+
+        checks.append(each_property)
+    patterns = [(re.compile(p), sub(node)) for p, node in (schema.get("patternProperties") or {}).items()]
+    extra = schema.get("additionalProperties", True)
+    rest = sub(extra) if extra is not True else None
+    names = sub(schema["propertyNames"]) if "propertyNames" in schema else None
+    if patterns or rest or names:
+        checks.append(_keys(set(properties), patterns, rest, extra is False, names))
+    return [_only(dict, _all(checks))] if checks else []
+
+
+def _keys(declared: set, patterns: list, rest: Check | None, closed: bool, names: Check | None) -> Check:
+    """The rules for keys themselves (`propertyNames`) and for those the patterns match or leave over."""
+
+    def check(value: dict, at: str) -> str | None:
+        for key, item in value.items():
+            where = f"{at}/{_escape(key)}"
+            if names and (problem := names(key, where)):
+                return f"{where}: the key breaks propertyNames ({problem.split(': ', 1)[-1]})"
+            matched = key in declared
+            for pattern, node in patterns:
+                if pattern.search(key):
+                    matched = True
+                    if node and (problem := node(item, where)):
+                        return problem
+            if not matched and rest and (problem := rest(item, where)):
+                return f"{where}: no such key is allowed" if closed else problem
+        return None
+
+    return check
+
+
+def _array(schema: dict, sub: Callable[[Any], Check | None]) -> list[Check]:
+    checks: list[Check] = []
+    if "minItems" in schema:
+        least = schema["minItems"]
+        checks.append(lambda v, at: f"{at or '/'}: at least {least} items" if len(v) < least else None)
+    if "maxItems" in schema:
+        most = schema["maxItems"]
+        checks.append(lambda v, at: f"{at or '/'}: at most {most} items" if len(v) > most else None)
+    prefix = [sub(node) for node in schema.get("prefixItems") or ()]
+    later = sub(schema["items"]) if "items" in schema else None
+    if any(prefix) or later:
+        closed = schema.get("items") is False
+
+        def each_item(value: list, at: str) -> str | None:
+            for i, item in enumerate(value):
+                check = prefix[i] if i < len(prefix) else later
+                if check and (problem := check(item, f"{at}/{i}")):
+                    return f"{at}/{i}: at most {len(prefix)} items" if closed and i >= len(prefix) else problem
+            return None
+
+        checks.append(each_item)
+    if "contains" in schema:
+        wanted = sub(schema["contains"])
+        least, most = schema.get("minContains", 1), schema.get("maxContains", math.inf)
+
+        def contains(value: list, at: str) -> str | None:
+            found = sum(_passes(wanted, item, at) for item in value)
+            return (
+                None
+                if least <= found <= most
+                else f"{at or '/'}: {found} items match `contains`, not between {least} and {most}"
+            )
+
+        checks.append(contains)
+    if schema.get("uniqueItems") is True:
+        checks.append(
+            lambda v, at: next(
+                (f"{at}/{i}: items must be unique" for i, x in enumerate(v) if any(_equal(x, y) for y in v[:i])), None
+            )
+        )
+    return [_only((list, tuple), _all(checks))] if checks else []
+
+
+def _string(schema: dict) -> list[Check]:
+    checks: list[Check] = []
+    if "minLength" in schema:
+        least = schema["minLength"]
+        checks.append(lambda v, at: f"{at or '/'}: at least {least} characters" if len(v) < least else None)
+    if "maxLength" in schema:
+        most = schema["maxLength"]
+        checks.append(lambda v, at: f"{at or '/'}: at most {most} characters" if len(v) > most else None)
+    if isinstance(schema.get("pattern"), str):
+        pattern = re.compile(schema["pattern"])
+        checks.append(lambda v, at: None if pattern.search(v) else f"{at or '/'}: does not match {pattern.pattern!r}")
+    return [_only(str, _all(checks))] if checks else []
+
+
+_BOUNDS = (
+    ("minimum", lambda v, b: v >= b, "at least"),
+    ("maximum", lambda v, b: v <= b, "at most"),
+    ("exclusiveMinimum", lambda v, b: v > b, "more than"),
+    ("exclusiveMaximum", lambda v, b: v < b, "less than"),
+    ("multipleOf", lambda v, b: (v / b).is_integer(), "a multiple of"),
+)
+
+
+def _number(schema: dict) -> list[Check]:
+    checks: list[Check] = []
+    for keyword, holds, words in _BOUNDS:
+        bound = schema.get(keyword)
+        if isinstance(bound, int | float) and not isinstance(bound, bool):
+            checks.append(
+                lambda v, at, b=bound, holds=holds, words=words: (
+                    None if holds(v, b) else f"{at or '/'}: must be {words} {b}"
+                )
+            )
+    return [_only(_TYPES["number"], _all(checks))] if checks else []
+
+
+def _only(kind: Any, check: Check | None) -> Check:
+    """`check` for values of one JSON type (a Python type, or a test); others pass it."""
+    test = kind if callable(kind) and not isinstance(kind, type | tuple) else (lambda v: isinstance(v, kind))
+    return lambda v, at: check(v, at) if check and test(v) else None
