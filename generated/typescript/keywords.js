@@ -29,8 +29,19 @@ export function checked(schema, rules, models, keepsProto = false) {
       return z.NEVER;
     }
     if (own && Object.hasOwn(value, "__proto__")) {
+      // zod passes over a `__proto__` key: its own schema, if declared, checks it here.
+      const declared = schema.shape?.["__proto__"];
+      const kept = declared
+        ? declared.safeParse(value["__proto__"])
+        : { success: true, data: value["__proto__"] };
+      if (!kept.success) {
+        for (const issue of kept.error.issues) {
+          ctx.addIssue({ ...issue, path: ["__proto__", ...issue.path] });
+        }
+        return z.NEVER;
+      }
       Object.defineProperty(result.data, "__proto__", {
-        value: value["__proto__"],
+        value: kept.data,
         enumerable: true,
         writable: true,
         configurable: true,
