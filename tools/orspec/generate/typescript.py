@@ -5,7 +5,9 @@ Every component schema becomes a zod schema (`models.js`) and a TypeScript type 
 (`models.d.ts`), from its shape (`schema.shape_of`) over the document `normalize` prepares for the
 Python models, so both languages see the same names and the same tagged unions. Tagged unions
 dispatch on their tag (`type`, then `role` where types repeat) to one member's schema; an open
-union keeps values of types the spec does not know whole, under `Unknown*`. The hand-written
+union keeps values of types the spec does not know whole, under `Unknown*`. What no type says
+(`if`/`then`/`else`, `propertyNames`, `patternProperties`, ...: `normalize`'s `checks`) is checked
+when a model parses, by the hand-written `keywords.js`, as the Python models do. The hand-written
 modules (the client, the SSE reader, the union helper) are ordinary source beside them in
 `generated/typescript/` (`project.TS_RUNTIME`), which the build never touches. Nothing here runs Node: `jsformat` lays the code out as Prettier would.
 """
