@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
 
+from openresponses_runtime import _keywords
 from openresponses_runtime._base import (
     OpenResponsesModel,
     UnknownAnnotation,
@@ -2684,6 +2685,25 @@ class CreateResponseBody(OpenResponsesModel):
     """
     MCP servers the provider may call on the model's behalf during this response.
     """
+    _check_keywords = _keywords.model_check(
+        {
+            "if": {"required": ["tool_choice"], "properties": {"tool_choice": {"const": "required"}}},
+            "then": {
+                "required": ["tools"],
+                "properties": {
+                    "tools": {
+                        "type": "array",
+                        "contains": {
+                            "type": "object",
+                            "required": ["type"],
+                            "properties": {"type": {"const": "function"}},
+                        },
+                    }
+                },
+            },
+        },
+        __name__,
+    )
 
 
 class ResponseResource(OpenResponsesModel):
