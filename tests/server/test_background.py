@@ -9,10 +9,9 @@ kill -9 test waits a second or two, not thirty.
 from __future__ import annotations
 
 import json
-import os
 import random
+import signal
 import sqlite3
-import subprocess
 import sys
 import time
 from contextlib import contextmanager
@@ -22,7 +21,7 @@ import openai
 import pytest
 from openresponses_runtime.server import MemoryStore, create_app
 
-from ..server_helpers import API_KEY, EndlessProvider, free_port, live_server, wait_answering
+from ..server_helpers import API_KEY, EndlessProvider, free_port, live_server, start, stop, wait_answering
 from .test_lifecycle import _postgres_url
 
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
@@ -37,16 +36,13 @@ def serving(store: str, *, delay: float = 0.002, lease: float = LEASE):
     port = free_port()
     command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", store]
     env = {"ORSPEC_LEASE_SECONDS": str(lease)}
-    proc = subprocess.Popen(
-        [*command, "--delay", str(delay)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **env}
-    )
+    proc = start([*command, "--delay", str(delay)], env=env)
     base = f"http://127.0.0.1:{port}/v1"
     wait_answering(proc, base)
     try:
         yield proc, base
     finally:
-        proc.kill()
-        proc.wait(10)
+        stop(proc, signal_number=signal.SIGKILL)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

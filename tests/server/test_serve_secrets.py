@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..server_helpers import free_port, wait_answering
+from ..server_helpers import free_port, stop, wait_answering
 
 pytestmark = [pytest.mark.slow, pytest.mark.process]
 
@@ -34,19 +34,14 @@ def serve(tmp_path: Path, *options: str, env: dict[str, str] | None = None):
             stdout=stdout,
             stderr=stderr,
             env={**environment, **(env or {})},
+            start_new_session=True,  # a group of its own, which `stop` ends whole
         )
     base = f"http://127.0.0.1:{port}/v1"
     try:
         wait_answering(proc, base, seconds=60, log=err.read_text)
         yield proc, base, out, err
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+        stop(proc, grace=30)
 
 
 def _json_lines(path: Path) -> list[dict]:

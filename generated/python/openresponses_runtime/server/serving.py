@@ -25,8 +25,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import ctypes
 import logging
+import os
+import signal
 import socket
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -347,13 +353,45 @@ def serve(
 
 
 class _Worker(Process):
-    """uvicorn's worker process, running this module's server."""
+    """uvicorn's worker process, running this module's server, and following its parent: when the
+    supervisor dies (SIGKILL, the OOM killer), the worker shuts down as on SIGTERM, closing the
+    listening socket, instead of serving on as an orphan."""
+
+    def __init__(self, config: uvicorn.Config, sockets: list[socket.socket]):
+        super().__init__(config, sockets)
+        self.parent = os.getpid()  # the supervisor's, pickled with the worker's target
+
+    def target(self, sockets: list[socket.socket] | None = None) -> None:  # pragma: no cover  (in the worker)
+        follow_parent(self.parent)
+        super().target(sockets)
 
     @property
     def server(self) -> uvicorn.Server:
         if self._server is None:
             self._server = _Server(self.config)
         return self._server
+
+
+def follow_parent(parent: int, *, every: float = 0.5) -> None:
+    """SIGTERM this process when `parent` is no longer its parent: at once on Linux (the kernel's
+    parent-death signal, `prctl(PR_SET_PDEATHSIG)`), and on every system within `every` seconds (a
+    thread that watches the parent's pid, as gunicorn's workers do; it also covers a parent-death
+    signal lost because the parent died before it was set)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        log.warning("the supervisor (pid %d) is gone; this worker shuts down", parent)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="orspec-parent-watch", daemon=True).start()
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class _Workers(Multiprocess):
