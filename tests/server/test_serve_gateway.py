@@ -17,7 +17,7 @@ import httpx
 import pytest
 from openresponses_runtime.gateways import GATEWAYS
 
-from .. import cli_process
+from .. import cli_process, cpu_time
 from ..conftest import run_orspec
 from ..server_helpers import API_KEY, free_port, served_process
 from ..upstream_replay import DONE, chunk, upstream
@@ -173,7 +173,7 @@ def test_the_upstream_timeout_applies():
         finally:
             held.set()
     assert reply.status_code == 502 and reply.json()["error"]["code"] == "upstream_stream_incomplete"
-    assert took < 10  # the upstream's silence ended the turn, not the client's timeout
+    assert took < cpu_time.scaled(10)  # the upstream's silence ended the turn, not the client's timeout
 
 
 @pytest.mark.parametrize(
