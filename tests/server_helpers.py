@@ -29,6 +29,23 @@ from openresponses_runtime.server import (
 from . import cpu_time
 
 API_KEY = "sk-test-key"
+METRICS_KEY = "sk-metrics-test-key"  # what `/metrics` asks for: `observed()`, `metrics_text`
+
+
+def observed(**settings):
+    """The app's observability (`create_app(observability=...)`) with `/metrics` behind `METRICS_KEY`."""
+    from openresponses_runtime.server import Observability
+
+    return Observability(**{"metrics_key": METRICS_KEY, **settings})
+
+
+def metrics_text(root: str) -> str:
+    """`/metrics` of the server at `root` (no `/v1`), fetched with `METRICS_KEY`."""
+    import httpx
+
+    answer = httpx.get(root + "/metrics", headers={"Authorization": f"Bearer {METRICS_KEY}"}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer.text
 
 
 def _ephemeral_low() -> int:

@@ -19,7 +19,7 @@ from openresponses_runtime.gateways import GATEWAYS
 
 from .. import cli_process, cpu_time
 from ..conftest import run_orspec
-from ..server_helpers import API_KEY, free_port, served_process
+from ..server_helpers import API_KEY, METRICS_KEY, free_port, metrics_text, served_process
 from ..upstream_replay import DONE, chunk, upstream
 
 pytestmark = pytest.mark.process  # each test starts orspec serve
@@ -67,10 +67,11 @@ def test_chat_completions_in_one_command_with_a_renamed_model_and_metrics():
         replay.answer(chat_text("Hello from upstream"))
         replay.answer(chat_text("Again"))
         options = ("--gateway", "chat-completions", "--upstream", root + "/v1", "--model", "gpt-4o=llama3.1:8b")
+        options += ("--metrics-key", METRICS_KEY)
         with gateway_serve(*options, "--store", "memory:", env=environment(OPENAI_API_KEY="sk-openai")) as base:
             reply = httpx.post(base + "/responses", json={"model": "gpt-4o", "input": "hi"}, headers=HEADERS)
             other = httpx.post(base + "/responses", json={"model": "qwen3", "input": "hi"}, headers=HEADERS)
-            metrics = httpx.get(base.removesuffix("/v1") + "/metrics").text
+            metrics = metrics_text(base.removesuffix("/v1"))
     assert reply.status_code == 200, reply.text
     assert reply.json()["output"][0]["content"][0]["text"] == "Hello from upstream"
     assert reply.json()["model"] == "gpt-4o"  # the client sees the model it asked for

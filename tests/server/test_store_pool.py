@@ -23,7 +23,7 @@ from openresponses_runtime.server.errors import NotFound, StoreUnavailable
 from openresponses_runtime.server.store import context
 
 from .. import cpu_time
-from ..server_helpers import API_KEY, free_port, served_process
+from ..server_helpers import API_KEY, free_port, metrics_text, observed, served_process
 from .test_server_faults import HEADERS, assert_unavailable, cluster  # noqa: F401 - a fixture
 from .test_server_postgres import pg_url  # noqa: F401 - a fixture
 
@@ -228,10 +228,10 @@ def test_a_served_postgres_store_opens_its_pool_and_shows_it_in_the_metrics(pg_u
     from ..server_helpers import RecordingProvider, live_server
 
     store = PostgresStore(pg_url, pool_size=3)
-    app = create_app(RecordingProvider(), store=store, api_keys=API_KEY, observability=True)
+    app = create_app(RecordingProvider(), store=store, api_keys=API_KEY, observability=observed())
     with live_server(app, lifespan="on") as base:  # the lifespan opens the pool, as under orspec serve
         assert httpx.post(base + "/responses", json={"input": "hi"}, headers=HEADERS, timeout=30).status_code == 200
-        metrics = httpx.get(base.removesuffix("/v1") + "/metrics", timeout=30).text
+        metrics = metrics_text(base.removesuffix("/v1"))
         gauges = {
             line.split('"')[1]: float(line.rsplit(" ", 1)[1])
             for line in metrics.splitlines()
