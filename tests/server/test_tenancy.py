@@ -427,3 +427,28 @@ def test_compaction_items_are_sealed_for_their_key():
         assert _create(base, KEY_A, **follow).status_code == 200
         handed = provider.requests[-1].input[0]["encrypted_content"]
         assert "A's secret prompt" in base64.b64decode(handed).decode()  # the provider gets its own blob back
+
+
+def test_a_sealed_blob_opens_only_in_the_type_of_item_it_was_sealed_for():
+    """A reasoning item's blob in a compaction item was a 500 (a KeyError) on both operations, and a
+    compaction item's blob in a reasoning item was accepted: the seal now binds the item type."""
+    app = create_app(DemoProvider(delay=0), store=MemoryStore(), api_keys=KEYS, reasoning_key=REASONING_KEY)
+    with live_server(app) as base:
+        thought = _create(
+            base, KEY_A, input="think", reasoning={"summary": "auto"}, include=["reasoning.encrypted_content"]
+        ).json()
+        (reasoning,) = [item for item in thought["output"] if item["type"] == "reasoning"]
+        compact = {"model": "demo", "input": [{"role": "user", "content": "to compact"}]}
+        compacted = httpx.post(base + "/responses/compact", json=compact, headers=_headers(KEY_A), timeout=30)
+        (compaction,) = compacted.json()["output"]
+        swapped = [
+            {"type": "compaction", "encrypted_content": reasoning["encrypted_content"]},
+            {"type": "reasoning", "summary": [], "encrypted_content": compaction["encrypted_content"]},
+        ]
+        for item in swapped:
+            body = {"model": "demo", "input": [item, {"role": "user", "content": "go on"}], "store": False}
+            for path in ("/responses", "/responses/compact"):
+                answer = httpx.post(base + path, json=body, headers=_headers(KEY_A), timeout=30)
+                assert answer.status_code == 400, (item["type"], path, answer.text)
+                error = answer.json()["error"]
+                assert (error["code"], error["param"]) == ("invalid_encrypted_content", "input[0].encrypted_content")
