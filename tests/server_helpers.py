@@ -113,6 +113,10 @@ class RecordingProvider:
         return self.inner.respond(request)
 
     async def compact(self, items, *, model, instructions):
+        from openresponses_runtime.server.compaction import default_compaction
+
+        if not hasattr(self.inner, "compact"):  # as the server does for a provider without its own
+            return default_compaction(items)
         return await self.inner.compact(items, model=model, instructions=instructions)
 
 

@@ -452,3 +452,45 @@ def test_a_sealed_blob_opens_only_in_the_type_of_item_it_was_sealed_for():
                 assert answer.status_code == 400, (item["type"], path, answer.text)
                 error = answer.json()["error"]
                 assert (error["code"], error["param"]) == ("invalid_encrypted_content", "input[0].encrypted_content")
+
+
+def test_what_is_sealed_is_stored_and_listed_sealed(tmp_path):
+    """A carried compaction item and a reasoning item with a provider's own state, sent back: the
+    stored input and `input_items` keep the blobs the client sent, never the provider's opened state
+    (was: the demo's compaction blob, the conversation in base64, and the state, in the clear)."""
+    import base64
+    import sqlite3
+
+    from openresponses_runtime.server import ReasoningSummary, SQLiteStore
+
+    from ..server_helpers import RecordingProvider, StepsProvider
+
+    path = tmp_path / "responses.sqlite3"
+    steps = [ReasoningSummary("Thinking.", encrypted_content="upstream-signature-SECRET"), TextDelta("Hi")]
+    provider = RecordingProvider(StepsProvider(steps))
+    app = create_app(provider, store=SQLiteStore(path), api_keys=KEYS, reasoning_key=REASONING_KEY)
+    with live_server(app) as base:
+        compact = {"model": "demo", "input": [{"role": "user", "content": "the CONFIDENTIAL plan"}]}
+        (compaction,) = httpx.post(
+            base + "/responses/compact", json=compact, headers=_headers(KEY_A), timeout=30
+        ).json()["output"]
+        first = _create(base, KEY_A, input="think", include=["reasoning.encrypted_content"], store=False).json()
+        (reasoning,) = [item for item in first["output"] if item["type"] == "reasoning"]
+        sent = [compaction, reasoning, {"type": "message", "role": "user", "content": "go on"}]
+        made = _create(base, KEY_A, input=sent)
+        assert made.status_code == 200, made.text
+        handed = provider.requests[-1].input
+        assert "CONFIDENTIAL" in base64.b64decode(handed[0]["encrypted_content"]).decode()  # the provider's own
+        assert handed[1]["encrypted_content"] == "upstream-signature-SECRET"
+        listed = httpx.get(base + f"/responses/{made.json()['id']}/input_items", headers=_headers(KEY_A)).json()
+        by_type = {item["type"]: item for item in listed["data"]}
+        assert by_type["compaction"]["encrypted_content"] == compaction["encrypted_content"]
+        assert by_type["reasoning"]["encrypted_content"] == reasoning["encrypted_content"]
+        then = _create(base, KEY_A, input="and then", previous_response_id=made.json()["id"])
+        assert then.status_code == 200, then.text  # the history opens again for the provider
+        assert provider.requests[-1].input[0]["encrypted_content"] == handed[0]["encrypted_content"]
+        assert provider.requests[-1].input[1]["encrypted_content"] == "upstream-signature-SECRET"
+    with sqlite3.connect(path) as db:
+        rows = " ".join(str(row) for row in db.execute("SELECT * FROM responses"))
+    assert "upstream-signature-SECRET" not in rows and "CONFIDENTIAL" not in rows
+    assert base64.b64encode(b"CONFIDENTIAL").decode()[:12] not in rows

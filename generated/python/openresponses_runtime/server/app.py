@@ -208,9 +208,10 @@ class _Server:
         owner = _owner()
         history = await turns.history(data.get("previous_response_id"), owner)
         own = unseal_reasoning(turns.sealer, input_items(data.get("input")), tenant=owner)
-        items = unseal_reasoning(turns.sealer, history, None, tenant=owner) + unseal_compaction(
-            turns.sealer, own, tenant=owner
+        history = unseal_compaction(
+            turns.sealer, unseal_reasoning(turns.sealer, history, None, tenant=owner), None, tenant=owner
         )
+        items = history + unseal_compaction(turns.sealer, own, tenant=owner)
         model = data.get("model") or turns.default_model
         compact = getattr(turns.provider, "compact", None)
         if compact is not None:

@@ -185,9 +185,16 @@ def seal_compaction(sealer: Sealer, output: list[dict[str, Any]], *, tenant: str
     return sealed
 
 
-def unseal_compaction(sealer: Sealer, items: list[dict[str, Any]], *, tenant: str | None) -> list[dict[str, Any]]:
+def unseal_compaction(
+    sealer: Sealer,
+    items: list[dict[str, Any]],
+    param: str | None = "input[{}].encrypted_content",
+    *,
+    tenant: str | None,
+) -> list[dict[str, Any]]:
     """`items` with each compaction item's blob opened back into the provider's own; one that does not
-    open (forged, changed, another key's) is a 400 `invalid_encrypted_content` naming the item."""
+    open (forged, changed, another key's) is a 400 `invalid_encrypted_content` naming the item, unless
+    `param` is None: the server's own store's, sealed under a key it no longer has, go on without it."""
     if not any(item.get("type") == "compaction" for item in items):
         return items  # most requests
     opened = []
@@ -197,11 +204,17 @@ def unseal_compaction(sealer: Sealer, items: list[dict[str, Any]], *, tenant: st
             try:
                 state = sealer.unseal(item.get("id") or None, blob, tenant=tenant, kind="compaction")
             except BrokenSeal as exc:
+                if param is None:
+                    log.warning(
+                        "stored compaction item %s no longer opens (%s); it goes on without", item.get("id"), exc
+                    )
+                    opened.append({k: v for k, v in item.items() if k != "encrypted_content"})
+                    continue
                 raise InvalidRequest(
                     f"The encrypted_content of compaction item {item.get('id')!r} does not open: {exc}. Send "
                     "compaction items back unchanged, with the API key that compacted them.",
                     code="invalid_encrypted_content",
-                    param=f"input[{i}].encrypted_content",
+                    param=param.format(i),
                 ) from None
             item = {**item, "encrypted_content": state["encrypted_content"]}
         opened.append(item)
