@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import itertools
 import json
 import os
@@ -12,6 +13,7 @@ import select
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -163,7 +165,15 @@ def start(
 ) -> subprocess.Popen:
     """`command` in a session, so a process group, of its own (`stop` ends the group: workers, and the
     processes they started, with their leader), stdout discarded unless `stdout` is a file, stderr piped
-    unless `stderr` is one."""
+    unless `stderr` is one. On Linux it is killed when the test process dies (a run interrupted), as
+    its own session would otherwise outlive it."""
+    given = popen.pop("preexec_fn", None)
+
+    def prepare() -> None:
+        _die_with_parent()
+        if given is not None:
+            given()
+
     return subprocess.Popen(
         command,
         stdout=stdout or subprocess.DEVNULL,
@@ -171,8 +181,16 @@ def start(
         env={**os.environ, **(env or {})},
         cwd=cwd,
         start_new_session=True,
+        preexec_fn=prepare,
         **popen,
     )
+
+
+def _die_with_parent() -> None:
+    """In a child before it runs its command: SIGKILL when the parent dies (Linux's parent-death signal)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
 def stop(proc: subprocess.Popen, *, signal_number: int = signal.SIGTERM, grace: float = 10) -> int:
