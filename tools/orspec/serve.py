@@ -198,6 +198,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="non-streamed creates answered at once, each a whole response in memory; one more is answered"
         " 503 server_busy with Retry-After; 0: no cap (default: 64)",
     )
+    p.add_argument(
+        "--max-pending-per-tenant",
+        type=_count_or_none,
+        default=None,
+        help="of those, the most one API key may hold, so that one key's creates cannot keep the others out"
+        " (default: all of them with one key, half with more)",
+    )
     # What one request may ask (the runtime's `bounds.Bounds` and `create_app(max_body_bytes=...)`), with
     # their defaults repeated in the help: `orspec` starts without importing the runtime.
     p.add_argument(
@@ -358,6 +365,7 @@ def _serve(args: argparse.Namespace) -> int:
                 "cors_origin",
                 "max_streams_per_tenant",
                 "max_pending",
+                "max_pending_per_tenant",
                 "retention",
                 "max_body_bytes",
                 "max_input_items",
@@ -488,6 +496,7 @@ def _app(settings: dict[str, Any]) -> Any:
         max_streams=settings["max_streams"],
         max_streams_per_tenant=settings["max_streams_per_tenant"],
         max_pending=settings["max_pending"],
+        max_pending_per_tenant=settings.get("max_pending_per_tenant"),
         retention=settings["retention"],
         **_bounds(settings),
     )

@@ -12,7 +12,10 @@ whole cap with one key, half of it with more), so that one key cannot take every
 
 Non-streamed requests are counted apart (`Pending`, `create_app(max_pending=...)`, default 64):
 each holds its whole response in memory until it is answered, so beyond the cap a create is
-answered 503 `server_busy` with `Retry-After` before the provider is called. Clients following a
+answered 503 `server_busy` with `Retry-After` before the provider is called. Each tenant may hold
+at most `max_pending_per_tenant` of those places (by default all with one key, half with more),
+and a create whose client goes away gives its place back at once: the server stops making a
+response nobody will read (`app`), rather than holding the place until the provider is done. Clients following a
 background run's events (`GET /responses/{id}?stream=true`) are not counted: the run holds the slot.
 
 The default, 100 per process, is what one process (one core) holds with room to spare: measured
@@ -75,19 +78,29 @@ class Streams:
 
 
 class Pending:
-    """Non-streamed creates being answered, and the cap on them (`limit`; `None` or 0: no cap)."""
+    """Non-streamed creates being answered, and the cap on them (`limit`; `None` or 0: no cap), and on
+    each tenant's (`per_tenant`; `None` or 0: none but the whole cap), so that one key's creates
+    cannot keep every other key's out."""
 
-    def __init__(self, limit: int | None = DEFAULT_MAX_PENDING):
-        if limit is not None and limit < 0:
-            raise ValueError(f"max_pending must be 0 (no cap) or more, not {limit}")
+    def __init__(self, limit: int | None = DEFAULT_MAX_PENDING, per_tenant: int | None = None):
+        for name, value in (("max_pending", limit), ("max_pending_per_tenant", per_tenant)):
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be 0 (no cap) or more, not {value}")
         self.limit = limit or None
+        self.per_tenant = per_tenant or None
         self.active = 0
+        self.by_tenant: dict[str, int] = {}
 
-    def take(self) -> Callable[[], None]:
-        """A place for one non-streamed create, or `ServerBusy` when all are taken; call what it returns after."""
+    def take(self, tenant: str | None = None) -> Callable[[], None]:
+        """A place for one non-streamed create of `tenant` (an owner tag), or `ServerBusy` when all are
+        taken, or the tenant's share; call what it returns after (more than once does no harm)."""
         if self.limit is not None and self.active >= self.limit:
             raise ServerBusy(self.limit)
+        if tenant is not None and self.per_tenant is not None and self.by_tenant.get(tenant, 0) >= self.per_tenant:
+            raise ServerBusy(self.per_tenant, per_tenant=True)
         self.active += 1
+        if tenant is not None:
+            self.by_tenant[tenant] = self.by_tenant.get(tenant, 0) + 1
         held = True
 
         def release() -> None:
@@ -95,5 +108,11 @@ class Pending:
             if held:
                 held = False
                 self.active -= 1
+                if tenant is not None:
+                    left = self.by_tenant[tenant] - 1
+                    if left:
+                        self.by_tenant[tenant] = left
+                    else:
+                        del self.by_tenant[tenant]
 
         return release
