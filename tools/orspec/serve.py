@@ -402,7 +402,7 @@ def _serve(args: argparse.Namespace) -> int:
                 stream=sys.stdout,
             )
         port = sock.getsockname()[1]
-        front = f" in front of {settings['gateway']['upstream']}" if settings["gateway"] else ""
+        front = f" in front of {_public(settings['gateway']['upstream'])}" if settings["gateway"] else ""
         _say(args.log_format, f"serving Open Responses on http://{args.host}:{port}/v1/responses{front}")
         if args.workers > 1:
             # Each worker builds its app from the settings pickled with this factory (see the module's docstring).
@@ -411,6 +411,15 @@ def _serve(args: argparse.Namespace) -> int:
         else:
             serve(app, sock=sock, limits=limits, **uvicorn)
     return 0
+
+
+def _public(url: str) -> str:
+    """`url` as a log line may show it: without the credentials or the query it may carry."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname}{port}{parts.path}"
 
 
 _API_KEY_ENV = "ORSPEC_API_KEY"
