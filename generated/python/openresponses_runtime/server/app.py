@@ -68,6 +68,7 @@ from .asgi import (
     SpecApp,
     error_response,
     ignored_header,
+    nothing,
 )
 from .auth import Keys, bearer, current_tenant
 from .background import BackgroundRuns
@@ -117,10 +118,6 @@ async def _disconnected(receive: Receive) -> None:
     """Returns when the client has gone (the body was read already: nothing else comes)."""
     while (await receive())["type"] != "http.disconnect":
         pass
-
-
-async def _nothing(scope: Scope, receive: Receive, send: Send) -> None:
-    """The answer to a client that has gone: nothing to send."""
 
 
 # `json_path`, `parse_body` and `input_items` stay importable from here, where they were.
@@ -214,7 +211,7 @@ class _Server:
         try:
             encoded = await unless_gone(receive, self.answer(provider_request, emitter, own_input))
         except ClientGone:
-            return _nothing
+            return nothing
         finally:
             release()  # at once when the client went away: its response was stopped, not finished
         if self.turns.debug:
