@@ -365,7 +365,8 @@ def create_app(
     operations: dict[tuple[str, str], OperationApp] = {}
     for op in ROUTES:
         operation = OperationApp(handlers[op.handler], op.request_model)
-        operations[op.method, op.path] = operation
+        if "{" not in op.path:  # the fast path matches paths as they are; a template is the router's to fill
+            operations[op.method, op.path] = operation
         routes.append(Route(op.path, operation, methods=[op.method], name=op.operation_id))
         if op.websocket and op.websocket_model is not None:
             endpoint = websocket_endpoint(
