@@ -194,6 +194,19 @@ def test_a_starting_after_beyond_2_to_the_53_is_a_400():
             _refused(answer, 400, "invalid_value", "starting_after")
 
 
+def test_the_published_document_states_the_bound_on_starting_after():
+    """Schemathesis drew a schema-valid `starting_after` the server refused (ST202): the bound is published."""
+    from openresponses_runtime.server.lifecycle import MAX_SEQUENCE
+
+    from ..conftest import ROOT
+
+    document = json.loads((ROOT / "generated" / "openapi.json").read_text())
+    (parameter,) = [
+        p for p in document["paths"]["/responses/{response_id}"]["get"]["parameters"] if p["name"] == "starting_after"
+    ]
+    assert parameter["schema"]["maximum"] == MAX_SEQUENCE
+
+
 def _turn(ws, **body) -> dict:
     """One WebSocket turn; its last event (`response.completed`, or the error envelope)."""
     ws.send(json.dumps({"type": "response.create", "model": "demo", **body}))
