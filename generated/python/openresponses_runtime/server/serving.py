@@ -362,7 +362,7 @@ class _Worker(Process):
         self.parent = os.getpid()  # the supervisor's, pickled with the worker's target
 
     def target(self, sockets: list[socket.socket] | None = None) -> None:  # pragma: no cover  (in the worker)
-        follow_parent(self.parent)
+        follow_parent(self.parent, stopping=lambda: self.server.should_exit)
         super().target(sockets)
 
     @property
@@ -372,11 +372,12 @@ class _Worker(Process):
         return self._server
 
 
-def follow_parent(parent: int, *, every: float = 0.5) -> None:
+def follow_parent(parent: int, *, every: float = 0.5, stopping: Any = lambda: False) -> None:
     """SIGTERM this process when `parent` is no longer its parent: at once on Linux (the kernel's
     parent-death signal, `prctl(PR_SET_PDEATHSIG)`), and on every system within `every` seconds (a
     thread that watches the parent's pid, as gunicorn's workers do; it also covers a parent-death
-    signal lost because the parent died before it was set)."""
+    signal lost because the parent died before it was set). The watch sends nothing once `stopping()`
+    is true: a second SIGTERM would end the responses under way at once, not at the graceful deadline."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
@@ -385,8 +386,9 @@ def follow_parent(parent: int, *, every: float = 0.5) -> None:
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(every)
-        log.warning("the supervisor (pid %d) is gone; this worker shuts down", parent)
-        os.kill(os.getpid(), signal.SIGTERM)
+        if not stopping():
+            log.warning("the supervisor (pid %d) is gone; this worker shuts down", parent)
+            os.kill(os.getpid(), signal.SIGTERM)
 
     threading.Thread(target=watch, name="orspec-parent-watch", daemon=True).start()
 
