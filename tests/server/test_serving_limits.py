@@ -266,14 +266,27 @@ def alive(pid: int) -> bool:
         return False
 
 
+def workers_of(pid: int) -> list[int]:
+    return [child for child in children(pid) if "spawn_main" in Path(f"/proc/{child}/cmdline").read_text()]
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads processes' children from Linux's /proc")
-def test_workers_exit_and_free_the_port_when_their_supervisor_is_killed(tmp_path):
+@pytest.mark.parametrize("replaced", [False, True], ids=["first workers", "a replacement"])
+def test_workers_exit_and_free_the_port_when_their_supervisor_is_killed(tmp_path, replaced):
     store = str(tmp_path / "workers.sqlite3")
     proc, base, port = start("--workers", "2", "--store", store, "--delay", "0.05", "--graceful-timeout", "1")
     streams: list[threading.Thread] = []
     try:
-        workers = [pid for pid in children(proc.pid) if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_text()]
+        workers = workers_of(proc.pid)
         assert len(workers) == 2
+        if replaced:  # the supervisor starts a new worker for one that died: it must follow its parent too
+            os.kill(workers[0], signal.SIGKILL)
+            deadline = time.monotonic() + cpu_time.scaled(20)
+            while set(workers_of(proc.pid)) in (set(workers), {workers[1]}) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            workers = workers_of(proc.pid)
+            assert len(workers) == 2, workers
+            wait_answering(proc, base)
         begun = threading.Semaphore(0)
 
         def stream() -> None:  # the workers are busy when their parent dies

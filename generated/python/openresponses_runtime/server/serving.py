@@ -397,8 +397,31 @@ _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class _Workers(Multiprocess):
+    """uvicorn's supervisor, starting this module's workers, replacements included: uvicorn's own
+    `keep_subprocess_alive` and `restart_all` name its plain `Process`, which is swapped for
+    `_Worker` while they run (in the supervisor's one thread)."""
+
     def init_processes(self) -> None:
         for _ in range(self.processes_num):
             process = _Worker(self.config, self.sockets)
             process.start()
             self.processes.append(process)
+
+    def keep_subprocess_alive(self) -> None:
+        with _workers_replaced_by_ours():
+            super().keep_subprocess_alive()
+
+    def restart_all(self) -> None:
+        with _workers_replaced_by_ours():
+            super().restart_all()
+
+
+@contextlib.contextmanager
+def _workers_replaced_by_ours() -> Any:
+    from uvicorn.supervisors import multiprocess
+
+    multiprocess.Process = _Worker  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        multiprocess.Process = Process  # type: ignore[misc]
