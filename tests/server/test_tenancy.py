@@ -238,6 +238,7 @@ def test_a_keys_file_names_tenants(tmp_path):
         ("sk-bell\x07", "a U+0007 character"),
         ("one two three", "not 3 words"),
         ("al/ice sk-secret-alice", "a tenant name is letters"),
+        ("tenant-1 sk-secret-alice", "`tenant-N` names are the unnamed keys'"),
     ],
 )
 def test_every_ambiguous_keys_file_line_is_an_error_naming_its_line_never_its_key(tmp_path, line, said):

@@ -14,7 +14,7 @@ skipped. Every other line that could be read two ways is an error naming its lin
 a `#` after the start of a line (a comment there would change the key silently), any other
 whitespace or control character (a no-break space would split a key in two), more than two words,
 a tenant named twice, a key given twice, a tenant name other than letters, digits, `.`, `_` and
-`-`. Keys are any other characters, UTF-8 included: a client sends them as UTF-8 bytes in its
+`-`, or one of the form `tenant-N` (the unnamed keys' names). Keys are any other characters, UTF-8 included: a client sends them as UTF-8 bytes in its
 `Authorization` header, which is compared byte for byte.
 
 `Keys.authorize` returns the caller's `Tenant` and makes it the request's `current_tenant()` (a
@@ -106,6 +106,8 @@ def read_keys_file(path: str | os.PathLike[str]) -> list[tuple[str | None, str]]
         if name is not None:
             if not _NAME.fullmatch(name):
                 raise ValueError(f"{where}: a tenant name is letters, digits, `.`, `_` and `-` (at most 64)")
+            if _UNNAMED.fullmatch(name):
+                raise ValueError(f"{where}: `tenant-N` names are the unnamed keys'; choose another name")
             if name in names:
                 raise ValueError(f"{where}: tenant {name!r} is named twice (line {names[name]}); one key a tenant")
             names[name] = number
@@ -117,6 +119,7 @@ def read_keys_file(path: str | os.PathLike[str]) -> list[tuple[str | None, str]]
 
 
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_UNNAMED = re.compile(r"tenant-[0-9]+")
 
 
 class Keys:
