@@ -18,7 +18,9 @@ declared here, beside the others, for the caller to pass on. What uvicorn lacks 
   write is a segment and a system call of its own;
 - on SIGTERM or Ctrl-C it stops accepting and lets responses finish until `graceful_timeout`,
   then ends each the spec's way (`shutdown.end_responses`) and exits 0; a second signal ends
-  them at once.
+  them at once;
+- with `workers`, each worker (a replacement for one that died included) shuts down so when its
+  supervisor dies without a word (SIGKILL, the OOM killer), rather than serve on as an orphan.
 """
 
 from __future__ import annotations
