@@ -249,9 +249,9 @@ def test_the_help_offers_every_registered_gateway_and_no_upstream_key_flag():
     done = run_orspec("serve", "--help")
     assert done.returncode == 0
     help_text = " ".join(done.stdout.split())
-    # The clients' keys and the sealing key; the upstream's key has no flag (it would show in the process list).
+    # The clients' keys, the metrics key and the sealing key; the upstream's key has no flag (it would show in the process list).
     keys = {flag for flag in re.findall(r"--[a-z-]+", help_text) if "key" in flag}
-    assert keys == {"--api-key", "--api-keys-file", "--reasoning-key"}
+    assert keys == {"--api-key", "--api-keys-file", "--metrics-key", "--reasoning-key"}
     assert "$ORSPEC_UPSTREAM_API_KEY" in help_text
     assert "--thinking-budget EFFORT=TOKENS" in help_text and "--thinking-level EFFORT=LEVEL" in help_text
     assert "with --gateway anthropic-messages or gemini: the thinking budget" in help_text
