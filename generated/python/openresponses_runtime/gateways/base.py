@@ -470,6 +470,7 @@ class GatewayProvider:
         return _URL.sub(_public_url, self.base_url)
 
     async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        self.credentials()  # known to the log filter before anything is sent (httpx logs the request's URL)
         try:
             async for step in self._respond(request):
                 yield step
