@@ -37,82 +37,64 @@ DEFAULT_MAX_STREAMS = 100
 DEFAULT_MAX_PENDING = 64  # non-streamed creates at once, each a whole response held until it is sent
 
 
-class Streams:
-    """The streams under way, and the cap on them (`limit`; `None` or 0: no cap), and on each
-    tenant's (`per_tenant`; `None` or 0: none but the whole cap)."""
+class _Places:
+    """Places taken at once, and the cap on them (`limit`; `None` or 0: no cap), and on each tenant's
+    (`per_tenant`; `None` or 0: none but the whole cap); `refusal` is the error beyond either."""
+
+    options: tuple[str, str]  # the two caps' option names, for a bad value's message
+    refusal: type[TooManyStreams] | type[ServerBusy]
+
+    def __init__(self, limit: int | None, per_tenant: int | None = None):
+        for name, value in zip(self.options, (limit, per_tenant), strict=True):
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be 0 (no cap) or more, not {value}")
+        self.limit = limit or None
+        self.per_tenant = per_tenant or None
+        self.active = 0
+        self.by_tenant: dict[str, int] = {}
+
+    def take(self, tenant: str | None = None) -> Callable[[], None]:
+        """A place for `tenant` (an owner tag), or `refusal` when all are taken, or the tenant's share;
+        call what it returns when done (more than once does no harm)."""
+        if self.limit is not None and self.active >= self.limit:
+            raise self.refusal(self.limit)
+        if tenant is not None and self.per_tenant is not None and self.by_tenant.get(tenant, 0) >= self.per_tenant:
+            raise self.refusal(self.per_tenant, per_tenant=True)
+        self.active += 1
+        if tenant is not None:
+            self.by_tenant[tenant] = self.by_tenant.get(tenant, 0) + 1
+        held = True
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self.active -= 1
+                if tenant is not None:
+                    left = self.by_tenant[tenant] - 1
+                    if left:
+                        self.by_tenant[tenant] = left
+                    else:
+                        del self.by_tenant[tenant]
+
+        return release
+
+
+class Streams(_Places):
+    """The streams under way: a slot each, taken before the provider is called."""
+
+    options = ("max_streams", "max_streams_per_tenant")
+    refusal = TooManyStreams
 
     def __init__(self, limit: int | None = DEFAULT_MAX_STREAMS, per_tenant: int | None = None):
-        for name, value in (("max_streams", limit), ("max_streams_per_tenant", per_tenant)):
-            if value is not None and value < 0:
-                raise ValueError(f"{name} must be 0 (no cap) or more, not {value}")
-        self.limit = limit or None
-        self.per_tenant = per_tenant or None
-        self.active = 0
-        self.by_tenant: dict[str, int] = {}
-
-    def take(self, tenant: str | None = None) -> Callable[[], None]:
-        """A slot for one stream of `tenant` (an owner tag), or `TooManyStreams` when all are taken, or
-        the tenant's share; call what it returns when the stream ends (more than once does no harm)."""
-        if self.limit is not None and self.active >= self.limit:
-            raise TooManyStreams(self.limit)
-        if tenant is not None and self.per_tenant is not None and self.by_tenant.get(tenant, 0) >= self.per_tenant:
-            raise TooManyStreams(self.per_tenant, per_tenant=True)
-        self.active += 1
-        if tenant is not None:
-            self.by_tenant[tenant] = self.by_tenant.get(tenant, 0) + 1
-        held = True
-
-        def release() -> None:
-            nonlocal held
-            if held:
-                held = False
-                self.active -= 1
-                if tenant is not None:
-                    left = self.by_tenant[tenant] - 1
-                    if left:
-                        self.by_tenant[tenant] = left
-                    else:
-                        del self.by_tenant[tenant]
-
-        return release
+        super().__init__(limit, per_tenant)
 
 
-class Pending:
-    """Non-streamed creates being answered, and the cap on them (`limit`; `None` or 0: no cap), and on
-    each tenant's (`per_tenant`; `None` or 0: none but the whole cap), so that one key's creates
-    cannot keep every other key's out."""
+class Pending(_Places):
+    """Non-streamed creates being answered, so that one key's creates cannot keep every other key's out."""
+
+    options = ("max_pending", "max_pending_per_tenant")
+    refusal = ServerBusy
 
     def __init__(self, limit: int | None = DEFAULT_MAX_PENDING, per_tenant: int | None = None):
-        for name, value in (("max_pending", limit), ("max_pending_per_tenant", per_tenant)):
-            if value is not None and value < 0:
-                raise ValueError(f"{name} must be 0 (no cap) or more, not {value}")
-        self.limit = limit or None
-        self.per_tenant = per_tenant or None
-        self.active = 0
-        self.by_tenant: dict[str, int] = {}
-
-    def take(self, tenant: str | None = None) -> Callable[[], None]:
-        """A place for one non-streamed create of `tenant` (an owner tag), or `ServerBusy` when all are
-        taken, or the tenant's share; call what it returns after (more than once does no harm)."""
-        if self.limit is not None and self.active >= self.limit:
-            raise ServerBusy(self.limit)
-        if tenant is not None and self.per_tenant is not None and self.by_tenant.get(tenant, 0) >= self.per_tenant:
-            raise ServerBusy(self.per_tenant, per_tenant=True)
-        self.active += 1
-        if tenant is not None:
-            self.by_tenant[tenant] = self.by_tenant.get(tenant, 0) + 1
-        held = True
-
-        def release() -> None:
-            nonlocal held
-            if held:
-                held = False
-                self.active -= 1
-                if tenant is not None:
-                    left = self.by_tenant[tenant] - 1
-                    if left:
-                        self.by_tenant[tenant] = left
-                    else:
-                        del self.by_tenant[tenant]
-
-        return release
+        super().__init__(limit, per_tenant)
