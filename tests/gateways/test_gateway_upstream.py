@@ -9,6 +9,8 @@ import logging
 from openresponses_runtime.gateways.base import UpstreamClient, json_events
 from openresponses_runtime.upstream import UpstreamError
 
+from .. import cpu_time
+
 
 class _Pieces:
     """An answer whose body arrives in these pieces, then breaks off with `error` if one is given."""
@@ -110,7 +112,8 @@ def test_the_upstream_pool_holds_more_streams_at_once_than_a_capped_pool_would()
             await writer.drain()
             writer.close()
 
-        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        # A backlog for every stream: asyncio's default (100) drops connections made at once beyond it.
+        server = await asyncio.start_server(answer, "127.0.0.1", 0, backlog=streams)
         port = server.sockets[0].getsockname()[1]
         client = UpstreamClient(timeout=10)
         url = f"http://127.0.0.1:{port}/v1/chat/completions"
@@ -123,8 +126,9 @@ def test_the_upstream_pool_holds_more_streams_at_once_than_a_capped_pool_would()
                 reply.close()
 
         async with server:
-            answers = await asyncio.wait_for(asyncio.gather(*(one() for _ in range(streams))), 15)
+            answers = await asyncio.wait_for(asyncio.gather(*(one() for _ in range(streams))), bound)
         await client.pool(url)[0].aclose()
         return sum(answer == [{"n": 1}] for answer in answers)
 
+    bound = cpu_time.scaled(15)
     assert asyncio.run(run()) == streams
