@@ -156,7 +156,7 @@ def unseal_reasoning(
         try:
             state = sealer.unseal(item.get("id") or None, blob, tenant=tenant, kind="reasoning")
         except BrokenSeal as exc:
-            if param is None and _provider_state(blob):  # stored as the provider left it (its own input, opened)
+            if param is None and _provider_state(blob):  # stored opened, as an earlier version stored input
                 opened.append(item)
                 continue
             if param is None:
@@ -177,7 +177,7 @@ def unseal_reasoning(
 
 def _provider_state(blob: str) -> bool:
     """Whether a stored item's `encrypted_content` is a provider's own state as JSON (a gateway's
-    kept block), which the server stores for an input item it opened, rather than a sealed blob."""
+    kept block), as stores written before input was kept sealed hold it, rather than a sealed blob."""
     try:
         json.loads(blob)
     except ValueError:
