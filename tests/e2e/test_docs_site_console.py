@@ -26,7 +26,6 @@ from .conftest import ARTIFACTS
 pytestmark = [pytest.mark.browser, pytest.mark.process]
 
 STREAM_BODY = {"model": "demo", "input": "Write a haiku about the sea.", "stream": True}
-VIOLATION = re.compile(r"^seq (\d+): \[([a-z-]+)\] ", re.M)
 
 
 @pytest.fixture
@@ -91,8 +90,8 @@ def test_latest_release_is_the_default_and_each_version_has_its_openapi(page, si
         assert document["info"]["version"] == (folder.rstrip("/") or document["info"]["version"])
 
 
-def _console(page, site_url, base: str, body: dict):
-    page.goto(f"{site_url}/reference/http-api/")
+def _console(page, site_url, base: str, body: dict, path: str = "reference/http-api/"):
+    page.goto(f"{site_url}/{path}")
     form = page.locator(".orspec-console-form").first
     form.locator("[name=base]").fill(base)
     form.locator("[name=key]").fill(API_KEY)
@@ -173,55 +172,157 @@ class _FakeHandler(BaseHTTPRequestHandler):
         pass
 
 
-def _corrupted_stream() -> bytes:
-    """A real stream from `orspec serve` with its first `response.content_part.added` frame taken out."""
+@pytest.fixture(scope="module")
+def served_stream() -> list[bytes]:
+    """The frames of a real stream from `orspec serve`, `data: [DONE]` last."""
     with orspec_serve("--delay", "0") as base:
         answer = httpx.post(
             f"{base}/responses", json=STREAM_BODY, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30
         )
-    frames = answer.content.split(b"\n\n")
-    dropped = next(i for i, f in enumerate(frames) if b'"type":"response.content_part.added"' in f.replace(b" ", b""))
-    return b"\n\n".join(frames[:dropped] + frames[dropped + 1 :])
+    return [frame for frame in answer.content.split(b"\n\n") if frame.strip()]
 
 
-def test_console_marks_a_broken_event_with_the_rule_check_stream_reports(page, site_url, tmp_path):
-    payload = _corrupted_stream()
+def _event(frame: bytes) -> dict | None:
+    data = frame.split(b"data: ", 1)[1]
+    return None if data == b"[DONE]" else json.loads(data)
+
+
+def _with_event(frame: bytes, event: dict) -> bytes:
+    return frame.split(b"data: ", 1)[0] + b"data: " + json.dumps(event, separators=(",", ":")).encode()
+
+
+def _first(frames: list[bytes], kind: str) -> int:
+    return next(i for i, f in enumerate(frames) if (_event(f) or {}).get("type") == kind)
+
+
+def _changed(frames: list[bytes], kind: str, change) -> list[bytes]:
+    """`frames` with the first event of type `kind` changed in place by `change(event)`."""
+    at = _first(frames, kind)
+    event = _event(frames[at])
+    change(event)
+    return [*frames[:at], _with_event(frames[at], event), *frames[at + 1 :]]
+
+
+def _moved(frames: list[bytes], kind: str, after: str) -> list[bytes]:
+    """`frames` with the first event of type `kind` moved to just after the first of type `after`."""
+    rest = [f for i, f in enumerate(frames) if i != _first(frames, kind)]
+    at = _first(rest, after) + 1
+    return [*rest[:at], frames[_first(frames, kind)], *rest[at:]]
+
+
+# Streams broken on purpose, one a family of rules: each must be judged alike by the console and the CLI.
+BROKEN = {
+    "schema": lambda frames: _changed(frames, "response.output_text.delta", lambda e: e.update(delta=42)),
+    "ordering": lambda frames: [f for i, f in enumerate(frames) if i != _first(frames, "response.content_part.added")],
+    "in-progress": lambda frames: _moved(frames, "response.in_progress", "response.output_item.added"),
+    "sequence": lambda frames: _changed(frames, "response.output_text.done", lambda e: e.update(sequence_number=1)),
+    "terminal": lambda frames: [*frames[:-1], frames[_first(frames, "response.output_text.delta")], frames[-1]],
+    "no-terminal": lambda frames: [f for i, f in enumerate(frames) if i != _first(frames, "response.completed")],
+    "done": lambda frames: frames[:-1],
+}
+FINDING = re.compile(r"^seq (\d+|\?): (?:warning )?\[([a-z-]+)\] (.*)$", re.M)
+
+
+def _findings_of_the_cli(tmp_path, payload: bytes) -> list[tuple[str, str, str]]:
     capture = tmp_path / "broken.sse"
     capture.write_bytes(payload)
     checked = run_orspec("check-stream", str(capture))
-    assert checked.returncode == 1, checked.stdout
-    reported = [(int(seq), rule) for seq, rule in VIOLATION.findall(checked.stdout + checked.stderr)]
-    errors = [(seq, rule) for seq, rule in reported if rule != "sequence-gap"]
-    assert errors, checked.stdout
+    assert checked.returncode == 1, checked.stdout  # each stream is broken
+    return FINDING.findall(checked.stdout)
+
+
+def _findings_of_the_console(page) -> list[tuple[str, str, str]]:
+    rows = page.locator(".orspec-console-output li[data-rule]").evaluate_all(
+        "rows => rows.map(r => [r.dataset.seq, r.dataset.rule, r.textContent.slice(r.dataset.rule.length + 1)])"
+    )
+    return [tuple(row) for row in rows]
+
+
+@pytest.fixture
+def fake_server(site_url):
+    """A server that answers with `fake.payload`; yields (fake, its base URL)."""
     fake = _FakeServer(("127.0.0.1", 0), _FakeHandler)
-    fake.payload, fake.origin = payload, site_url
+    fake.origin = site_url
     thread = threading.Thread(target=fake.serve_forever, daemon=True)
     thread.start()
     try:
-        status = _console(page, site_url, f"http://127.0.0.1:{fake.server_address[1]}/v1", STREAM_BODY)
+        yield fake, f"http://127.0.0.1:{fake.server_address[1]}/v1"
     finally:
         fake.shutdown()
         fake.server_close()
         thread.join(timeout=5)
-    assert "violation" in status.inner_text()
-    for seq, rule in reported:
-        row = page.locator(f'.orspec-event[data-seq="{seq}"]')
-        assert row.locator(f'li[data-rule="{rule}"]').count() == 1, (seq, rule, row.inner_text())
-    first_seq, first_rule = errors[0]
-    broken = page.locator(f'.orspec-event[data-seq="{first_seq}"]')
-    assert "orspec-invalid" in broken.get_attribute("class")
-    link = broken.locator(f'li[data-rule="{first_rule}"] a')
-    assert link.inner_text() == first_rule
-    marked = {
-        int(s) for s in page.locator(".orspec-event.orspec-invalid").evaluate_all("rs => rs.map(r => r.dataset.seq)")
-    }
-    assert marked == {seq for seq, _ in errors}
+
+
+def test_console_and_check_stream_agree_on_a_corpus_of_broken_streams(
+    page, site_url, tmp_path, served_stream, fake_server
+):
+    fake, base = fake_server
+    seen_rules = set()
+    for name, breaking in BROKEN.items():
+        fake.payload = b"\n\n".join(breaking(served_stream)) + b"\n\n"
+        cli = _findings_of_the_cli(tmp_path, fake.payload)
+        assert cli, name
+        status = _console(page, site_url, base, STREAM_BODY)
+        assert "violation" in status.inner_text(), name
+        console = _findings_of_the_console(page)
+        # The same rules on the same events; the same words, but for the schema library's own.
+        assert [(seq, rule) for seq, rule, _ in console] == [(seq, rule) for seq, rule, _ in cli], name
+        for (_, rule, said), (_, _, told) in zip(console, cli, strict=True):
+            if rule == "schema":  # `<type> does not match its schema: <path>: <the library's message>`
+                assert said.split(": ")[:2] == told.split(": ")[:2], (name, said, told)
+            else:
+                assert said == told, name
+        seen_rules |= {rule for _, rule, _ in cli}
+        rows = page.locator(".orspec-event.orspec-invalid").evaluate_all(
+            "rs => rs.map(r => [r.dataset.seq ?? '?', [...r.querySelectorAll('li.orspec-error')].map(l => l.dataset.rule)])"
+        )
+        assert all(rules for _, rules in rows), (name, rows)  # a row is marked for an error on it
+        on_rows = [(seq, rule) for seq, rules in rows for rule in rules]
+        assert set(on_rows) <= {(seq, rule) for seq, rule, _ in cli}, (name, on_rows)
+    assert {
+        "schema",
+        "part-bracket",
+        "in-progress-first",
+        "sequence",
+        "after-terminal",
+        "one-terminal",
+        "done-marker",
+    } <= seen_rules
     assert page.blocked == [] and page.errors == []
+
+
+def test_console_marks_a_broken_event_and_links_its_rule(page, site_url, served_stream, fake_server):
+    fake, base = fake_server
+    fake.payload = b"\n\n".join(BROKEN["schema"](served_stream)) + b"\n\n"
+    _console(page, site_url, base, STREAM_BODY)
+    seq = _event(served_stream[_first(served_stream, "response.output_text.delta")])["sequence_number"]
+    broken = page.locator(f'.orspec-event[data-seq="{seq}"]')
+    assert "orspec-invalid" in broken.get_attribute("class")
+    link = broken.locator('li[data-rule="schema"] a')
+    assert link.inner_text() == "schema"
+    assert "delta" in broken.locator('li[data-rule="schema"]').inner_text()
     broken.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "docs-console-violation.png"), full_page=False)
     link.click()  # to the rule on the stream rules page
-    page.wait_for_url(f"{site_url}/reference/stream-rules/#rule-{first_rule}")
-    assert page.locator(f"h2#rule-{first_rule}").is_visible()
+    page.wait_for_url(f"{site_url}/reference/stream-rules/#rule-schema")
+    assert page.locator("h2#rule-schema").is_visible()
+
+
+def test_a_release_page_checks_with_that_release_s_schemas(page, site_url, served_stream, fake_server):
+    """`logprobs` on a text delta is required in 2026-01-15 and optional since: a delta without it
+    breaks that release's schema only."""
+    fake, base = fake_server
+    without = _changed(served_stream, "response.output_text.delta", lambda e: e.pop("logprobs"))
+    fake.payload = b"\n\n".join(without) + b"\n\n"
+    seq = _event(without[_first(without, "response.output_text.delta")])["sequence_number"]
+    verdicts = {}
+    for folder in ("2026-01-15/", "2026-04-24/", ""):
+        _console(page, site_url, base, STREAM_BODY, f"reference/{folder}http-api/")
+        verdicts[folder] = _findings_of_the_console(page)
+    assert [(s, rule) for s, rule, _ in verdicts["2026-01-15/"]] == [(str(seq), "schema")]
+    assert "logprobs" in verdicts["2026-01-15/"][0][2]
+    assert verdicts["2026-04-24/"] == verdicts[""] == []
+    assert page.blocked == [] and page.errors == []
 
 
 def test_site_loads_and_works_with_every_other_host_blocked(page, site_url):

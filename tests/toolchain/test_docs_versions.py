@@ -5,6 +5,7 @@ Markdown of llms.txt."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from orspec.bundle import bundle
@@ -76,3 +77,35 @@ def test_llms_text_is_plain_markdown():
     assert short.startswith("# Site\n\n> The reference.\n\n## Reference\n")
     assert "- [Items](items/): " in short
     assert "## Message\n" in full
+
+
+def test_each_version_ships_its_own_checker_and_models_importing_the_site_s_zod():
+    from orspec.mkdocs_hooks import ZOD, _checkers
+
+    versions = json.loads((DOCS / "versions.json").read_text())["versions"]
+    modules = _checkers(DOCS, versions)
+    for version in versions:
+        folder = f"assets/orspec/{version['id']}/"
+        mine = {uri.removeprefix(folder): text for uri, text in modules.items() if uri.startswith(folder)}
+        assert {"src/streaming/checker.js", "src/streaming/schemas.js", "models.js", "events.js"} <= set(mine)
+        assert 'from "zod"' not in "".join(mine.values())  # a browser has no bare specifiers to resolve
+        assert 'from "../../javascripts/zod/index.js"' in mine["models.js"] and ZOD.startswith("assets/javascripts/")
+        own = DOCS / version["folder"] / "checker" if version["folder"] else ROOT / "generated" / "typescript"
+        written = (own / "models.js").read_text().replace('from "zod"', 'from "../../javascripts/zod/index.js"')
+        assert mine["models.js"] == written
+    # 2026-01-15 requires `logprobs` on a text delta; the later versions do not.
+    assert modules["assets/orspec/2026-01-15/models.js"] != modules["assets/orspec/2026-04-24/models.js"]
+
+
+def test_the_site_s_zod_is_the_pinned_zod():
+    """The copy the site serves is zod as .ci/services pins it for the TypeScript package (the same
+    bytes, where .cache/typescript has it installed)."""
+    site = ROOT / "templates" / "site" / "assets" / "javascripts" / "zod"
+    pinned = re.search(r"zod@(\d+\.\d+\.\d+)", (ROOT / ".ci" / "services").read_text()).group(1)
+    assert json.loads((site / "package.json").read_text())["version"] == pinned
+    assert (site / "LICENSE").read_text().startswith("MIT License")
+    installed = ROOT / ".cache" / "typescript" / "node_modules" / "zod"
+    if not installed.is_dir():
+        pytest.skip("zod is not installed in .cache/typescript (.ci/services installs it)")
+    for path in sorted(site.rglob("*.js")):
+        assert path.read_bytes() == (installed / path.relative_to(site)).read_bytes(), path

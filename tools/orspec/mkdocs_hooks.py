@@ -10,9 +10,12 @@ its Reference section, so a strict build never drops one.
 Each dated release's reference (`generated/docs/<date>/`) is served under `reference/<date>/`, with
 its frozen `openapi.json` beside it; `versions.json` (written by the build) feeds the version picker
 (`assets/javascripts/orspec-versions.js`) that the hook puts at the top of every reference page, and
-the draft's pages say they are the draft. The generated TypeScript stream checker's ES modules are
-shipped as `assets/orspec/streaming/`, for the console on the operation pages
-(`assets/javascripts/orspec-console.js`), which checks a live stream in the browser with them.
+the draft's pages say they are the draft. Each version's TypeScript stream checker, with its zod
+models, is shipped as ES modules under `assets/orspec/<version>/` (the draft's from
+`generated/typescript/`, a release's generated modules from `generated/docs/<date>/checker/`), with
+the zod copy in `templates/site/assets/javascripts/zod/` that they import: the console on a version's
+operation pages (`assets/javascripts/orspec-console.js`) checks a live stream with that version's
+checker and schemas, as `orspec check-stream` does.
 
 `ORSPEC_GENERATED_DOCS` points the hook at another directory (e.g. `orspec build --out DIR`);
 `extra: {orspec_reference: ""}` in the config serves the reference at the site's root instead
@@ -39,7 +42,10 @@ SECTION = "Reference"
 RELEASES_SECTION = "Releases"
 ASSETS = TEMPLATES / "site"
 VERSIONS = "versions.json"
-CHECKER = "assets/orspec/streaming"  # where the site serves the TypeScript stream checker's modules
+CHECKER = "assets/orspec"  # where the site serves each version's stream checker, in a folder per version
+CHECKER_ENTRY = "src/streaming/index.js"  # the checker's modules are this one and what it imports
+ZOD = "assets/javascripts/zod/index.js"
+_IMPORT = re.compile(r'^\s*(?:import|export)\b[^;]*?\bfrom\s*"([^"]+)"', re.M)
 SCRIPTS = ("assets/javascripts/orspec-versions.js", "assets/javascripts/orspec-console.js")
 _OUTSIDE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./[^)]*\)")  # [text](../guides/x.md): out of the reference
 
@@ -90,15 +96,52 @@ def on_files(files: Files, config) -> Files:
     for rel, path in downloads.items():
         if path.is_file():
             files.append(File.generated(config, f"{prefix}/{rel}" if prefix else rel, abs_src_path=str(path)))
-    checker = source.parent / "typescript" / "src" / "streaming"
-    for module in sorted(checker.glob("*.js")):
-        files.append(File.generated(config, f"{CHECKER}/{module.name}", abs_src_path=str(module)))
+    for uri, content in _checkers(source, _versions(config)).items():
+        files.append(File.generated(config, uri, content=content))
     for asset in sorted(p for p in ASSETS.rglob("*") if p.is_file() and p.suffix != ".jinja"):
         uri = asset.relative_to(ASSETS).as_posix()
         if files.get_file_from_path(uri) is None:  # the project's own copy wins
             files.append(File.generated(config, uri, abs_src_path=str(asset)))
     _complete_nav(config, uris)
     return files
+
+
+def _checkers(source: Path, versions: list[dict]) -> dict[str, str]:
+    """Each version's stream checker: the modules `CHECKER_ENTRY` imports, a release's generated ones
+    from its `checker/` folder, and `zod` imported from the site's copy."""
+    from orspec.generate.versions import CHECKER as RELEASE_CHECKER
+    from orspec.write import is_generated
+
+    package = source.parent / "typescript"
+    if not (package / CHECKER_ENTRY).is_file():
+        return {}  # a build without the TypeScript output: the console shows streams unchecked
+    modules = _module_graph(package, CHECKER_ENTRY)
+    out = {}
+    for version in versions:
+        own = source / version["folder"] / RELEASE_CHECKER if version["folder"] else package
+        for rel in modules:
+            borrowed = not (own / rel).is_file()  # a hand-written module, the same in every version
+            text = (package / rel if borrowed else own / rel).read_text()
+            if borrowed and is_generated(text.encode()):
+                raise PluginError(f"{own} has no {rel} of release {version['id']}; run `orspec build`")
+            uri = f"{CHECKER}/{version['id']}/{rel}"
+            zod = posixpath.relpath(ZOD, posixpath.dirname(uri))
+            out[uri] = text.replace('from "zod"', f'from "{zod}"')
+    return out
+
+
+def _module_graph(folder: Path, entry: str) -> list[str]:
+    """`entry` and every module it imports, directly or not, by relative path (bare imports left out)."""
+    found, todo = set(), [entry]
+    while todo:
+        rel = posixpath.normpath(todo.pop())
+        if rel in found:
+            continue
+        found.add(rel)
+        for target in _IMPORT.findall((folder / rel).read_text()):
+            if target.startswith("."):
+                todo.append(posixpath.join(posixpath.dirname(rel), target))
+    return sorted(found)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

@@ -1,29 +1,32 @@
 // The console on each operation's page: send the operation to a server and see what comes back.
 // A JSON answer is shown as returned. An SSE stream is shown event by event as it arrives, each
-// checked by the stream checker that `orspec build` generates in TypeScript (served with the site
-// under assets/orspec/streaming/): a broken rule is marked on its event with the rule's id and the
-// checker's message, and the response the events build (ResponseAccumulator) is shown at the end.
+// checked by the stream checker that `orspec build` generates in TypeScript, against the zod schemas
+// of the page's own version (served with the site under assets/orspec/<version>/): a broken rule,
+// `schema` included, is marked on its event with the rule's id and the checker's message, as
+// `orspec check-stream` reports it, and the response the events build (ResponseAccumulator) is
+// shown at the end.
 // The server URL and the key stay in this browser tab (sessionStorage); nothing else is stored.
 
 const STORE = { base: "orspec-console-base", key: "orspec-console-key" };
 const DEFAULT_BASE = "http://127.0.0.1:8000/v1";
-// The checker's, the accumulator's and the SSE reader's own modules, which import no zod (the
-// package's index does, and a page has no zod to give it).
-const MODULES = ["checker.js", "accumulator.js", "sse.js"].map(
-  (name) => new URL(`../orspec/streaming/${name}`, import.meta.url).href,
-);
+// The checker, its zod validation, the accumulator and the SSE reader of one version of the spec.
+const MODULES = ["checker.js", "schemas.js", "accumulator.js", "sse.js"];
 
-let checkerModule; // loaded once, on the first stream
-async function streaming() {
-  if (checkerModule === undefined) {
-    try {
-      const modules = await Promise.all(MODULES.map((url) => import(url)));
-      checkerModule = Object.assign({}, ...modules);
-    } catch {
-      checkerModule = null; // a site built without the TypeScript output: the stream is shown unchecked
-    }
+const checkers = new Map(); // version -> its modules, loaded once, on the first stream
+function streaming(version) {
+  if (!checkers.has(version)) {
+    const urls = MODULES.map(
+      (name) => new URL(`../orspec/${encodeURIComponent(version)}/src/streaming/${name}`, import.meta.url).href,
+    );
+    checkers.set(
+      version,
+      Promise.all(urls.map((url) => import(url))).then(
+        (modules) => Object.assign({}, ...modules),
+        () => null, // a site built without the TypeScript output: the stream is shown unchecked
+      ),
+    );
   }
-  return checkerModule;
+  return checkers.get(version);
 }
 
 function remembered(name, fallback) {
@@ -71,16 +74,20 @@ function rulesLink(root, rule) {
 function violationList(root, violations) {
   const list = element("ul", { class: "orspec-violations" });
   for (const v of violations) {
-    const item = element("li", { "data-rule": v.rule, class: v.isWarning ? "orspec-warning" : "orspec-error" });
+    const item = element("li", {
+      "data-rule": v.rule,
+      "data-seq": v.sequenceNumber === null ? "?" : String(v.sequenceNumber),
+      class: v.isWarning ? "orspec-warning" : "orspec-error",
+    });
     item.append(rulesLink(root, v.rule), ` ${v.message}`);
     list.append(item);
   }
   return list;
 }
 
-async function showStream(answer, out, root) {
-  const mod = await streaming();
-  const checker = mod ? new mod.StreamChecker() : null;
+async function showStream(answer, out, root, version) {
+  const mod = await streaming(version);
+  const checker = mod ? new mod.StreamChecker({ validate: mod.validateEvent }) : null;
   const accumulator = mod ? new mod.ResponseAccumulator() : null;
   const decoder = mod ? new mod.SSEDecoder() : null;
   const log = element("ol", { class: "orspec-events" });
@@ -158,7 +165,7 @@ async function showStream(answer, out, root) {
   );
 }
 
-async function send(form, out, root) {
+async function send(form, out, root, version) {
   const { method } = form.dataset;
   const base = form.querySelector("[name=base]").value.trim().replace(/\/+$/, "");
   const key = form.querySelector("[name=key]").value;
@@ -188,14 +195,16 @@ async function send(form, out, root) {
   }
   const type = answer.headers.get("content-type") || "";
   out.append(element("p", { class: "orspec-status", text: `${answer.status} ${answer.statusText} ${type}`.trim() }));
-  if (type.startsWith("text/event-stream") && answer.body) await showStream(answer, out, root);
+  if (type.startsWith("text/event-stream") && answer.body) await showStream(answer, out, root, version);
   else out.append(element("pre", { class: "orspec-answer" }, element("code", { text: pretty(await answer.text()) })));
 }
 
 function mount(box) {
   const { method, path, example } = box.dataset;
   // The stream rules page sits at the reference's root, which the version bar knows.
-  const root = document.querySelector(".orspec-versions")?.dataset.root ?? "";
+  const bar = document.querySelector(".orspec-versions");
+  const root = bar?.dataset.root ?? "";
+  const version = bar?.dataset.version ?? "draft"; // the page's version: its checker and schemas
   const form = element("form", { class: "orspec-console-form", "data-method": method });
   const base = element("input", { name: "base", type: "url", value: remembered(STORE.base, DEFAULT_BASE) });
   const key = element("input", { name: "key", type: "password", autocomplete: "off", placeholder: "sk-…" });
@@ -214,7 +223,7 @@ function mount(box) {
     event.preventDefault();
     button.disabled = true;
     try {
-      await send(form, out, root);
+      await send(form, out, root, version);
     } finally {
       button.disabled = false;
     }
