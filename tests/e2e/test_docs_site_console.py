@@ -10,7 +10,9 @@ test_docs_browser.py does when chromium or playwright is absent.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -96,7 +98,7 @@ def _console(page, site_url, base: str, body: dict, path: str = "reference/http-
     form.locator("[name=base]").fill(base)
     form.locator("[name=key]").fill(API_KEY)
     form.locator("[name=body]").fill(json.dumps(body))
-    form.locator("button").click()
+    form.locator("button[type=submit]").click()
     status = page.locator(".orspec-stream-status.orspec-valid, .orspec-stream-status.orspec-invalid").first
     status.wait_for(state="visible")
     return status
@@ -113,14 +115,14 @@ def test_console_streams_from_orspec_serve_and_every_event_is_valid(page, site_u
         # The same form, a JSON answer: shown as the server returned it, and no event list.
         form = page.locator(".orspec-console-form").first
         form.locator("[name=body]").fill(json.dumps({**STREAM_BODY, "stream": False}))
-        form.locator("button").click()
+        form.locator("button[type=submit]").click()
         answer = page.locator(".orspec-answer").first
         answer.wait_for(state="visible")
         assert json.loads(answer.inner_text())["status"] == "completed"
         assert page.locator(".orspec-status").first.inner_text().startswith("200 ")
         assert events.count() == 0
         form.locator("[name=body]").fill(json.dumps(STREAM_BODY))
-        form.locator("button").click()
+        form.locator("button[type=submit]").click()
         status = page.locator(".orspec-stream-status.orspec-valid, .orspec-stream-status.orspec-invalid").first
         status.wait_for(state="visible")
     assert events.count() == streamed
@@ -357,3 +359,70 @@ def test_no_horizontal_overflow(page, site_url, width):
         box = page.evaluate(OVERFLOW)
         assert box["scroll"] <= box["client"], (path, box)
     page.screenshot(path=str(ARTIFACTS / f"docs-changes-{width}.png"), full_page=False)
+
+
+def _form(page, method: str, path: str):
+    return page.locator(f'.orspec-console-form[data-method="{method}"][data-path="{path}"]')
+
+
+def test_console_fills_path_parameters_keeps_its_state_and_copies_as_curl(page, site_url, tmp_path):
+    with orspec_serve("--delay", "0", "--cors-origin", site_url) as base:
+        page.goto(f"{site_url}/reference/http-api/")
+        create = _form(page, "POST", "/responses").first
+        create.locator("[name=base]").fill(base)
+        create.locator("[name=key]").fill(API_KEY)
+        # The model picker offers the spec's example's model and sets the body's.
+        assert create.locator("[name=model]").input_value() == "example-model"
+        assert page.locator("datalist option").first.get_attribute("value") == "example-model"
+        create.locator("[name=model]").fill("demo")
+        assert json.loads(create.locator("[name=body]").input_value())["model"] == "demo"
+        create.locator("[name=body]").fill(json.dumps({**STREAM_BODY, "stream": False}))
+        create.locator("button[type=submit]").click()
+        answer = page.locator(".orspec-answer").first
+        answer.wait_for(state="visible")
+        created = json.loads(answer.inner_text())["id"]
+
+        page.goto(f"{site_url}/reference/http-openai/")
+        get = _form(page, "GET", "/responses/{response_id}")
+        assert get.locator("[name=base]").input_value() == base  # the server and key are kept in the tab
+        get.locator("button[type=submit]").click()
+        missing = page.locator(".orspec-missing")
+        missing.wait_for(state="visible")
+        assert "response_id" in missing.inner_text()  # asked for, not sent as `{response_id}`
+        get.locator('[name="path:response_id"]').fill(created)
+        get.locator('[name="query:include"]').fill("message.output_text.logprobs")
+        get.locator("[name=headers]").fill("X-Console-Test: yes")
+        get.locator("button[type=submit]").click()
+        console = get.locator("xpath=..")
+        status = console.locator(".orspec-status")
+        status.wait_for(state="visible")
+        assert status.inner_text().startswith("200 "), status.inner_text()
+        assert json.loads(console.locator(".orspec-answer").inner_text())["id"] == created
+
+        get.locator(".orspec-copy-curl").click()
+        command = get.locator(".orspec-curl").inner_text()
+        assert API_KEY not in command and "$OPENRESPONSES_API_KEY" in command
+        assert f"/responses/{created}?include=message.output_text.logprobs" in command
+        ran = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", command],
+            env={**os.environ, "OPENRESPONSES_API_KEY": API_KEY},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert ran.returncode == 0, ran.stderr
+        assert json.loads(ran.stdout)["id"] == created
+
+        # Each operation's form comes back as the reader left it, in this tab only.
+        page.reload()
+        get = _form(page, "GET", "/responses/{response_id}")
+        assert get.locator('[name="path:response_id"]').input_value() == created
+        assert get.locator("[name=headers]").input_value() == "X-Console-Test: yes"
+        assert (
+            _form(page, "DELETE", "/responses/{response_id}").locator('[name="path:response_id"]').input_value() == ""
+        )
+        page.goto(f"{site_url}/reference/http-api/")
+        assert _form(page, "POST", "/responses").first.locator("[name=model]").input_value() == "demo"
+    assert page.blocked == [] and page.errors == []
+    get = page.locator(".orspec-console").first
+    get.screenshot(path=str(ARTIFACTS / "docs-console-fields.png"))

@@ -224,6 +224,7 @@ class Operation:
     example: str = ""  # the JSON request body the console starts from, "" for an operation without one
     history: list[Any] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)  # from the spec's examples of its request body
+    console: str = ""  # JSON for the console's fields: the parameters, the models of the examples
 
 
 @dataclass
@@ -685,9 +686,34 @@ def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Oper
                 parameters,
                 "" if example is None else json.dumps(example, indent=2, ensure_ascii=False),
                 samples=[] if borrowed else samples(op.operation_id, op.method, op.path, request_examples(media)),
+                console=console_fields(reader, op.parameters, request_examples(media)),
             )
         )
     return ops, sockets
+
+
+def console_fields(reader: _Reader, parameters: Any, examples: list[tuple[str, str, Any]]) -> str:
+    """What the console offers beside the body, as JSON: a field per path, query and header
+    parameter (its choices when its schema lists them), and the models the spec's examples name."""
+    fields = []
+    for p in parameters:
+        if p.location not in ("path", "query", "header"):
+            continue
+        schema = reader.deref(p.schema) if isinstance(p.schema, dict) else {}
+        items = reader.deref(schema.get("items")) if isinstance(schema.get("items"), dict) else {}
+        choices = (
+            schema.get("enum") or items.get("enum") or (["true", "false"] if schema.get("type") == "boolean" else [])
+        )
+        field_ = {"name": p.name, "in": p.location, "required": p.required, "list": schema.get("type") == "array"}
+        if choices:
+            field_["choices"] = [str(c).lower() if isinstance(c, bool) else str(c) for c in choices]
+        if "default" in schema:
+            field_["default"] = (
+                json.dumps(schema["default"]) if not isinstance(schema["default"], str) else schema["default"]
+            )
+        fields.append(field_)
+    models = sorted({v["model"] for _, _, v in examples if isinstance(v, dict) and isinstance(v.get("model"), str)})
+    return json.dumps({"parameters": fields, "models": models}, separators=(",", ":"), ensure_ascii=False)
 
 
 def _media(document: dict, path: str, method: str, media: str) -> dict:

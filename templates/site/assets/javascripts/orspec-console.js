@@ -5,7 +5,10 @@
 // `schema` included, is marked on its event with the rule's id and the checker's message, as
 // `orspec check-stream` reports it, and the response the events build (ResponseAccumulator) is
 // shown at the end.
-// The server URL and the key stay in this browser tab (sessionStorage); nothing else is stored.
+// Path, query and header parameters have their fields; the model picker offers the models of the
+// spec's examples; "Copy as curl" writes the request as a command (the key left to an environment
+// variable). The server URL, the key and each operation's form stay in this browser tab
+// (sessionStorage); nothing is kept beyond it.
 
 const STORE = { base: "orspec-console-base", key: "orspec-console-key" };
 const DEFAULT_BASE = "http://127.0.0.1:8000/v1";
@@ -165,25 +168,63 @@ async function showStream(answer, out, root, version) {
   );
 }
 
-async function send(form, out, root, version) {
-  const { method } = form.dataset;
+/** The form's request: method, URL, headers (the key left out) and body; or a word on what is missing. */
+function request(form, fields) {
+  const { method, path } = form.dataset;
+  const base = form.querySelector("[name=base]").value.trim().replace(/\/+$/, "");
+  let route = path;
+  const query = new URLSearchParams();
+  const headers = {};
+  for (const p of fields.parameters) {
+    const value = form.querySelector(`[name="${p.in}:${p.name}"]`).value.trim();
+    if (!value) {
+      if (p.required) return { missing: `${p.name} (${p.in})` };
+      continue;
+    }
+    if (p.in === "path") route = route.replace(`{${p.name}}`, encodeURIComponent(value));
+    else if (p.in === "header") headers[p.name] = value;
+    else for (const one of p.list ? value.split(",") : [value]) query.append(p.name, one.trim());
+  }
+  for (const line of form.querySelector("[name=headers]").value.split("\n")) {
+    const at = line.indexOf(":");
+    if (at > 0) headers[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+  }
+  const body = form.querySelector("[name=body]")?.value;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const search = query.toString();
+  return { method, url: base + route + (search ? `?${search}` : ""), headers, body };
+}
+
+const quoted = (text) => `'${text.replaceAll("'", "'\\''")}'`;
+
+/** The request as a curl command; the key is read from $OPENRESPONSES_API_KEY, never copied. */
+function asCurl({ method, url, headers, body }) {
+  const streams = body !== undefined && /"stream"\s*:\s*true/.test(body);
+  const lines = [`curl -sS${streams ? "N" : ""} -X ${method} ${quoted(url)}`];
+  lines.push(`-H "Authorization: Bearer $OPENRESPONSES_API_KEY"`);
+  for (const [name, value] of Object.entries(headers)) lines.push(`-H ${quoted(`${name}: ${value}`)}`);
+  if (body !== undefined) lines.push(`-d ${quoted(body)}`);
+  return lines.join(" \\\n  ");
+}
+
+async function send(form, fields, out, root, version) {
   const base = form.querySelector("[name=base]").value.trim().replace(/\/+$/, "");
   const key = form.querySelector("[name=key]").value;
-  const path = form.querySelector("[name=path]").value.trim();
-  const body = form.querySelector("[name=body]");
   remember(STORE.base, base);
   remember(STORE.key, key);
   out.replaceChildren();
-  const headers = { Accept: "application/json, text/event-stream" };
-  if (key) headers.Authorization = `Bearer ${key}`;
-  const init = { method, headers };
-  if (body) {
-    headers["Content-Type"] = "application/json";
-    init.body = body.value;
+  const asked = request(form, fields);
+  if (asked.missing) {
+    out.append(element("p", { class: "orspec-invalid orspec-missing", text: `Fill in ${asked.missing} first.` }));
+    return;
   }
+  const headers = { Accept: "application/json, text/event-stream", ...asked.headers };
+  if (key) headers.Authorization = `Bearer ${key}`;
+  const init = { method: asked.method, headers };
+  if (asked.body !== undefined) init.body = asked.body;
   let answer;
   try {
-    answer = await fetch(base + path, init);
+    answer = await fetch(asked.url, init);
   } catch (error) {
     out.append(
       element("p", {
@@ -199,31 +240,107 @@ async function send(form, out, root, version) {
   else out.append(element("pre", { class: "orspec-answer" }, element("code", { text: pretty(await answer.text()) })));
 }
 
-function mount(box) {
+function parameterInput(p) {
+  const name = `${p.in}:${p.name}`;
+  if (p.choices && !p.list) {
+    const select = element("select", { name });
+    select.append(new Option(p.default ? `(default: ${p.default})` : "", ""));
+    for (const choice of p.choices) select.append(new Option(choice, choice));
+    return select;
+  }
+  const input = element("input", { name, type: "text", autocomplete: "off" });
+  if (p.list && p.choices) input.placeholder = p.choices.join(",");
+  else if (p.default) input.placeholder = `default: ${p.default}`;
+  if (p.required) input.setAttribute("aria-required", "true"); // the console says what is missing
+  return input;
+}
+
+/** A model picker: the models of the spec's examples, or any other typed in; it sets the body's `model`. */
+function modelPicker(models, body, id) {
+  const list = element("datalist", { id });
+  for (const model of models) list.append(new Option(model, model));
+  const input = element("input", { name: "model", type: "text", list: id, autocomplete: "off" });
+  const current = () => {
+    try {
+      return JSON.parse(body.value).model ?? "";
+    } catch {
+      return "";
+    }
+  };
+  input.value = current();
+  input.addEventListener("input", () => {
+    try {
+      body.value = JSON.stringify({ ...JSON.parse(body.value), model: input.value }, null, 2);
+    } catch {
+      // a body that is not JSON: left as the reader wrote it
+    }
+  });
+  body.addEventListener("input", () => {
+    input.value = current();
+  });
+  return [input, list];
+}
+
+function mount(box, index) {
   const { method, path, example } = box.dataset;
+  const fields = JSON.parse(box.dataset.fields || '{"parameters":[],"models":[]}');
   // The stream rules page sits at the reference's root, which the version bar knows.
   const bar = document.querySelector(".orspec-versions");
   const root = bar?.dataset.root ?? "";
   const version = bar?.dataset.version ?? "draft"; // the page's version: its checker and schemas
-  const form = element("form", { class: "orspec-console-form", "data-method": method });
+  const state = `orspec-console:${version}:${method} ${path}`; // the form of this operation, kept in the tab
+  const form = element("form", { class: "orspec-console-form", "data-method": method, "data-path": path });
   const base = element("input", { name: "base", type: "url", value: remembered(STORE.base, DEFAULT_BASE) });
   const key = element("input", { name: "key", type: "password", autocomplete: "off", placeholder: "sk-…" });
   key.value = remembered(STORE.key, "");
-  const route = element("input", { name: "path", type: "text", value: path });
-  form.append(field("Server URL", base), field("API key (kept in this tab only)", key), field(`${method} path`, route));
+  form.append(field("Server URL", base), field("API key (kept in this tab only)", key));
+  form.append(element("p", { class: "orspec-console-route" }, element("code", { text: `${method} ${path}` })));
+  for (const p of fields.parameters) {
+    form.append(field(`${p.name} (${p.in}${p.required ? ", required" : ""})`, parameterInput(p)));
+  }
+  const headers = element("textarea", { name: "headers", rows: "2", spellcheck: "false", placeholder: "Name: value" });
+  form.append(field("More headers, one a line", headers));
   if (example) {
     const body = element("textarea", { name: "body", rows: "10", spellcheck: "false" });
     body.value = example;
+    if (/"model"\s*:/.test(example)) {
+      const [picker, list] = modelPicker(fields.models, body, `orspec-models-${index}`);
+      form.append(field("Model", picker), list);
+    }
     form.append(field("Request body", body));
   }
+  const kept = form.querySelectorAll("[name]:not([name=base]):not([name=key])");
+  try {
+    const saved = JSON.parse(remembered(state, "{}"));
+    for (const input of kept) if (typeof saved[input.name] === "string") input.value = saved[input.name];
+  } catch {
+    // nothing kept, or not ours: the page's defaults
+  }
+  form.addEventListener("input", () => {
+    remember(state, JSON.stringify(Object.fromEntries([...kept].map((input) => [input.name, input.value]))));
+  });
   const button = element("button", { type: "submit", class: "md-button md-button--primary", text: "Send" });
-  form.append(button);
+  const copy = element("button", { type: "button", class: "md-button orspec-copy-curl", text: "Copy as curl" });
+  const curl = element("pre", { class: "orspec-curl", hidden: "" }, element("code"));
+  form.append(button, " ", copy, curl);
+  copy.addEventListener("click", async () => {
+    const asked = request(form, fields);
+    const text = asked.missing ? `# fill in ${asked.missing} first` : asCurl(asked);
+    curl.firstChild.textContent = text;
+    curl.hidden = false;
+    try {
+      await navigator.clipboard.writeText(text);
+      copy.textContent = "Copied as curl";
+    } catch {
+      copy.textContent = "Copy as curl (select the text below)";
+    }
+  });
   const out = element("div", { class: "orspec-console-output", "aria-live": "polite" });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     button.disabled = true;
     try {
-      await send(form, out, root, version);
+      await send(form, fields, out, root, version);
     } finally {
       button.disabled = false;
     }
@@ -233,7 +350,8 @@ function mount(box) {
 }
 
 function start() {
-  for (const box of document.querySelectorAll(".orspec-console:not(.orspec-console-ready)")) mount(box);
+  let index = 0;
+  for (const box of document.querySelectorAll(".orspec-console:not(.orspec-console-ready)")) mount(box, index++);
 }
 
 if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(start);
