@@ -100,3 +100,19 @@ def test_install_command_stays_inside_its_box(page, site_url, width):
         page.screenshot(path=str(ARTIFACTS / f"docs-install-{width}.png"), full_page=False)
     finally:
         page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_the_chosen_sample_language_is_remembered_on_every_page(page, site_url):
+    page.goto(f"{site_url}/reference/http-api/")
+    page.locator(".tabbed-labels label", has_text="openai-node").first.click()
+    page.goto(f"{site_url}/reference/http-openai/")  # another page, other operations
+    chosen = page.locator(".tabbed-set").evaluate_all(
+        "sets => sets.map(s => [...s.querySelectorAll(':scope > input')].findIndex(i => i.checked))"
+    )
+    labels = page.locator(".tabbed-set").first.locator(".tabbed-labels > label").all_inner_texts()
+    assert len(chosen) >= 4 and set(chosen) == {labels.index("openai-node")}, (chosen, labels)
+    page.goto(f"{site_url}/reference/2026-04-24/http-api/")  # and in another version
+    sets = page.locator(".tabbed-set")
+    visible = sets.first.locator(".tabbed-block").evaluate_all("bs => bs.map(b => b.offsetParent !== null)")
+    assert visible.index(True) == labels.index("openai-node")
+    page.screenshot(path=str(ARTIFACTS / "docs-samples-language.png"), full_page=False)

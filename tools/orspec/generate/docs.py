@@ -225,6 +225,7 @@ class Operation:
     history: list[Any] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)  # from the spec's examples of its request body
     console: str = ""  # JSON for the console's fields: the parameters, the models of the examples
+    response_example: tuple[str, str] | None = None  # (status, JSON) of its first JSON success answer
 
 
 @dataclass
@@ -627,7 +628,8 @@ def _example(schemas: dict, schema: Any, stack: tuple[str, ...], key: str) -> An
 
 def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Operation], list[WebSocket]]:
     """The operations and WebSocket modes; an operation whose request body has no example in this
-    document starts its console from the one `fallback` (another version's document) gives it."""
+    document starts its console and its samples from the ones `fallback` (another version's
+    document) gives it."""
     ops, sockets = [], []
     for op in reader.model.operations:
         ws = op.websocket
@@ -665,10 +667,7 @@ def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Oper
                     for k, v in _media(fallback, op.path, op.method, "application/json").items()
                     if k in ("example", "examples")
                 },
-            }
-            borrowed = True
-        else:
-            borrowed = False
+            }  # the samples too: a release's reader runs the same calls
         example = next(
             (request_example(reader, s, media) for m, s in op.request.items() if m == "application/json"), None
         )
@@ -685,11 +684,32 @@ def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Oper
                 op.vendor,
                 parameters,
                 "" if example is None else json.dumps(example, indent=2, ensure_ascii=False),
-                samples=[] if borrowed else samples(op.operation_id, op.method, op.path, request_examples(media)),
+                samples=samples(
+                    op.operation_id,
+                    op.method,
+                    op.path,
+                    request_examples(media) if op.request else [("", "", None)],
+                    [p.name for p in op.parameters if p.location == "path"],
+                ),
                 console=console_fields(reader, op.parameters, request_examples(media)),
+                response_example=response_example(reader, op),
             )
         )
     return ops, sockets
+
+
+def response_example(reader: _Reader, op: Any) -> tuple[str, str] | None:
+    """(status, JSON) of the operation's first success with a JSON body: the spec's example of it,
+    else one built from its schema."""
+    for response in op.responses:
+        schema = response.content.get("application/json")
+        if response.status.startswith("2") and schema is not None:
+            node: Any = (reader.document.get("paths") or {}).get(op.path) or {}
+            for key in (op.method.lower(), "responses", response.status, "content", "application/json"):
+                node = node.get(key) if isinstance(node, dict) else None
+            media = node if isinstance(node, dict) else {}
+            return response.status, example_json(request_example(reader, schema, media))
+    return None
 
 
 def console_fields(reader: _Reader, parameters: Any, examples: list[tuple[str, str, Any]]) -> str:
@@ -896,7 +916,7 @@ def generate_docs(
     names in the Python and TypeScript packages. `history` puts "added in", "changed in" and "removed in"
     badges on schemas, fields, events and operations, and `version`'s changes on a page of their own.
     `examples_from` (the draft's document, for a release's reference): where the consoles of
-    operations without request examples of their own take theirs; their samples stay off.
+    operations without request examples of their own take theirs; and their samples too.
     """
     env = environment(templates)
     document = model.document
