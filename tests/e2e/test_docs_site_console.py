@@ -426,3 +426,67 @@ def test_console_fills_path_parameters_keeps_its_state_and_copies_as_curl(page, 
     assert page.blocked == [] and page.errors == []
     get = page.locator(".orspec-console").first
     get.screenshot(path=str(ARTIFACTS / "docs-console-fields.png"))
+
+
+def test_version_picker_stays_in_the_header_at_400_px(page, site_url):
+    page.set_viewport_size({"width": 400, "height": 800})
+    page.goto(f"{site_url}/reference/2026-04-24/items/")
+    picker = page.locator(".md-header .orspec-version-select")
+    picker.wait_for(state="visible")
+    page.mouse.wheel(0, 20_000)  # far down the page
+    page.wait_for_function("window.scrollY > 2000")
+    box, header = picker.bounding_box(), page.locator(".md-header").bounding_box()
+    assert box["y"] >= header["y"] and box["y"] + box["height"] <= header["y"] + header["height"], (box, header)
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 400, box
+    assert picker.input_value() == "2026-04-24"
+    box = page.evaluate(OVERFLOW)
+    assert box["scroll"] <= box["client"], box
+    page.screenshot(path=str(ARTIFACTS / "docs-sticky-picker-400.png"), full_page=False)
+    pick(page, "2026-01-15")  # to the schema scrolled to, in the other release
+    page.wait_for_url(re.compile(re.escape(f"{site_url}/reference/2026-01-15/items/#") + r"\w+"))
+    assert page.blocked == [] and page.errors == []
+
+
+def test_home_page_reference_links_lead_to_the_latest_release(page, site_url):
+    page.goto(f"{site_url}/")
+    page.locator("table a", has_text="Reference").click()
+    page.wait_for_url(f"{site_url}/reference/2026-04-24/")
+    assert page.locator(".orspec-version-select").input_value() == "2026-04-24"
+
+
+def _search(page, words: str):
+    search = page.locator("input.md-search__input")
+    search.click()
+    search.press_sequentially(words, delay=10)
+    page.locator(".md-search-result__item").first.wait_for(state="attached")
+    page.wait_for_function(
+        "document.querySelectorAll('.md-search-result__item:not([data-orspec-version])').length === 0"
+    )
+
+
+def _results(page) -> list[tuple[str, bool]]:
+    """(version label, shown) of each search result on a reference page."""
+    return [
+        tuple(row)
+        for row in page.locator(".md-search-result__item").evaluate_all(
+            "items => items.map(i => [i.dataset.orspecVersion, !i.hidden])"
+        )
+    ]
+
+
+def test_search_results_are_labelled_by_version_and_limited_to_the_page_s(page, site_url):
+    page.goto(f"{site_url}/reference/2026-01-15/items/")
+    _search(page, "FunctionCallOutput")
+    results = [(version, shown) for version, shown in _results(page) if version]
+    assert {version for version, _ in results} >= {"2026-01-15", "2026-04-24", "draft"}, results
+    assert {version for version, shown in results if shown} == {"2026-01-15"}, results
+    label = page.locator('.md-search-result__item[data-orspec-version="2026-01-15"] .orspec-search-version').first
+    assert label.inner_text() == "2026-01-15"
+    page.screenshot(path=str(ARTIFACTS / "docs-search-by-version.png"), full_page=False)
+    page.locator("[name=orspec-every-version]").check()
+    assert {version for version, shown in _results(page) if shown and version} >= {"2026-01-15", "2026-04-24", "draft"}
+    # On a guide, the reference's results are the latest release's.
+    page.goto(f"{site_url}/guides/client/")
+    _search(page, "FunctionCallOutput")
+    assert {version for version, shown in _results(page) if shown and version} == {"2026-04-24"}
+    assert page.blocked == [] and page.errors == []

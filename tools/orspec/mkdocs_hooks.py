@@ -45,6 +45,7 @@ VERSIONS = "versions.json"
 CHECKER = "assets/orspec"  # where the site serves each version's stream checker, in a folder per version
 CHECKER_ENTRY = "src/streaming/index.js"  # the checker's modules are this one and what it imports
 ZOD = "assets/javascripts/zod/index.js"
+LATEST = "latest/"  # `reference/latest/...` in a guide's link: the latest release's page (the draft's without one)
 _IMPORT = re.compile(r'^\s*(?:import|export)\b[^;]*?\bfrom\s*"([^"]+)"', re.M)
 SCRIPTS = ("assets/javascripts/orspec-versions.js", "assets/javascripts/orspec-console.js")
 _OUTSIDE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./[^)]*\)")  # [text](../guides/x.md): out of the reference
@@ -145,9 +146,14 @@ def _module_graph(folder: Path, entry: str) -> list[str]:
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    """The version bar on reference pages; in a reference-only site (no prefix) there are no guides,
-    so a link out of the reference keeps its text."""
+    """The version bar on reference pages; a guide's link into `reference/latest/` leads to the
+    latest release's folder; in a reference-only site (no prefix) there are no guides, so a link out
+    of the reference keeps its text."""
     prefix = _prefix(config)
+    if prefix and f"{prefix}/{LATEST}" in markdown:
+        latest = next((v for v in _versions(config) if v["status"] == "latest"), {"folder": ""})
+        link = re.compile(rf"(\]\((?:\.\./)*){re.escape(prefix)}/{LATEST}")
+        markdown = link.sub(lambda m: f"{m.group(1)}{prefix}/{latest['folder']}", markdown)
     markdown = _with_version_bar(markdown, page.file.src_uri, page.url, prefix, config)
     if prefix:
         return markdown
@@ -181,6 +187,13 @@ def _with_version_bar(markdown: str, uri: str, url: str, prefix: str, config) ->
         )
     head, sep, body = markdown.partition("\n")
     return f"{head}{sep}\n{bar}{body}" if head.startswith("# ") else bar + markdown
+
+
+def on_post_page(output: str, page, config) -> str:
+    """Where the reference is, for the search's version labels (orspec-versions.js)."""
+    prefix = _prefix(config)
+    meta = f'<meta name="orspec-reference" content="{prefix + "/" if prefix else ""}">'
+    return output.replace("</head>", meta + "</head>", 1)
 
 
 def on_post_build(config) -> None:
