@@ -10,7 +10,7 @@ import re
 import pytest
 from orspec.bundle import bundle
 from orspec.generate.history import build_history
-from orspec.llms import llms_files, plain
+from orspec.llms import llms_files, plain, published
 from orspec.releases import load_releases
 
 from ..conftest import ROOT
@@ -75,8 +75,22 @@ def test_llms_text_is_plain_markdown():
     assert "## Message\n" in text and "`phase`" in text
     short, full = llms_files("Site", "The reference.", {"": (DOCS / "index.md").read_text(), "items/": page})
     assert short.startswith("# Site\n\n> The reference.\n\n## Reference\n")
-    assert "- [Items](items/): " in short
+    assert "- [Items](items/): " in short and "- [Open Responses reference](./)" in short  # no empty link
     assert "## Message\n" in full
+    # Links lead to the published pages, relative to the file they are in.
+    assert ".md)" not in full and ".md#" not in full
+    assert "](content/#InputTextContent)" in full
+    _, rooted = llms_files("Site", "The reference.", {"items/": page}, "reference/2026-04-24/")
+    assert "](reference/2026-04-24/content/#InputTextContent)" in rooted
+
+
+def test_a_link_of_a_page_becomes_the_published_page_s_url():
+    assert published("items.md#Message", "", "") == "items/#Message"
+    assert published("index.md", "items/", "") == "./"
+    assert published("#Message", "items/", "") == "items/#Message"
+    assert published("../guides/client.md", "client-create/", "reference/") == "guides/client/"
+    assert published("openapi.json", "", "reference/") == "reference/openapi.json"
+    assert published("https://example.com/a.md", "", "") == "https://example.com/a.md"
 
 
 def test_each_version_ships_its_own_checker_and_models_importing_the_site_s_zod():

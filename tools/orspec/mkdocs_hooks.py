@@ -198,17 +198,20 @@ def on_post_page(output: str, page, config) -> str:
 
 def on_post_build(config) -> None:
     """`llms.txt` and `llms-full.txt` beside each version's reference, and at the site's root the
-    latest release's, with a line for every version (see orspec/llms.py)."""
+    latest release's (the draft's without a release), with a line for every version (see orspec/llms.py)."""
     from orspec.llms import llms_files
 
     source, prefix, site = _source(config), _prefix(config), Path(config.site_dir)
     versions = _versions(config)
+    latest = next((v for v in versions if v["status"] == "latest"), versions[-1])
     listing = []
     for version in versions:
         folder = source / version["folder"]
         names = sorted(p.name for p in folder.glob("*.md"))
         names = (["index.md"] if "index.md" in names else []) + [n for n in names if n != "index.md"]
         pages = {(n[:-3] + "/" if n != "index.md" else ""): (folder / n).read_text() for n in names}
+        if not prefix:  # a reference-only site: no guides to link to
+            pages = {url: _OUTSIDE_LINK.sub(r"\1", text) for url, text in pages.items()}
         base = f"{prefix}/{version['folder']}" if prefix else version["folder"]
         what = "unreleased draft" if version["status"] == "draft" else f"release {version['id']}"
         summary = f"The {config.site_name} reference, {what}, as plain Markdown."
@@ -220,10 +223,11 @@ def on_post_build(config) -> None:
         listing.append(
             f"- [{what}]({base}llms.txt): its pages; all of them in one file: [{base}llms-full.txt]({base}llms-full.txt)"
         )
-        if version["status"] == "latest" or (version is versions[-1] and not (site / "llms.txt").is_file()):
-            (site / "llms.txt").write_text(llms_files(config.site_name, summary, pages, base)[0])
-    with (site / "llms.txt").open("a") as out:
-        out.write("\n## Versions\n\n" + "\n".join(listing) + "\n")
+        if version is latest:
+            short, full = llms_files(config.site_name, summary, pages, base)
+            (site / "llms-full.txt").write_text(full)
+            root = short
+    (site / "llms.txt").write_text(root + "\n## Versions\n\n" + "\n".join(listing) + "\n")
 
 
 def _mentioned(nav) -> set[str]:
