@@ -116,3 +116,19 @@ def test_the_chosen_sample_language_is_remembered_on_every_page(page, site_url):
     visible = sets.first.locator(".tabbed-block").evaluate_all("bs => bs.map(b => b.offsetParent !== null)")
     assert visible.index(True) == labels.index("openai-node")
     page.screenshot(path=str(ARTIFACTS / "docs-samples-language.png"), full_page=False)
+
+
+def test_badges_on_operations_plain_tooltips_and_marked_breaking_lines(page, site_url):
+    page.goto(f"{site_url}/reference/http-api/")
+    compact = page.locator("h3#op-compactResponse ~ p .orspec-badge")
+    assert compact.first.inner_text() == "added in 2026-04-24"  # a badge, as schemas have
+    page.goto(f"{site_url}/reference/items/")
+    titles = page.locator(".orspec-badge[title]").evaluate_all("bs => bs.map(b => b.title)")
+    assert len(titles) > 5
+    for title in titles:
+        assert not any(markup in title for markup in ("<", ">code", "&quot;", "&lt;", "`")), title
+    page.goto(f"{site_url}/reference/stream-rules/#rule-sse-json")
+    marked = page.locator("h2#rule-sse-json ~ div.highlight").first.locator(".hll")
+    assert marked.all_inner_texts() == ['data: {"delta": "Hi"}\n'], marked.all_inner_texts()
+    marked.first.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "docs-rule-marked-line.png"), full_page=False)

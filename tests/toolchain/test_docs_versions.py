@@ -56,7 +56,7 @@ def test_history_says_what_each_release_added_changed_and_removed(history):
 
 def test_pages_carry_the_badges_and_a_what_changed_page_per_version():
     content = (DOCS / "2026-04-24" / "content.md").read_text()
-    assert 'orspec-removed" title="schema `DetailEnum` removed">removed in draft' in content
+    assert 'orspec-removed" title="schema DetailEnum removed">removed in draft' in content
     assert "changed in 2026-04-24" in content  # OutputTextContent.logprobs became optional
     changes = (DOCS / "2026-04-24" / "changes.md").read_text()
     clients, servers = changes.split("## For servers")

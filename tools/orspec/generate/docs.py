@@ -128,6 +128,12 @@ def attr(value: Any) -> str:
     return text.replace("{", "&#123;").replace("}", "&#125;").replace("\r", "").replace("\n", "&#10;")
 
 
+def tooltip(value: Any) -> str:
+    """Plain text for a `title` in a Markdown line: Markdown would render backticks inside the
+    attribute as HTML, and a browser shows an escaped double quote there as written."""
+    return attr(str(value).replace("`", "").replace('"', "'"))
+
+
 def fence(text: str) -> str:
     """A backtick fence longer than any run of backticks in `text`, so that nothing in it closes it."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -831,6 +837,7 @@ def environment(templates: Path) -> SandboxedEnvironment:
         anchor=anchor,
         code=code,
         attr=attr,
+        tooltip=tooltip,
         badge_steps=badge_steps,
         fence=fence,
     )
