@@ -490,3 +490,60 @@ def test_search_results_are_labelled_by_version_and_limited_to_the_page_s(page, 
     _search(page, "FunctionCallOutput")
     assert {version for version, shown in _results(page) if shown and version} == {"2026-04-24"}
     assert page.blocked == [] and page.errors == []
+
+
+def test_console_runs_a_websocket_turn_and_checks_it_live(page, site_url):
+    with orspec_serve("--delay", "0", "--cors-origin", site_url) as base:
+        page.goto(f"{site_url}/reference/http-api/")
+        form = _form(page, "POST", "/responses").first
+        form.locator("[name=base]").fill(base)
+        form.locator("[name=key]").fill(API_KEY)
+        form.locator("[name=body]").fill(json.dumps({"model": "demo", "input": "Write a haiku about the sea."}))
+        form.locator(".orspec-websocket").click()
+        status = page.locator(".orspec-stream-status.orspec-valid, .orspec-stream-status.orspec-invalid").first
+        status.wait_for(state="visible")
+        assert status.inner_text().endswith("every one valid"), status.inner_text()
+        events = page.locator(".orspec-event")
+        assert events.count() > 5 and events.last.get_attribute("data-type") == "response.completed"
+        assert page.locator(".orspec-event.orspec-invalid").count() == 0
+        response = json.loads(page.locator(".orspec-accumulated").inner_text())
+        assert response["status"] == "completed" and response["output"][0]["content"][0]["text"]
+        page.locator(".orspec-console").first.screenshot(path=str(ARTIFACTS / "docs-console-websocket.png"))
+        # A wrong key: refused, and said so.
+        form.locator("[name=key]").fill("not-the-key")
+        form.locator(".orspec-websocket").click()
+        refused = page.locator(".orspec-console-output p.orspec-invalid", has_text="closed before the turn ended")
+        refused.wait_for(state="visible")
+    assert page.blocked == []
+
+
+def test_console_marks_a_broken_websocket_turn_as_check_stream_does(page, site_url, tmp_path, served_stream):
+    from websockets.sync.server import serve
+
+    broken = BROKEN["schema"](served_stream)
+    events = [frame.split(b"data: ", 1)[1].decode() for frame in broken if _event(frame) is not None]
+    cli = [(seq, rule) for seq, rule, _ in _findings_of_the_cli(tmp_path, b"\n\n".join(broken) + b"\n\n")]
+
+    def turn(socket):
+        socket.recv(timeout=10)  # the page's response.create
+        for event in events:
+            socket.send(event)
+        socket.recv(timeout=10)  # until the page closes
+
+    server = serve(turn, "127.0.0.1", 0, subprotocols=["openresponses"])
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        page.goto(f"{site_url}/reference/http-api/")
+        form = _form(page, "POST", "/responses").first
+        form.locator("[name=base]").fill(f"http://127.0.0.1:{server.socket.getsockname()[1]}/v1")
+        form.locator("[name=key]").fill(API_KEY)
+        form.locator(".orspec-websocket").click()
+        status = page.locator(".orspec-stream-status.orspec-invalid")
+        status.wait_for(state="visible")
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+    console = [(seq, rule) for seq, rule, _ in _findings_of_the_console(page)]
+    assert console == cli, (console, cli)  # the same findings: the capture ends with [DONE], the turn needs none
+    assert any(rule == "schema" for _, rule in console)

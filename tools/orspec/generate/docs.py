@@ -637,6 +637,7 @@ def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Oper
     document starts its console and its samples from the ones `fallback` (another version's
     document) gives it."""
     ops, sockets = [], []
+    websockets = {op.path for op in reader.model.operations if op.websocket is not None}
     for op in reader.model.operations:
         ws = op.websocket
         if ws is not None:
@@ -697,7 +698,9 @@ def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Oper
                     request_examples(media) if op.request else [("", "", None)],
                     [p.name for p in op.parameters if p.location == "path"],
                 ),
-                console=console_fields(reader, op.parameters, request_examples(media)),
+                console=console_fields(
+                    reader, op.parameters, request_examples(media), op.method == "post" and op.path in websockets
+                ),
                 response_example=response_example(reader, op),
             )
         )
@@ -718,9 +721,12 @@ def response_example(reader: _Reader, op: Any) -> tuple[str, str] | None:
     return None
 
 
-def console_fields(reader: _Reader, parameters: Any, examples: list[tuple[str, str, Any]]) -> str:
+def console_fields(
+    reader: _Reader, parameters: Any, examples: list[tuple[str, str, Any]], websocket: bool = False
+) -> str:
     """What the console offers beside the body, as JSON: a field per path, query and header
-    parameter (its choices when its schema lists them), and the models the spec's examples name."""
+    parameter (its choices when its schema lists them), the models the spec's examples name, and
+    whether the operation runs over WebSocket too."""
     fields = []
     for p in parameters:
         if p.location not in ("path", "query", "header"):
@@ -739,7 +745,8 @@ def console_fields(reader: _Reader, parameters: Any, examples: list[tuple[str, s
             )
         fields.append(field_)
     models = sorted({v["model"] for _, _, v in examples if isinstance(v, dict) and isinstance(v.get("model"), str)})
-    return json.dumps({"parameters": fields, "models": models}, separators=(",", ":"), ensure_ascii=False)
+    shown = {"parameters": fields, "models": models, "websocket": websocket}
+    return json.dumps(shown, separators=(",", ":"), ensure_ascii=False)
 
 
 def _media(document: dict, path: str, method: str, media: str) -> dict:

@@ -88,20 +88,23 @@ function violationList(root, violations) {
   return list;
 }
 
-async function showStream(answer, out, root, version) {
+/**
+ * A live list of events, each checked as it comes: `onMessage(event name, data)` adds one, `finish()`
+ * says what the stream as a whole broke and shows the response the events build. A WebSocket turn
+ * (`overWebSocket`) has no `[DONE]` to end it, so its absence is no finding there.
+ */
+async function checkedEvents(out, root, version, overWebSocket = false) {
   const mod = await streaming(version);
   const checker = mod ? new mod.StreamChecker({ validate: mod.validateEvent }) : null;
   const accumulator = mod ? new mod.ResponseAccumulator() : null;
-  const decoder = mod ? new mod.SSEDecoder() : null;
   const log = element("ol", { class: "orspec-events" });
   const status = element("p", { class: "orspec-stream-status", text: "streaming…" });
   out.append(status, log);
   if (!mod) status.textContent = "streaming (unchecked: the stream checker's modules are not on this site)…";
   let seen = 0;
-  const onMessage = (message) => {
+  const onMessage = (eventName, data) => {
     const row = element("li", { class: "orspec-event" });
-    const data = message.data;
-    let type = message.event || "";
+    let type = eventName || "";
     try {
       const parsed = JSON.parse(data);
       type = parsed.type || type;
@@ -113,7 +116,7 @@ async function showStream(answer, out, root, version) {
     row.append(element("code", { class: "orspec-event-type", text: row.dataset.type }));
     row.append(element("pre", { class: "orspec-event-data" }, element("code", { text: data })));
     if (checker) {
-      const parsed = checker.feed(message.event, data);
+      const parsed = checker.feed(eventName, data);
       if (accumulator && data !== "[DONE]" && parsed && typeof parsed === "object") {
         try {
           accumulator.feed(parsed);
@@ -128,44 +131,111 @@ async function showStream(answer, out, root, version) {
       if (fresh.length) row.append(violationList(root, fresh));
     }
     log.append(row);
+    return type;
   };
+  const finish = () => {
+    if (!checker) {
+      status.textContent = `${log.children.length} events, unchecked`;
+      return;
+    }
+    const kept = (found) => (overWebSocket ? checker.withoutMissingDone(found) : found);
+    const atEnd = kept(checker.finish().slice(seen));
+    const errors = kept(checker.errors).length;
+    status.textContent = errors
+      ? `${checker.events} events: ${errors} violation${errors === 1 ? "" : "s"}`
+      : `${checker.events} events, every one valid`;
+    status.classList.add(errors ? "orspec-invalid" : "orspec-valid");
+    if (atEnd.length) out.append(element("p", { text: "At the end of the stream:" }), violationList(root, atEnd));
+    out.append(
+      element("p", { text: "The response the events build:" }),
+      element(
+        "pre",
+        { class: "orspec-accumulated" },
+        element("code", { text: JSON.stringify(accumulator.asObject(), null, 2) }),
+      ),
+    );
+  };
+  return { onMessage, finish, decoder: mod ? new mod.SSEDecoder() : null };
+}
+
+async function showStream(answer, out, root, version) {
+  const { onMessage, finish, decoder } = await checkedEvents(out, root, version);
   const reader = answer.body.getReader();
   const text = new TextDecoder();
   let buffer = "";
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    if (decoder) for (const message of decoder.feed(value)) onMessage(message);
+    if (decoder) for (const message of decoder.feed(value)) onMessage(message.event, message.data);
     else {
       buffer += text.decode(value, { stream: true });
       const blocks = buffer.split(/\r?\n\r?\n/);
       buffer = blocks.pop();
       for (const block of blocks) {
         const data = block.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart());
-        if (data.length) onMessage({ event: null, data: data.join("\n") });
+        if (data.length) onMessage(null, data.join("\n"));
       }
     }
   }
-  if (decoder) for (const message of decoder.close()) onMessage(message);
-  if (!checker) {
-    status.textContent = `${log.children.length} events, unchecked`;
+  if (decoder) for (const message of decoder.close()) onMessage(message.event, message.data);
+  finish();
+}
+
+// What ends a WebSocket turn: its terminal event, or an `error` message.
+const TURN_ENDS = new Set(["response.completed", "response.failed", "response.incomplete", "error"]);
+
+/** The key as the subprotocol `orspec serve --cors-origin` reads it from (a browser's WebSocket sends no headers). */
+function keyProtocol(key) {
+  const bytes = String.fromCharCode(...new TextEncoder().encode(key));
+  return `openresponses-key.${btoa(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "")}`;
+}
+
+/** One turn over WebSocket: `response.create` with the body, its events checked as they come. */
+async function sendOverWebSocket(form, fields, out, root, version) {
+  const key = form.querySelector("[name=key]").value;
+  remember(STORE.base, form.querySelector("[name=base]").value.trim().replace(/\/+$/, ""));
+  remember(STORE.key, key);
+  out.replaceChildren();
+  const asked = request(form, fields);
+  let body;
+  try {
+    body = JSON.parse(asked.body ?? "{}");
+  } catch (error) {
+    out.append(element("p", { class: "orspec-invalid", text: `The body is not JSON: ${error.message}` }));
     return;
   }
-  const atEnd = checker.finish().slice(seen);
-  const errors = checker.errors.length;
-  status.textContent = errors
-    ? `${checker.events} events: ${errors} violation${errors === 1 ? "" : "s"}`
-    : `${checker.events} events, every one valid`;
-  status.classList.add(errors ? "orspec-invalid" : "orspec-valid");
-  if (atEnd.length) out.append(element("p", { text: "At the end of the stream:" }), violationList(root, atEnd));
-  out.append(
-    element("p", { text: "The response the events build:" }),
-    element(
-      "pre",
-      { class: "orspec-accumulated" },
-      element("code", { text: JSON.stringify(accumulator.asObject(), null, 2) }),
-    ),
-  );
+  const { stream, ...turn } = body; // every turn streams: WebSocket mode has no `stream`
+  const url = asked.url.replace(/^http/, "ws");
+  out.append(element("p", { class: "orspec-status", text: `WebSocket ${url}` }));
+  const { onMessage, finish } = await checkedEvents(out, root, version, true);
+  await new Promise((resolve) => {
+    let socket;
+    try {
+      socket = new WebSocket(url, ["openresponses", keyProtocol(key)]);
+    } catch (error) {
+      out.append(element("p", { class: "orspec-invalid", text: `Cannot open ${url}: ${error.message}` }));
+      resolve();
+      return;
+    }
+    let ended = false;
+    const end = (note) => {
+      if (ended) return;
+      ended = true;
+      if (note) out.append(element("p", { class: "orspec-invalid", text: note }));
+      finish();
+      socket.close();
+      resolve();
+    };
+    socket.addEventListener("open", () => socket.send(JSON.stringify({ type: "response.create", ...turn })));
+    socket.addEventListener("message", (message) => {
+      if (TURN_ENDS.has(onMessage(null, String(message.data)))) end();
+    });
+    socket.addEventListener("close", (event) =>
+      end(
+        `The connection closed before the turn ended (code ${event.code}). Does the server allow this page's origin (orspec serve --cors-origin ${location.origin}), and is the key right?`,
+      ),
+    );
+  });
 }
 
 /** The form's request: method, URL, headers (the key left out) and body; or a word on what is missing. */
@@ -322,7 +392,24 @@ function mount(box, index) {
   const button = element("button", { type: "submit", class: "md-button md-button--primary", text: "Send" });
   const copy = element("button", { type: "button", class: "md-button orspec-copy-curl", text: "Copy as curl" });
   const curl = element("pre", { class: "orspec-curl", hidden: "" }, element("code"));
-  form.append(button, " ", copy, curl);
+  form.append(button, " ", copy);
+  if (fields.websocket) {
+    const overWebSocket = element("button", {
+      type: "button",
+      class: "md-button orspec-websocket",
+      text: "Send over WebSocket",
+    });
+    overWebSocket.addEventListener("click", async () => {
+      overWebSocket.disabled = true;
+      try {
+        await sendOverWebSocket(form, fields, out, root, version);
+      } finally {
+        overWebSocket.disabled = false;
+      }
+    });
+    form.append(" ", overWebSocket);
+  }
+  form.append(curl);
   copy.addEventListener("click", async () => {
     const asked = request(form, fields);
     const text = asked.missing ? `# fill in ${asked.missing} first` : asCurl(asked);
