@@ -483,6 +483,8 @@ def test_search_results_are_labelled_by_version_and_limited_to_the_page_s(page, 
     label = page.locator('.md-search-result__item[data-orspec-version="2026-01-15"] .orspec-search-version').first
     assert label.inner_text() == "2026-01-15"
     page.screenshot(path=str(ARTIFACTS / "docs-search-by-version.png"), full_page=False)
+    hidden = sum(not shown for _, shown in _results(page))
+    assert page.locator(".orspec-search-scope").inner_text().endswith(f"({hidden} more)")
     page.locator("[name=orspec-every-version]").check()
     assert {version for version, shown in _results(page) if shown and version} >= {"2026-01-15", "2026-04-24", "draft"}
     # On a guide, the reference's results are the latest release's.

@@ -120,17 +120,24 @@ async function mountSearch() {
   const box = document.createElement("input");
   box.type = "checkbox";
   box.name = "orspec-every-version";
-  toggle.append(box, ` every version, not only ${label(scope)}`);
+  const others = document.createElement("span");
+  toggle.append(box, ` every version, not only ${label(scope)}`, others);
+  const count = () => {
+    const hidden = [...list.children].filter((item) => item.hidden).length;
+    others.textContent = hidden ? ` (${hidden} more)` : "";
+  };
   box.addEventListener("change", () => {
     everyVersion = box.checked;
     for (const item of list.children) {
       const id = item.dataset.orspecVersion;
       item.hidden = Boolean(id) && !everyVersion && id !== current;
     }
+    count();
   });
   const place = () => {
     if (!toggle.isConnected) meta.after(toggle);
     for (const item of list.children) labelResult(item, site, current);
+    count();
   };
   new MutationObserver(place).observe(list, { childList: true });
   place();
