@@ -11,7 +11,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 import httpx
 import pytest
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, pytest.mark.slow]  # the crawl reads every page and link in this process
 
 MARKDOWN_LINK = re.compile(r"\]\(([^)\s]*)\)")
 LLMS = ("llms.txt", "llms-full.txt")
