@@ -27,6 +27,7 @@ SDK_METHODS = {
     "deleteResponse": ("delete", "delete"),
     "cancelResponse": ("cancel", "cancel"),
     "listInputItems": ("input_items.list", "inputItems.list"),
+    "countInputTokens": ("input_tokens.count", "inputTokens.count"),
 }
 # The generated TypeScript client has no method of its own for these; it sends them with `request`.
 TYPESCRIPT_REQUESTS = {"compactResponse"}
