@@ -99,7 +99,13 @@ def test_sample_runs_against_orspec_serve(server, tmp_path, page, index, label, 
             checked = run_orspec("check-stream", str(capture))
             assert checked.returncode == 0, checked.stdout + checked.stderr
         else:
-            assert json.loads(out)["object"] in ("response", "response.compaction", "response.deleted", "list"), out
+            assert json.loads(out)["object"] in (
+                "response",
+                "response.compaction",
+                "response.deleted",
+                "list",
+                "response.input_tokens",
+            ), out
         return
     script = tmp_path / "sample.py"
     script.write_text(code)
