@@ -517,7 +517,9 @@ def _operations(model: SpecModel, models: _Models) -> tuple[str, str]:
             streaming = [*args, f"query: {query_name} & {{ {op.stream_param}: true }}", "options?: RequestOptions"]
             lines += [*doc, _method(name, streaming, "Promise<EventStream>", level)]
         plain = [*args, f"query?: {query_name}", "options?: RequestOptions"]
-        lines += [*doc, _method(name, plain, f"Promise<models.{op.returns}>", level)]
+        returns = f"models.{op.returns}"
+        returns = f"WithOutputText<{returns}>" if op.returns == answer else returns
+        lines += [*doc, _method(name, plain, f"Promise<{returns}>", level)]
     js = ['import * as models from "./models.js";\n']
     js.append(
         "\n/** The operations on one stored response, as the client calls them. */\n"
@@ -532,7 +534,7 @@ def _operations(model: SpecModel, models: _Models) -> tuple[str, str]:
     )
     dts = [
         'import type * as models from "./models.js";\n',
-        'import type { EventStream, RequestOptions } from "./client.js";\n',
+        "import type {\n  EventStream,\n  RequestOptions,\n  ResponseStream,\n  WithOutputText,\n} from \"./client.js\";\n",
     ]
     dts.append(
         """
@@ -557,6 +559,7 @@ export declare const OPERATIONS: readonly OperationInfo[];
     )
     dts.append(
         f"\n/** The create operation's answer. */\nexport declare const CREATE_RESPONSE: {'typeof models.' + answer if answer else 'null'};\n"
+        f"\n/** The type of the create operation's answer, which streams build too. */\nexport type CreateAnswer = {'models.' + answer if answer else 'Record<string, unknown>'};\n"
     )
     dts.append("".join(query_types))
     groups = sorted(g for g in dts_methods if g)
@@ -573,7 +576,11 @@ export declare const OPERATIONS: readonly OperationInfo[];
                 "Promise<EventStream>",
             )
             + "  /** Create a response: `POST /responses`; with `stream: true`, its events as they come. */\n"
-            + _method("create", [f"body: models.{request}", "options?: RequestOptions"], f"Promise<models.{answer}>")
+            + _method(
+                "create", [f"body: models.{request}", "options?: RequestOptions"], f"Promise<WithOutputText<models.{answer}>>"
+            )
+            + "  /** Create a response streamed, as openai-node's `responses.stream`: a `ResponseStream` at once. */\n"
+            + _method("stream", [f"body: models.{request}", "options?: RequestOptions"], "ResponseStream")
         )
     interface = (
         f"export interface Responses {{\n{create}{body}}}\n" if create or body else "export interface Responses {}\n"
