@@ -31,6 +31,16 @@ export declare const CREATE_RESPONSE: typeof models.ResponseResource;
 /** The type of the create operation's answer, which streams build too. */
 export type CreateAnswer = models.ResponseResource;
 
+/** An item of the create request's `input`, or of its answer's `output` (to send back as it came). */
+export type CreateInputItem =
+  | Extract<models.CreateResponseBody["input"], readonly unknown[]>[number]
+  | models.ResponseResource["output"][number];
+
+/** The create request's body, as `responses.create` takes it: its `input` may carry output items. */
+export type CreateBody = Omit<models.CreateResponseBody, "input"> & {
+  input?: models.CreateResponseBody["input"] | CreateInputItem[];
+};
+
 /** The query of `GET /responses/{response_id}`. */
 export interface RetrieveQuery {
   /**
@@ -78,19 +88,16 @@ export interface InputItemsListQuery {
 export interface Responses {
   /** Create a response: `POST /responses`; with `stream: true`, its events as they come. */
   create(
-    body: models.CreateResponseBody & { stream: true },
+    body: CreateBody & { stream: true },
     options?: RequestOptions,
   ): Promise<EventStream>;
   /** Create a response: `POST /responses`; with `stream: true`, its events as they come. */
   create(
-    body: models.CreateResponseBody,
+    body: CreateBody,
     options?: RequestOptions,
   ): Promise<WithOutputText<models.ResponseResource>>;
   /** Create a response streamed, as openai-node's `responses.stream`: a `ResponseStream` at once. */
-  stream(
-    body: models.CreateResponseBody,
-    options?: RequestOptions,
-  ): ResponseStream;
+  stream(body: CreateBody, options?: RequestOptions): ResponseStream;
   /**
    * Retrieve a response: `GET /responses/{response_id}`. Returns a response the
    * server stored when it was created (any response not created with `store:

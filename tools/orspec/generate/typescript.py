@@ -561,6 +561,7 @@ export declare const OPERATIONS: readonly OperationInfo[];
         f"\n/** The create operation's answer. */\nexport declare const CREATE_RESPONSE: {'typeof models.' + answer if answer else 'null'};\n"
         f"\n/** The type of the create operation's answer, which streams build too. */\nexport type CreateAnswer = {'models.' + answer if answer else 'Record<string, unknown>'};\n"
     )
+    dts.append(_create_body(model, found, request, answer))
     dts.append("".join(query_types))
     groups = sorted(g for g in dts_methods if g)
     body = "".join(dts_methods.get("", []))
@@ -572,21 +573,39 @@ export declare const OPERATIONS: readonly OperationInfo[];
             "  /** Create a response: `POST /responses`; with `stream: true`, its events as they come. */\n"
             + _method(
                 "create",
-                [f"body: models.{request} & {{ stream: true }}", "options?: RequestOptions"],
+                ["body: CreateBody & { stream: true }", "options?: RequestOptions"],
                 "Promise<EventStream>",
             )
             + "  /** Create a response: `POST /responses`; with `stream: true`, its events as they come. */\n"
-            + _method(
-                "create", [f"body: models.{request}", "options?: RequestOptions"], f"Promise<WithOutputText<models.{answer}>>"
-            )
+            + _method("create", ["body: CreateBody", "options?: RequestOptions"], f"Promise<WithOutputText<models.{answer}>>")
             + "  /** Create a response streamed, as openai-node's `responses.stream`: a `ResponseStream` at once. */\n"
-            + _method("stream", [f"body: models.{request}", "options?: RequestOptions"], "ResponseStream")
+            + _method("stream", ["body: CreateBody", "options?: RequestOptions"], "ResponseStream")
         )
     interface = (
         f"export interface Responses {{\n{create}{body}}}\n" if create or body else "export interface Responses {}\n"
     )
     dts.append(f"\n/** `client.responses`: create, and the operations on one stored response. */\n{interface}")
     return "".join(js), "".join(dts)
+
+
+def _create_body(model: SpecModel, found: tuple[str, dict] | None, request: str | None, answer: str | None) -> str:
+    """`CreateBody`, the create request's body as the client takes it: where the request has an array
+    `input` and the answer an `output`, the input may also carry the output's items as they came."""
+    if request is None:
+        return ""
+    doc = "\n/** The create request's body, as `responses.create` takes it. */\n"
+    answer_schema = next((s for s, c in class_names(model.schemas).items() if c == answer), None)
+    output = model.schemas[answer_schema].node.get("properties", {}) if answer_schema else {}
+    if "input" not in found[1].get("properties", {}) or "output" not in output:
+        return f"{doc}export type CreateBody = models.{request};\n"
+    given = f'models.{request}["input"]'
+    item = TypeUnion((f"Extract<{given}, readonly unknown[]>[number]", f'models.{answer}["output"][number]'))
+    return (
+        "\n/** An item of the create request's `input`, or of its answer's `output` (to send back as it came). */\n"
+        + type_alias("CreateInputItem", item)
+        + "\n/** The create request's body, as `responses.create` takes it: its `input` may carry output items. */\n"
+        + f'export type CreateBody = Omit<models.{request}, "input"> & {{\n  input?: {given} | CreateInputItem[];\n}};\n'
+    )
 
 
 def _create_answer(model: SpecModel) -> str | None:
