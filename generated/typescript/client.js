@@ -321,6 +321,7 @@ export class EventStream {
   }
 
   async *[Symbol.asyncIterator]() {
+    if (this.#read) return; // read to its end already: nothing more will come
     let attempts = 0;
     for (;;) {
       const messages = readSSE(this.response.body);
@@ -344,6 +345,7 @@ export class EventStream {
         if (next.done || next.value.data === DONE) {
           this.sawDone ||= !next.done;
           this.#read = true;
+          await messages.return(); // releases the body
           return;
         }
         const event = this.#parse(next.value.data);

@@ -393,6 +393,16 @@ export class StreamChecker {
     return outcome && "event" in outcome ? outcome.event : event;
   }
 
+  /**
+   * Check a stream of parsed events to its end, such as the client's `EventStream`, whose
+   * `sawDone` says whether `data: [DONE]` came; returns every violation.
+   */
+  async checkEvents(events) {
+    for await (const event of events) this.feedEvent(event);
+    if (events.sawDone === true) this.feed(null, DONE);
+    return this.finish();
+  }
+
   /** End of stream: report what never happened, and return every violation. */
   finish() {
     if (this.finished) return this.violations;
