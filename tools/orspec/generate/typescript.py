@@ -269,7 +269,7 @@ class _Models:
             'import * as z from "zod";\n\n',
             'import { limitItems, limitKeys, taggedUnion } from "./union.js";\n',
         ]
-        dts = ['import type * as z from "zod";\n\nimport type { UnknownType } from "./union.js";\n']
+        dts = ['import type * as z from "zod";\n\nimport type { ObjectSchema, UnknownType } from "./union.js";\n']
         dts.append('\nexport type { UnknownType } from "./union.js";\n')
         for name, text in FALLBACKS.items():
             js.append(f"\n/** {text} */\nexport const {name} = z.looseObject({{ type: z.string() }});\n")
@@ -286,8 +286,11 @@ class _Models:
                 dts.append(f"\n{doc}export declare const {name}: z.ZodType<{name}>;\n{doc}" + type_alias(name, kinds))
             else:
                 shape = self.shapes[name]
-                js.append(f"\n{doc}" + statement(f"export const {name} = ", self.zod(shape)) + "\n")
-                dts.append(f"\n{doc}export declare const {name}: z.ZodType<{name}>;\n{doc}")
+                schema = self.zod(shape)
+                js.append(f"\n{doc}" + statement(f"export const {name} = ", schema) + "\n")
+                # An object's schema keeps `.shape`, `.extend`, `.pick` and `.omit` in its type.
+                kind = "ObjectSchema" if isinstance(schema, Call) and schema.callee == "z.looseObject" else "z.ZodType"
+                dts.append(f"\n{doc}export declare const {name}: {kind}<{name}>;\n{doc}")
                 typed = self.ts(shape)
                 if isinstance(typed, TypeLiteral):
                     body = "".join(members(typed, 1))
@@ -534,7 +537,7 @@ def _operations(model: SpecModel, models: _Models) -> tuple[str, str]:
     )
     dts = [
         'import type * as models from "./models.js";\n',
-        "import type {\n  EventStream,\n  RequestOptions,\n  ResponseStream,\n  WithOutputText,\n} from \"./client.js\";\n",
+        'import type {\n  EventStream,\n  RequestOptions,\n  ResponseStream,\n  WithOutputText,\n} from "./client.js";\n',
     ]
     dts.append(
         """
@@ -577,7 +580,9 @@ export declare const OPERATIONS: readonly OperationInfo[];
                 "Promise<EventStream>",
             )
             + "  /** Create a response: `POST /responses`; with `stream: true`, its events as they come. */\n"
-            + _method("create", ["body: CreateBody", "options?: RequestOptions"], f"Promise<WithOutputText<models.{answer}>>")
+            + _method(
+                "create", ["body: CreateBody", "options?: RequestOptions"], f"Promise<WithOutputText<models.{answer}>>"
+            )
             + "  /** Create a response streamed, as openai-node's `responses.stream`: a `ResponseStream` at once. */\n"
             + _method("stream", ["body: CreateBody", "options?: RequestOptions"], "ResponseStream")
         )
