@@ -713,8 +713,14 @@ for await (const event of stream) console.log(event.type);
 - `models`: a zod schema and a TypeScript type for every component schema, under the same name.
   Unknown fields and values of unknown `type`s are kept, so they round-trip.
 - `events`: `parseEvent`, `EVENT_TYPES`, `isKnownEvent`.
-- `client`: `OpenResponses`, over `fetch`, with retries, typed errors and `AbortSignal`.
+- `client`: `OpenResponses`, over `fetch`, with retries, typed errors and `AbortSignal`;
+  `responses.stream()` with `finalResponse()`, and `output_text` on a response. An answer or event
+  that breaks the schema comes as it was sent and is reported (`onInvalid`, a stream's `issues`),
+  or with `validate: "strict"` throws.
 - `sse`: `readSSE`, server-sent events from a `fetch` body.
+
+Install from a checkout with `npm install --install-links path/to/generated/typescript` (a plain
+folder install links it, and zod is not found), or from the tarball `npm pack` makes of it.
 """.encode()
 
 
