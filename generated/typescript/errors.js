@@ -114,7 +114,7 @@ export function statusError(status, body, headers) {
 
 /**
  * What a `ZodError` says of `value`, readably: one `{ path, message }` per issue, the path dotted
- * (`response.output.0.status`), a missing field said as such rather than as `undefined`.
+ * (`response.output.0.status`), a missing field said as pydantic says it rather than as `undefined`.
  */
 export function schemaIssues(error, value) {
   return (error?.issues ?? []).map((issue) => {
@@ -123,7 +123,7 @@ export function schemaIssues(error, value) {
       issue.code === "invalid_type" && valueAt(value, issue.path) === undefined;
     return {
       path,
-      message: missing ? `Field required (${issue.expected})` : issue.message,
+      message: missing ? "Field required" : issue.message, // as pydantic says it
     };
   });
 }
