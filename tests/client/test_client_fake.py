@@ -303,6 +303,13 @@ def test_answer_breaking_its_schema_is_passed_on_and_reported(serve):
         Client(base_url=base, api_key=KEY, validate="loose")
 
 
+def test_answer_that_is_not_json_raises_in_either_mode(serve):
+    _, base = serve(lambda: Response(b"<html>oops</html>", media_type="text/html"))
+    with pytest.raises(APIResponseValidationError, match="the answer to POST /v1/responses is not JSON") as info:
+        Client(base_url=base, api_key=KEY, max_retries=0).responses.create(model="m", input="hi")
+    assert info.value.status_code == 200 and info.value.body == b"<html>oops</html>"
+
+
 def test_timeout(serve):
     async def slow():
         await asyncio.sleep(2)

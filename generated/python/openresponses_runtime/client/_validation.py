@@ -95,7 +95,15 @@ class Validation:
                 return model.model_validate_json(data)
             return model.model_validate(data)
         except ValidationError as exc:
-            value = json.loads(data) if isinstance(data, bytes | str) else data
+            try:
+                value = json.loads(data) if isinstance(data, bytes | str) else data
+            except ValueError as error:  # not JSON at all: nothing to pass on, in either mode
+                raise APIResponseValidationError(
+                    f"{subject} is not JSON: {error}",
+                    body=data,
+                    status_code=self.status_code,
+                    request_id=self.request_id,
+                ) from error
             self.invalid(value, schema_issues(exc), subject=subject, cause=exc)
             return lenient(model, value)
 
