@@ -325,31 +325,37 @@ export class EventStream {
     let attempts = 0;
     for (;;) {
       const messages = readSSE(this.response.body);
-      for (;;) {
-        let next;
-        try {
-          next = await messages.next();
-        } catch (error) {
-          if (this.#signal?.aborted) {
-            throw new APIUserAbortError("the stream was aborted", {
-              cause: error,
-            });
+      try {
+        for (;;) {
+          let next;
+          try {
+            next = await messages.next();
+          } catch (error) {
+            if (this.#signal?.aborted) {
+              throw new APIUserAbortError("the stream was aborted", {
+                cause: error,
+              });
+            }
+            if (this.ended || !this.#resume || attempts >= this.#retries) {
+              throw new APIConnectionError(
+                `the stream broke: ${error.message}`,
+                {
+                  cause: error,
+                },
+              );
+            }
+            break; // resume below
           }
-          if (this.ended || !this.#resume || attempts >= this.#retries) {
-            throw new APIConnectionError(`the stream broke: ${error.message}`, {
-              cause: error,
-            });
+          if (next.done || next.value.data === DONE) {
+            this.sawDone ||= !next.done;
+            this.#read = true;
+            return;
           }
-          break; // resume below
+          const event = this.#parse(next.value.data);
+          if (event !== undefined) yield event;
         }
-        if (next.done || next.value.data === DONE) {
-          this.sawDone ||= !next.done;
-          this.#read = true;
-          await messages.return(); // releases the body
-          return;
-        }
-        const event = this.#parse(next.value.data);
-        if (event !== undefined) yield event;
+      } finally {
+        await messages.return(); // releases the body: the stream ended, broke, threw or was left
       }
       attempts++;
       this.response = await this.#resume(this);
