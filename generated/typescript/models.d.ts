@@ -409,7 +409,7 @@ export interface InputVideoContent {
  * Points at an item the server already stores, by its ID, so the client can
  * include it in `input` without resending the whole item.
  */
-export declare const ItemReferenceParam: ObjectSchema<ItemReferenceParam>;
+export declare const ItemReferenceParam: z.ZodType<ItemReferenceParam>;
 /**
  * Points at an item the server already stores, by its ID, so the client can
  * include it in `input` without resending the whole item.
@@ -1265,7 +1265,7 @@ export interface AnthropicMcpServer {
   tool_configuration?: AnthropicMcpToolConfiguration | null;
 }
 
-export declare const CreateResponseBody: ObjectSchema<CreateResponseBody>;
+export declare const CreateResponseBody: z.ZodType<CreateResponseBody>;
 export interface CreateResponseBody {
   /**
    * Identifier of the model that should generate the response, e.g. `gpt-5.2`
@@ -1700,6 +1700,25 @@ export interface CompactResource {
    * token breakdowns.
    */
   usage: Usage;
+}
+
+/**
+ * How many tokens a create request with the same fields would take as its
+ * input.
+ */
+export declare const InputTokenCountResource: ObjectSchema<InputTokenCountResource>;
+/**
+ * How many tokens a create request with the same fields would take as its
+ * input.
+ */
+export interface InputTokenCountResource {
+  /** Object kind marker; always `response.input_tokens`. */
+  object: "response.input_tokens";
+  /**
+   * The number of input tokens, counted by the model's own tokenizer where the
+   * server has it; the `usage.input_tokens` the response itself would report.
+   */
+  input_tokens: number;
 }
 
 /**
