@@ -5,8 +5,9 @@ from and the final response object. `context()` walks the chain back to rebuild
 `previous.input + previous.output` for the next turn.
 
 - `MemoryStore`: a dict; for tests and single-process demos.
-- `SQLiteStore(path)`: a real file that survives restarts; one connection per call, WAL mode and
-  a write lock, so concurrent requests are safe.
+- `SQLiteStore(path)`: a real file that survives restarts; WAL mode, connections kept open
+  between calls and a write lock, so concurrent requests are safe; `sync` says what a commit
+  survives (the server crashing, by default; a power cut with `sync="full"`).
 - `PostgresStore(url)`: with `psycopg` and `psycopg_pool` installed; chosen by
   `open_store("postgresql://...")`. A bounded pool of connections (`pool_size`, default 10 per
   process), each with a connect and a statement timeout; a request that waits longer than
@@ -34,7 +35,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -328,28 +329,77 @@ def sqlite_unavailable(exc: Exception) -> bool:
     return isinstance(exc, sqlite3.Error) and code is not None and (code & 0xFF) in _SQLITE_UNAVAILABLE
 
 
+def _breaks_connections(exc: BaseException) -> bool:
+    """Whether `exc` leaves a SQLite connection in doubt (a full disk, an I/O error, a file gone bad):
+    every kept connection is then opened again, where a busy or locked file only waits its turn."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (
+        isinstance(exc, sqlite3.Error)
+        and code is not None
+        and (code & 0xFF) in _SQLITE_UNAVAILABLE
+        and (code & 0xFF) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    )
+
+
+SQLITE_SYNC = ("normal", "full")  # `PRAGMA synchronous` in WAL mode: see SQLiteStore
+# Bytes of WAL past which a write checkpoints it to nothing (and SQLite's journal_size_limit): kept
+# connections never close, so the WAL is cut back here or by SQLite's own checkpoint every 1000 pages,
+# which readers that never pause keep from rewinding it.
+_WAL_LIMIT = 1024 * 1024
+
+
 class SQLiteStore(ResponseStore):
-    """Responses in a SQLite file: survives restarts, safe under concurrent requests.
+    """Responses in a SQLite file: survives restarts, safe under concurrent requests and processes.
+
+    The file is in WAL mode, its connections kept open between calls (a pool of this process's
+    threads, one call a connection at a time).
+    - `sync="normal"` (the default, SQLite's advice for WAL): a commit is written to the WAL before
+      the call returns, not synced to the disk. A response survives the server crashing or being
+      killed; a power cut or an OS crash may lose the last ones written (until a checkpoint syncs them).
+    - `sync="full"`: every commit is synced to the disk before the call returns: a response
+      survives a power cut too, for a disk sync per response.
 
     `busy_timeout`: seconds a call waits for a file locked by someone else before the store
-    is unavailable (a 503), rather than hanging the request."""
+    is unavailable (a 503), rather than hanging the request.
+
+    After a full disk or an I/O error every kept connection is closed, and the next call opens
+    new ones (a connection that met such an error can fail for good); the first write that then
+    succeeds checkpoints the WAL back to nothing. A file replaced under the server (another file,
+    or its WAL gone) is met the same way: its connections are not used again."""
 
     def __init__(
-        self, path: str | os.PathLike[str] = DEFAULT_SQLITE_PATH, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+        self,
+        path: str | os.PathLike[str] = DEFAULT_SQLITE_PATH,
+        *,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        sync: str = "normal",
     ):
+        if sync not in SQLITE_SYNC:
+            raise ValueError(f"sync must be one of {', '.join(SQLITE_SYNC)}, not {sync!r}")
         self.path = Path(path)
         self.busy_timeout = busy_timeout
-        self._lock = threading.Lock()
+        self.sync = sync
+        self._wal = Path(f"{self.path}-wal")
+        self._lock = threading.Lock()  # writers, in turn
+        self._pool_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._generation = 0  # connections of an older generation are closed as they come back
+        self._files: tuple[int, int, int | None] | None = None  # what this generation's connections opened
+        self._replaced: set[int] = set()  # generations whose file was replaced under them
+        self._parked: list[sqlite3.Connection] = []  # their connections, when they cannot be closed safely yet
+        self._checkpoint_due = False
         try:
             if self.path.parent != Path():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as db:
+            db = self._connect()
+            try:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute(
                     "CREATE TABLE IF NOT EXISTS responses ("
                     " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
                 )
-            db.close()
+            finally:
+                db.close()
         except (OSError, sqlite3.Error) as exc:
             reason = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else exc
             raise StoreError(
@@ -357,59 +407,154 @@ class SQLiteStore(ResponseStore):
             ) from None
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
-        db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
+        """A new connection to the file, set up as every call expects."""
+        db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
+            db.execute(f"PRAGMA synchronous={self.sync.upper()}")
+            db.execute(f"PRAGMA journal_size_limit={_WAL_LIMIT}")
+        except BaseException:
+            db.close()
+            raise
         return db
 
-    def _get(self, response_id: str) -> StoredResponse | None:
-        db = self._connect()
+    def _opened_files(self) -> tuple[int, int, int | None] | None:
+        """The database file and its WAL as they are now (device, inode, WAL inode); None when gone."""
         try:
-            row = db.execute("SELECT data FROM responses WHERE id = ?", (response_id,)).fetchone()
-        finally:
+            main = os.stat(self.path)
+        except OSError:
+            return None
+        try:
+            wal: int | None = os.stat(self._wal).st_ino
+        except OSError:
+            wal = None
+        return (main.st_dev, main.st_ino, wal)
+
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        """A kept connection of this process, for one call at a time, in autocommit."""
+        files = self._opened_files()
+        with self._pool_lock:
+            if self._files is not None and files != self._files:  # replaced under us, or its WAL deleted
+                self._retire(replaced=True)
+            generation = self._generation
+            db = self._idle.pop() if self._idle else None
+        if db is None:
+            db = self._connect()
+        try:
+            yield db
+        except BaseException as exc:
+            if db.in_transaction:
+                with suppress(sqlite3.Error):  # a connection that cannot roll back is in doubt: closed below
+                    db.execute("ROLLBACK")
+            if _breaks_connections(exc):
+                with self._pool_lock:
+                    if generation == self._generation:
+                        self._retire()
+                        self._checkpoint_due = True
+                self._close(db, generation)
+                raise
+            self._give(db, generation)
+            raise
+        self._give(db, generation)
+
+    def _give(self, db: sqlite3.Connection, generation: int) -> None:
+        with self._pool_lock:
+            if generation == self._generation and not db.in_transaction:
+                if self._files is None:
+                    self._files = self._opened_files()
+                self._idle.append(db)
+                return
+        self._close(db, generation)
+
+    def _retire(self, *, replaced: bool = False) -> None:
+        """Close the idle connections, and those in use as they come back (the pool's lock held)."""
+        idle, self._idle = self._idle, []
+        if replaced:
+            self._replaced.add(self._generation)
+        self._generation += 1
+        self._files = None
+        for db in idle:
+            self._close(db, self._generation - 1)
+
+    def _close(self, db: sqlite3.Connection, generation: int) -> None:
+        """Close a connection; one to a file replaced since must not copy its WAL into the new file, as
+        the last connection to close does: SQLite is told not to (Python 3.12+), or it waits for `aclose`."""
+        if generation in self._replaced:
+            setconfig = getattr(db, "setconfig", None)
+            if setconfig is None:
+                self._parked.append(db)
+                return
+            setconfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, True)
+        db.close()
+
+    async def aclose(self) -> None:
+        """Close the kept connections (the server does as it stops); the last to close checkpoints the WAL."""
+        with self._pool_lock:
+            self._retire()
+            parked, self._parked = self._parked, []
+        for db in parked:
             db.close()
+
+    def _get(self, response_id: str) -> StoredResponse | None:
+        with self.connection() as db:
+            row = db.execute("SELECT data FROM responses WHERE id = ?", (response_id,)).fetchone()
         return None if row is None else StoredResponse.from_json(response_id, row[0])
 
     def _chain(self, response_id: str) -> list[StoredResponse]:
-        db = self._connect()
-        try:
-            sql = _CHAIN_SQL.format(table="responses", mark="?", limit=MAX_CHAIN)
-            return _turns(db.execute(sql, (response_id,)).fetchall())
-        finally:
-            db.close()
+        sql = _CHAIN_SQL.format(table="responses", mark="?", limit=MAX_CHAIN)
+        with self.connection() as db:
+            rows = db.execute(sql, (response_id,)).fetchall()
+        return _turns(rows)
 
-    def _put(self, record: StoredResponse) -> None:
-        data = record.to_json()
-        # Writers queue here rather than on SQLite's lock; behind a locked file, not forever.
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """A connection to write on, in this process's turn. Writers queue here rather than on SQLite's
+        lock; behind a locked file, not forever. A write checkpoints the WAL when it has grown past
+        `_WAL_LIMIT`, or first after a disk error, unless readers are in it (then a later write does)."""
         if not self._lock.acquire(timeout=self.busy_timeout):
             raise TimeoutError(f"no write turn within the busy timeout ({self.busy_timeout:g} s)")
         try:
-            db = self._connect()
-            try:
-                db.execute(
-                    "INSERT OR REPLACE INTO responses (id, previous_response_id, data) VALUES (?, ?, ?)",
-                    (record.id, record.previous_response_id, data),
-                )
-            finally:
-                db.close()
+            with self.connection() as db:
+                yield db
+                if self._checkpoint_due or self._wal_size() > _WAL_LIMIT:
+                    self._checkpoint_due = not self._checkpoint(db)
         finally:
             self._lock.release()
 
+    def _wal_size(self) -> int:
+        try:
+            return os.stat(self._wal).st_size
+        except OSError:
+            return 0
+
+    def _checkpoint(self, db: sqlite3.Connection) -> bool:
+        """Copy the WAL into the file and cut it to nothing, unless readers are in it now; whether done."""
+        db.execute("PRAGMA busy_timeout=0")  # a write is waiting: readers are not waited for
+        try:
+            busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error:
+            busy = 1
+        finally:
+            db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
+        return not busy
+
+    def _put(self, record: StoredResponse) -> None:
+        data = record.to_json()
+        with self._writing() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO responses (id, previous_response_id, data) VALUES (?, ?, ?)",
+                (record.id, record.previous_response_id, data),
+            )
+
     def _delete(self, response_id: str) -> bool:
-        with self._lock:
-            db = self._connect()
-            try:
-                return db.execute("DELETE FROM responses WHERE id = ?", (response_id,)).rowcount > 0
-            finally:
-                db.close()
+        with self._writing() as db:
+            return db.execute("DELETE FROM responses WHERE id = ?", (response_id,)).rowcount > 0
 
     def _expire(self, before: float) -> int:
-        with self._lock:
-            db = self._connect()
-            try:
-                sql = "DELETE FROM responses WHERE json_extract(data, '$.response.created_at') < ?"
-                return db.execute(sql, (before,)).rowcount
-            finally:
-                db.close()
+        with self._writing() as db:
+            sql = "DELETE FROM responses WHERE json_extract(data, '$.response.created_at') < ?"
+            return db.execute(sql, (before,)).rowcount
 
     async def expire(self, before: float) -> int:
         """Forget the responses created before `before` (a Unix time), in one statement; how many."""
@@ -626,14 +771,19 @@ class PostgresStore(ResponseStore):
 
 
 def open_store(
-    url: str | os.PathLike[str] | None = None, *, timeout: float | None = None, pool_size: int | None = None
+    url: str | os.PathLike[str] | None = None,
+    *,
+    timeout: float | None = None,
+    pool_size: int | None = None,
+    sync: str | None = None,
 ) -> ResponseStore:
     """A store from a URL: `memory:`, `postgresql://...`, `sqlite:///path` or a plain file path.
 
     With no URL: `$ORSPEC_STORE`, else a SQLite file `orspec-responses.sqlite3` in the working directory.
     `timeout`: seconds before a store that does not answer is unavailable (SQLite's busy timeout;
     PostgreSQL's connect, statement and pool-wait timeouts), 5 by default. `pool_size`: PostgreSQL
-    connections per process, 10 by default.
+    connections per process, 10 by default. `sync`: a SQLite file's `normal` (default) or `full`
+    (see `SQLiteStore`); PostgreSQL syncs as its server's `synchronous_commit` says.
     """
     if url is None:
         url = os.environ.get("ORSPEC_STORE") or DEFAULT_SQLITE_PATH
@@ -647,4 +797,5 @@ def open_store(
         return PostgresStore(text, **options)
     if text.startswith("sqlite:///"):
         text = text[len("sqlite:///") :]
-    return SQLiteStore(text) if timeout is None else SQLiteStore(text, busy_timeout=timeout)
+    options = {} if timeout is None else {"busy_timeout": timeout}
+    return SQLiteStore(text, **options, sync=sync or "normal")
