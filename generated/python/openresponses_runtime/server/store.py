@@ -32,6 +32,7 @@ import logging
 import os
 import re
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -159,6 +160,12 @@ class ResponseStore(Protocol):
         """Forget the response and its input items; False if it was not stored."""
         ...
 
+    async def get_owned(self, response_id: str, owner: str | None) -> StoredResponse | None:
+        """The response if `owner` made it, else None, the same whether it is missing or another's.
+        By default a `get`; the built-in stores answer another tenant's from its owner alone, without
+        reading or parsing the response (a large one would take longer to say no)."""
+        return _owned(await self.get(response_id), owner)
+
     async def chain(self, response_id: str) -> list[StoredResponse]:
         """The chain from `response_id` back to its first turn, newest first, stopping at the first
         turn missing and after `MAX_CHAIN + 1` turns. By default one `get` a turn; a database
@@ -176,6 +183,11 @@ class ResponseStore(Protocol):
         return {}
 
 
+def _owned(record: StoredResponse | None, owner: str | None) -> StoredResponse | None:
+    """`record` if `owner` made it by its own word too (a row edited to have no owner is no one's)."""
+    return record if record is not None and record.owned_by(owner) else None
+
+
 def complete(store: Any) -> ResponseStore:
     """`store` as a whole `ResponseStore`: as it is when it has every method, else with the defaults
     of those it lacks (a store of only `get`, `put` and `delete` still serves)."""
@@ -184,7 +196,7 @@ def complete(store: Any) -> ResponseStore:
     return _Completed(store)
 
 
-_ASKED = ("get", "put", "delete", "chain", "open", "aclose", "pool_stats")
+_ASKED = ("get", "get_owned", "put", "delete", "chain", "open", "aclose", "pool_stats")
 
 
 class _Completed(ResponseStore):
@@ -282,15 +294,25 @@ class MemoryStore(ResponseStore):
 
     def __init__(self) -> None:
         self._records: dict[str, str] = {}
+        self._owners: dict[str, str] = {}
 
     async def get(self, response_id: str) -> StoredResponse | None:
         text = self._records.get(response_id)
         return None if text is None else StoredResponse.from_json(response_id, text)
 
+    async def get_owned(self, response_id: str, owner: str | None) -> StoredResponse | None:
+        made_by = self._owners.get(response_id)
+        if made_by is None or owner is None or not hmac.compare_digest(made_by, owner):
+            return None
+        return _owned(await self.get(response_id), owner)
+
     async def put(self, record: StoredResponse) -> None:
         self._records[record.id] = record.to_json()  # a copy, so callers cannot change what is stored
+        if record.owner is not None:
+            self._owners[record.id] = record.owner
 
     async def delete(self, response_id: str) -> bool:
+        self._owners.pop(response_id, None)
         return self._records.pop(response_id, None) is not None
 
     async def expire(self, before: float) -> int:
@@ -298,6 +320,7 @@ class MemoryStore(ResponseStore):
         old = [key for key, text in list(self._records.items()) if _created_at(text) < before]
         for key in old:
             self._records.pop(key, None)
+            self._owners.pop(key, None)
         return len(old)
 
     def __len__(self) -> int:
@@ -348,6 +371,53 @@ SQLITE_SYNC = ("normal", "full")  # `PRAGMA synchronous` in WAL mode: see SQLite
 _WAL_LIMIT = 1024 * 1024
 
 
+_NO_CKPT_ON_CLOSE = 1006  # SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE
+
+
+def _no_checkpoint_on_close(db: sqlite3.Connection) -> bool:
+    """Tell SQLite not to checkpoint `db`'s WAL into the database as it closes; whether it could be told.
+    Python 3.12 has `Connection.setconfig`; on CPython 3.11 `sqlite3_db_config` is called through
+    ctypes with the connection's handle, the first field after the object's header."""
+    setconfig = getattr(db, "setconfig", None)
+    if setconfig is not None:
+        setconfig(_NO_CKPT_ON_CLOSE, True)
+        return True
+    if sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11) or sys.platform == "darwin":
+        return False  # darwin: variadic arguments on arm64 do not travel as ctypes passes them
+    try:
+        import _sqlite3
+        import ctypes
+
+        config = ctypes.CDLL(_sqlite3.__file__).sqlite3_db_config
+    except (ImportError, OSError, AttributeError):  # SQLite linked in without its symbols
+        return False
+    config.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+    config.restype = ctypes.c_int
+    handle = ctypes.c_void_p.from_address(id(db) + object.__basicsize__).value
+    return config(handle, _NO_CKPT_ON_CLOSE, 1, None) == sqlite3.SQLITE_OK
+
+
+def _owners_table(db: sqlite3.Connection) -> None:
+    """Who made each response, in a table of its own: another tenant's read is answered from it, without
+    reading the response. A file from before it gets it filled from the responses' own `owner`, once."""
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'response_owners'").fetchone():
+        return
+    db.execute("BEGIN IMMEDIATE")  # servers starting together: one fills it, the others find it filled
+    try:
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS response_owners (id TEXT PRIMARY KEY, owner TEXT NOT NULL) WITHOUT ROWID"
+        )
+        db.execute(
+            "INSERT OR IGNORE INTO response_owners (id, owner) SELECT id, owner FROM"
+            " (SELECT id, CASE WHEN json_valid(data) THEN json_extract(data, '$.owner') END AS owner FROM responses)"
+            " WHERE owner IS NOT NULL"
+        )
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
 class SQLiteStore(ResponseStore):
     """Responses in a SQLite file: survives restarts, safe under concurrent requests and processes.
 
@@ -382,11 +452,12 @@ class SQLiteStore(ResponseStore):
         self._wal = Path(f"{self.path}-wal")
         self._lock = threading.Lock()  # writers, in turn
         self._pool_lock = threading.Lock()
-        self._idle: list[sqlite3.Connection] = []
+        self._idle: list[sqlite3.Connection] = []  # for calls in threads, which wait for a locked file
+        self._quick: list[sqlite3.Connection] = []  # for calls on the event loop, which do not
         self._generation = 0  # connections of an older generation are closed as they come back
         self._files: tuple[int, int, int | None] | None = None  # what this generation's connections opened
         self._replaced: set[int] = set()  # generations whose file was replaced under them
-        self._parked: list[sqlite3.Connection] = []  # their connections, when they cannot be closed safely yet
+        self._parked: list[sqlite3.Connection] = []  # their connections, when they cannot be closed safely
         self._checkpoint_due = False
         try:
             if self.path.parent != Path():
@@ -398,6 +469,7 @@ class SQLiteStore(ResponseStore):
                     "CREATE TABLE IF NOT EXISTS responses ("
                     " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
                 )
+                _owners_table(db)
             finally:
                 db.close()
         except (OSError, sqlite3.Error) as exc:
@@ -431,16 +503,20 @@ class SQLiteStore(ResponseStore):
         return (main.st_dev, main.st_ino, wal)
 
     @contextmanager
-    def connection(self) -> Iterator[sqlite3.Connection]:
-        """A kept connection of this process, for one call at a time, in autocommit."""
+    def connection(self, *, wait: bool = True) -> Iterator[sqlite3.Connection]:
+        """A kept connection of this process, for one call at a time, in autocommit. With `wait=False`,
+        one that does not wait for a file locked by another process: `_Busy` instead, at once."""
         files = self._opened_files()
         with self._pool_lock:
             if self._files is not None and files != self._files:  # replaced under us, or its WAL deleted
                 self._retire(replaced=True)
             generation = self._generation
-            db = self._idle.pop() if self._idle else None
+            idle = self._idle if wait else self._quick
+            db = idle.pop() if idle else None
         if db is None:
             db = self._connect()
+            if not wait:
+                db.execute("PRAGMA busy_timeout=0")
         try:
             yield db
         except BaseException as exc:
@@ -454,22 +530,24 @@ class SQLiteStore(ResponseStore):
                         self._checkpoint_due = True
                 self._close(db, generation)
                 raise
-            self._give(db, generation)
+            self._give(db, generation, wait)
+            if not wait and getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise _Busy() from exc
             raise
-        self._give(db, generation)
+        self._give(db, generation, wait)
 
-    def _give(self, db: sqlite3.Connection, generation: int) -> None:
+    def _give(self, db: sqlite3.Connection, generation: int, wait: bool) -> None:
         with self._pool_lock:
             if generation == self._generation and not db.in_transaction:
                 if self._files is None:
                     self._files = self._opened_files()
-                self._idle.append(db)
+                (self._idle if wait else self._quick).append(db)
                 return
         self._close(db, generation)
 
     def _retire(self, *, replaced: bool = False) -> None:
         """Close the idle connections, and those in use as they come back (the pool's lock held)."""
-        idle, self._idle = self._idle, []
+        idle, self._idle, self._quick = self._idle + self._quick, [], []
         if replaced:
             self._replaced.add(self._generation)
         self._generation += 1
@@ -478,47 +556,62 @@ class SQLiteStore(ResponseStore):
             self._close(db, self._generation - 1)
 
     def _close(self, db: sqlite3.Connection, generation: int) -> None:
-        """Close a connection; one to a file replaced since must not copy its WAL into the new file, as
-        the last connection to close does: SQLite is told not to (Python 3.12+), or it waits for `aclose`."""
-        if generation in self._replaced:
-            setconfig = getattr(db, "setconfig", None)
-            if setconfig is None:
-                self._parked.append(db)
-                return
-            setconfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, True)
+        """Close a connection. One to a file replaced since must not copy its WAL into the new file,
+        as the last connection to close does; where SQLite cannot be told so, it stays open, unused."""
+        if generation in self._replaced and not _no_checkpoint_on_close(db):
+            self._parked.append(db)
+            return
         db.close()
 
     async def aclose(self) -> None:
         """Close the kept connections (the server does as it stops); the last to close checkpoints the WAL."""
         with self._pool_lock:
             self._retire()
-            parked, self._parked = self._parked, []
-        for db in parked:
-            db.close()
 
-    def _get(self, response_id: str) -> StoredResponse | None:
-        with self.connection() as db:
+    async def _call(self, work: Callable[..., Any], *args: Any, syncs: bool = False) -> Any:
+        """`work(*args)` on a kept connection. On the event loop when it cannot wait (no disk sync per
+        commit: `syncs` and `sync="full"`; the file not locked by another process, nor by a thread's
+        write): that costs less than handing it to a thread. Else in a thread, which may wait."""
+        if not (syncs and self.sync == "full"):
+            try:
+                return work(*args, wait=False)
+            except _Busy:
+                pass
+        return await asyncio.to_thread(work, *args)
+
+    def _get(self, response_id: str, *, wait: bool = True) -> StoredResponse | None:
+        with self.connection(wait=wait) as db:
             row = db.execute("SELECT data FROM responses WHERE id = ?", (response_id,)).fetchone()
         return None if row is None else StoredResponse.from_json(response_id, row[0])
 
-    def _chain(self, response_id: str) -> list[StoredResponse]:
+    def _get_owned(self, response_id: str, owner: str, *, wait: bool = True) -> StoredResponse | None:
+        # The owners' table first (CROSS JOIN keeps that order): another tenant's response is not read.
+        sql = (
+            "SELECT r.data FROM response_owners o CROSS JOIN responses r ON r.id = o.id WHERE o.id = ? AND o.owner = ?"
+        )
+        with self.connection(wait=wait) as db:
+            row = db.execute(sql, (response_id, owner)).fetchone()
+        return _owned(StoredResponse.from_json(response_id, row[0]) if row else None, owner)
+
+    def _chain(self, response_id: str, *, wait: bool = True) -> list[StoredResponse]:
         sql = _CHAIN_SQL.format(table="responses", mark="?", limit=MAX_CHAIN)
-        with self.connection() as db:
+        with self.connection(wait=wait) as db:
             rows = db.execute(sql, (response_id,)).fetchall()
         return _turns(rows)
 
     @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        """A connection to write on, in this process's turn. Writers queue here rather than on SQLite's
-        lock; behind a locked file, not forever. A write checkpoints the WAL when it has grown past
-        `_WAL_LIMIT`, or first after a disk error, unless readers are in it (then a later write does)."""
-        if not self._lock.acquire(timeout=self.busy_timeout):
+    def _writing(self, *, wait: bool = True) -> Iterator[sqlite3.Connection]:
+        """A connection to write on, in one transaction, in this process's turn. Writers queue here rather
+        than on SQLite's lock; behind a locked file, not forever (without `wait`, not at all: `_Busy`)."""
+        if not self._lock.acquire(timeout=self.busy_timeout if wait else 0):
+            if not wait:
+                raise _Busy()
             raise TimeoutError(f"no write turn within the busy timeout ({self.busy_timeout:g} s)")
         try:
-            with self.connection() as db:
+            with self.connection(wait=wait) as db:
+                db.execute("BEGIN IMMEDIATE")
                 yield db
-                if self._checkpoint_due or self._wal_size() > _WAL_LIMIT:
-                    self._checkpoint_due = not self._checkpoint(db)
+                db.execute("COMMIT")
         finally:
             self._lock.release()
 
@@ -528,33 +621,52 @@ class SQLiteStore(ResponseStore):
         except OSError:
             return 0
 
-    def _checkpoint(self, db: sqlite3.Connection) -> bool:
-        """Copy the WAL into the file and cut it to nothing, unless readers are in it now; whether done."""
-        db.execute("PRAGMA busy_timeout=0")  # a write is waiting: readers are not waited for
-        try:
-            busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.Error:
-            busy = 1
-        finally:
-            db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
-        return not busy
+    async def _checkpoint_when_due(self) -> None:
+        """Checkpoint the WAL to nothing (in a thread: it syncs the disk) when it has grown past
+        `_WAL_LIMIT`, or first after a disk error; readers in it now put it off to a later write."""
+        if self._checkpoint_due or self._wal_size() > _WAL_LIMIT:
+            await asyncio.to_thread(self._checkpoint)
 
-    def _put(self, record: StoredResponse) -> None:
+    def _checkpoint(self) -> None:
+        if not self._lock.acquire(timeout=self.busy_timeout):
+            return  # another write's turn: a later one checkpoints
+        try:
+            if not (self._checkpoint_due or self._wal_size() > _WAL_LIMIT):
+                return  # done by the write before
+            with self.connection(wait=False) as db:
+                try:
+                    busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                except sqlite3.Error:
+                    busy = 1
+            self._checkpoint_due = bool(busy)
+        except _Busy:
+            pass
+        finally:
+            self._lock.release()
+
+    def _put(self, record: StoredResponse, *, wait: bool = True) -> None:
         data = record.to_json()
-        with self._writing() as db:
+        with self._writing(wait=wait) as db:
             db.execute(
                 "INSERT OR REPLACE INTO responses (id, previous_response_id, data) VALUES (?, ?, ?)",
                 (record.id, record.previous_response_id, data),
             )
+            if record.owner is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO response_owners (id, owner) VALUES (?, ?)", (record.id, record.owner)
+                )
 
-    def _delete(self, response_id: str) -> bool:
-        with self._writing() as db:
+    def _delete(self, response_id: str, *, wait: bool = True) -> bool:
+        with self._writing(wait=wait) as db:
+            db.execute("DELETE FROM response_owners WHERE id = ?", (response_id,))
             return db.execute("DELETE FROM responses WHERE id = ?", (response_id,)).rowcount > 0
 
     def _expire(self, before: float) -> int:
         with self._writing() as db:
             sql = "DELETE FROM responses WHERE json_extract(data, '$.response.created_at') < ?"
-            return db.execute(sql, (before,)).rowcount
+            gone = db.execute(sql, (before,)).rowcount
+            db.execute("DELETE FROM response_owners WHERE id NOT IN (SELECT id FROM responses)")
+            return gone
 
     async def expire(self, before: float) -> int:
         """Forget the responses created before `before` (a Unix time), in one statement; how many."""
@@ -563,25 +675,50 @@ class SQLiteStore(ResponseStore):
 
     async def get(self, response_id: str) -> StoredResponse | None:
         with unavailable_on(f"reading {response_id}", sqlite_unavailable):
-            return await asyncio.to_thread(self._get, response_id)
+            return await self._call(self._get, response_id)
+
+    async def get_owned(self, response_id: str, owner: str | None) -> StoredResponse | None:
+        """The response if `owner` made it, else None: another tenant's is answered from its owner alone."""
+        if owner is None:
+            return None
+        with unavailable_on(f"reading {response_id}", sqlite_unavailable):
+            return await self._call(self._get_owned, response_id, owner)
 
     async def chain(self, response_id: str) -> list[StoredResponse]:
         """The chain from `response_id` back to its first turn (or the first one missing), in one query."""
         with unavailable_on(f"reading {response_id}", sqlite_unavailable):
-            return await asyncio.to_thread(self._chain, response_id)
+            return await self._call(self._chain, response_id)
 
     async def delete(self, response_id: str) -> bool:
-        return await asyncio.to_thread(self._delete, response_id)
+        deleted = await self._call(self._delete, response_id, syncs=True)
+        await self._checkpoint_when_due()
+        return deleted
 
     async def put(self, record: StoredResponse) -> None:
         with unavailable_on(f"saving {record.id}", sqlite_unavailable):
-            await asyncio.to_thread(self._put, record)
+            await self._call(self._put, record, syncs=True)
+            await self._checkpoint_when_due()
+
+
+class _Busy(Exception):
+    """A call that may not wait found the file locked: it is made again in a thread, which waits."""
 
 
 DEFAULT_POOL_SIZE = 10  # connections per process: keep size x processes under the server's max_connections
 DEFAULT_POOL_TIMEOUT = 5.0  # seconds a request waits for a free connection before the store is unavailable
 DEFAULT_CONNECT_TIMEOUT = 5.0  # seconds to open a connection
 DEFAULT_STATEMENT_TIMEOUT = 5.0  # seconds one statement may run, enforced by PostgreSQL and here alike
+
+
+# Who made each response, beside it: another tenant's read is answered without reading the response.
+# A table from before it gets the column filled from the responses' own `owner`, once.
+_PG_OWNER_COLUMN = """DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                 AND table_name = 'orspec_responses' AND column_name = 'owner') THEN
+    ALTER TABLE orspec_responses ADD COLUMN owner TEXT;
+    UPDATE orspec_responses SET owner = data::jsonb ->> 'owner' WHERE data::jsonb ? 'owner';
+  END IF;
+END $$"""
 
 
 class PostgresStore(ResponseStore):
@@ -626,6 +763,7 @@ class PostgresStore(ResponseStore):
                 "orspec_responses",
                 "CREATE TABLE IF NOT EXISTS orspec_responses ("
                 " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)",
+                _PG_OWNER_COLUMN,
             )
         except psycopg.Error as exc:
             check = (
@@ -750,12 +888,22 @@ class PostgresStore(ResponseStore):
         with unavailable_on(f"reading {response_id}", self._unavailable):
             return _turns(await self._execute(sql, (response_id,)))
 
+    async def get_owned(self, response_id: str, owner: str | None) -> StoredResponse | None:
+        """The response if `owner` made it, else None: another tenant's row is passed over on its owner
+        column, its response never read from the table's storage."""
+        if owner is None:
+            return None
+        sql = "SELECT data FROM orspec_responses WHERE id = %s AND owner = %s"
+        with unavailable_on(f"reading {response_id}", self._unavailable):
+            rows = await self._execute(sql, (response_id, owner))
+        return _owned(StoredResponse.from_json(response_id, rows[0][0]) if rows else None, owner)
+
     async def put(self, record: StoredResponse) -> None:
         with unavailable_on(f"saving {record.id}", self._unavailable):
             await self._execute(  # one statement in autocommit: the record is stored whole or not at all
-                "INSERT INTO orspec_responses (id, previous_response_id, data) VALUES (%s, %s, %s)"
-                " ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data",
-                (record.id, record.previous_response_id, record.to_json()),
+                "INSERT INTO orspec_responses (id, previous_response_id, owner, data) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, owner = EXCLUDED.owner",
+                (record.id, record.previous_response_id, record.owner, record.to_json()),
             )
 
     async def delete(self, response_id: str) -> bool:
