@@ -365,9 +365,9 @@ def _breaks_connections(exc: BaseException) -> bool:
 
 
 SQLITE_SYNC = ("normal", "full")  # `PRAGMA synchronous` in WAL mode: see SQLiteStore
-# Bytes of WAL past which a write checkpoints it to nothing (and SQLite's journal_size_limit): kept
-# connections never close, so the WAL is cut back here or by SQLite's own checkpoint every 1000 pages,
-# which readers that never pause keep from rewinding it.
+# Bytes of WAL past which a write starts a checkpoint (and SQLite's journal_size_limit, what the WAL
+# is cut back to as it starts over): kept connections never close, and the last to close was what
+# checkpointed it before.
 _WAL_LIMIT = 1024 * 1024
 
 
@@ -459,6 +459,9 @@ class SQLiteStore(ResponseStore):
         self._replaced: set[int] = set()  # generations whose file was replaced under them
         self._parked: list[sqlite3.Connection] = []  # their connections, when they cannot be closed safely
         self._checkpoint_due = False
+        self._checkpointing: asyncio.Future[None] | None = None
+        self._batch: list[tuple[StoredResponse, asyncio.Future[None]]] = []  # puts the writer has yet to write
+        self._writer: asyncio.Future[None] | None = None
         try:
             if self.path.parent != Path():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -485,6 +488,7 @@ class SQLiteStore(ResponseStore):
             db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
             db.execute(f"PRAGMA synchronous={self.sync.upper()}")
             db.execute(f"PRAGMA journal_size_limit={_WAL_LIMIT}")
+            db.execute("PRAGMA wal_autocheckpoint=0")  # the store checkpoints in a thread, never on the event loop
         except BaseException:
             db.close()
             raise
@@ -565,6 +569,9 @@ class SQLiteStore(ResponseStore):
 
     async def aclose(self) -> None:
         """Close the kept connections (the server does as it stops); the last to close checkpoints the WAL."""
+        checkpointing, self._checkpointing = self._checkpointing, None
+        if checkpointing is not None and checkpointing.get_loop() is asyncio.get_running_loop():
+            await asyncio.wait([checkpointing])
         with self._pool_lock:
             self._retire()
 
@@ -622,39 +629,72 @@ class SQLiteStore(ResponseStore):
             return 0
 
     async def _checkpoint_when_due(self) -> None:
-        """Checkpoint the WAL to nothing (in a thread: it syncs the disk) when it has grown past
-        `_WAL_LIMIT`, or first after a disk error; readers in it now put it off to a later write."""
-        if self._checkpoint_due or self._wal_size() > _WAL_LIMIT:
-            await asyncio.to_thread(self._checkpoint)
+        """Checkpoint the WAL in a thread (it syncs the disk) once it has grown past `_WAL_LIMIT`, while
+        writes go on. Writes that never pause keep such a checkpoint from starting the WAL over, so past
+        four times that (or after a disk error) one holds writes back until the WAL is cut to nothing."""
+        size = self._wal_size()
+        if not (self._checkpoint_due or size > _WAL_LIMIT):
+            return
+        over = size > 4 * _WAL_LIMIT
+        if self._checkpointing is None or self._checkpointing.done():
+            thorough = over or self._checkpoint_due
+            self._checkpointing = asyncio.ensure_future(asyncio.to_thread(self._checkpoint, thorough))
+        if over:
+            await asyncio.shield(self._checkpointing)
 
-    def _checkpoint(self) -> None:
-        if not self._lock.acquire(timeout=self.busy_timeout):
-            return  # another write's turn: a later one checkpoints
+    def _checkpoint(self, thorough: bool) -> None:
+        if not thorough:
+            with suppress(_Busy, sqlite3.Error), self.connection(wait=False) as db:  # a later write tries again
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            return
+        if not self._lock.acquire(timeout=self.busy_timeout):  # no write of this process meanwhile
+            return
         try:
-            if not (self._checkpoint_due or self._wal_size() > _WAL_LIMIT):
-                return  # done by the write before
-            with self.connection(wait=False) as db:
-                try:
-                    busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-                except sqlite3.Error:
-                    busy = 1
+            with self.connection() as db:  # waits for readers in the WAL, a moment each
+                busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             self._checkpoint_due = bool(busy)
-        except _Busy:
-            pass
+        except (_Busy, sqlite3.Error):
+            pass  # a later write tries again
         finally:
             self._lock.release()
 
-    def _put(self, record: StoredResponse, *, wait: bool = True) -> None:
-        data = record.to_json()
+    def _put(self, records: list[StoredResponse], *, wait: bool = True) -> None:
+        rows = [(record.id, record.previous_response_id, record.to_json()) for record in records]
+        owners = [(record.id, record.owner) for record in records if record.owner is not None]
         with self._writing(wait=wait) as db:
-            db.execute(
-                "INSERT OR REPLACE INTO responses (id, previous_response_id, data) VALUES (?, ?, ?)",
-                (record.id, record.previous_response_id, data),
-            )
-            if record.owner is not None:
-                db.execute(
-                    "INSERT OR REPLACE INTO response_owners (id, owner) VALUES (?, ?)", (record.id, record.owner)
-                )
+            db.executemany("INSERT OR REPLACE INTO responses (id, previous_response_id, data) VALUES (?, ?, ?)", rows)
+            if owners:
+                db.executemany("INSERT OR REPLACE INTO response_owners (id, owner) VALUES (?, ?)", owners)
+
+    def _batched(self, record: StoredResponse) -> asyncio.Future[None]:
+        """`record`, saved by the store's writer with the others asked for meanwhile, in one transaction
+        (a commit costs more than a row): the future is its answer."""
+        saved = asyncio.get_running_loop().create_future()
+        self._batch.append((record, saved))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.ensure_future(self._write_batches())
+        return saved
+
+    async def _write_batches(self) -> None:
+        """Write what `_batched` gathered until nothing waits: a lone response to an idle store here,
+        on the event loop (a thread's round trip costs more than the write); else in a thread, so
+        that a disk slow to take writes holds up no other request, while the next batch gathers."""
+        idle = True
+        while self._batch:
+            batch, self._batch = self._batch, []
+            records = [record for record, _ in batch]
+            try:
+                try:
+                    if not (idle and len(records) == 1):
+                        raise _Busy()
+                    self._put(records, wait=False)
+                except _Busy:
+                    await asyncio.to_thread(self._put, records)
+            except Exception as exc:
+                _settle(batch, exc)
+            else:
+                _settle(batch, None)
+            idle = False
 
     def _delete(self, response_id: str, *, wait: bool = True) -> bool:
         with self._writing(wait=wait) as db:
@@ -696,8 +736,21 @@ class SQLiteStore(ResponseStore):
 
     async def put(self, record: StoredResponse) -> None:
         with unavailable_on(f"saving {record.id}", sqlite_unavailable):
-            await self._call(self._put, record, syncs=True)
+            if self.sync == "full":  # a disk sync per commit: in a thread
+                await asyncio.to_thread(self._put, [record])
+            else:
+                await self._batched(record)
             await self._checkpoint_when_due()
+
+
+def _settle(batch: list[tuple[StoredResponse, asyncio.Future[None]]], error: BaseException | None) -> None:
+    for _, saved in batch:
+        if saved.done():  # its request was cancelled meanwhile
+            continue
+        if error is None:
+            saved.set_result(None)
+        else:
+            saved.set_exception(error)
 
 
 class _Busy(Exception):
