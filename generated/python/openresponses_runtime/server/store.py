@@ -650,7 +650,7 @@ class SQLiteStore(ResponseStore):
         if not self._lock.acquire(timeout=self.busy_timeout):  # no write of this process meanwhile
             return
         try:
-            with self.connection() as db:  # waits for readers in the WAL, a moment each
+            with self.connection(wait=False) as db:  # readers in the WAL now: a later write tries again
                 busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             self._checkpoint_due = bool(busy)
         except (_Busy, sqlite3.Error):
