@@ -31,6 +31,7 @@ environment the workers inherit.
 from __future__ import annotations
 
 import argparse
+import base64
 import functools
 import logging
 import os
@@ -529,11 +530,14 @@ def _app(settings: dict[str, Any]) -> Any:
 
 def _with_cors(app: Any, origins: list[str]) -> Any:
     """The app behind CORS headers for `origins` (none: the app itself, so browsers on other origins
-    are refused as usual). The key travels as a bearer header, not a cookie, so no credentials mode."""
+    are refused as usual). The key travels as a bearer header, not a cookie, so no credentials mode.
+    A page from one of `origins` may also open a WebSocket with its key as a subprotocol (see
+    `_WebSocketKey`), since a browser's WebSocket cannot send an `Authorization` header."""
     if not origins:
         return app
     from starlette.middleware.cors import CORSMiddleware
 
+    app = _WebSocketKey(app, origins)
     return CORSMiddleware(
         app,
         allow_origins=origins,
@@ -542,6 +546,52 @@ def _with_cors(app: Any, origins: list[str]) -> Any:
         expose_headers=["OpenResponses-Ignored", "X-Request-Id"],
         max_age=600,
     )
+
+
+class _WebSocketKey:
+    """A browser's WebSocket key, as OpenAI's Realtime API takes it: the page offers the subprotocols
+    `openresponses` and `openresponses-key.<the key in unpadded base64url>`; from an allowed origin,
+    with no `Authorization` header, the key becomes one (`Bearer <key>`) and leaves the offered
+    protocols, and the handshake answers with `openresponses`. Any other connection passes as it is."""
+
+    PROTOCOL = "openresponses"
+    KEY_PREFIX = "openresponses-key."
+
+    def __init__(self, app: Any, origins: list[str]):
+        self.app = app
+        self.origins = {origin.rstrip("/").encode() for origin in origins}
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            return await self.app(scope, receive, send)
+        headers = [(name, value) for name, value in scope["headers"]]
+        origin = next((value for name, value in headers if name == b"origin"), b"")
+        offered = [
+            word.strip()
+            for name, value in headers
+            if name == b"sec-websocket-protocol"
+            for word in value.decode("latin-1").split(",")
+        ]
+        key = next((word[len(self.KEY_PREFIX) :] for word in offered if word.startswith(self.KEY_PREFIX)), None)
+        if key is None or origin.rstrip(b"/") not in self.origins or any(n == b"authorization" for n, _ in headers):
+            return await self.app(scope, receive, send)
+        try:
+            token = base64.urlsafe_b64decode(key + "=" * (-len(key) % 4)).decode()
+        except (ValueError, UnicodeDecodeError):
+            token = ""  # refused as a missing key would be
+        rest = [word for word in offered if not word.startswith(self.KEY_PREFIX)]
+        headers = [(n, v) for n, v in headers if n != b"sec-websocket-protocol"]
+        headers.append((b"authorization", f"Bearer {token}".encode()))
+        if rest:
+            headers.append((b"sec-websocket-protocol", ", ".join(rest).encode()))
+        scope = {**scope, "headers": headers, "subprotocols": rest}
+
+        async def answer(message: Any) -> None:
+            if message["type"] == "websocket.accept" and self.PROTOCOL in rest and not message.get("subprotocol"):
+                message = {**message, "subprotocol": self.PROTOCOL}
+            await send(message)
+
+        await self.app(scope, receive, answer)
 
 
 # -- gateways ---------------------------------------------------------------------------------
