@@ -132,6 +132,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         " PostgreSQL's connect, statement and pool-wait timeouts (default: 5)",
     )
     p.add_argument(
+        "--store-sync",
+        choices=("normal", "full"),
+        default="normal",
+        help="a SQLite store's durability: normal, a response survives the server crashing or being killed, and a"
+        " power cut or OS crash may lose the last few; full, every response is synced to the disk before it is"
+        " answered, surviving a power cut too, for a disk sync each (default: normal; PostgreSQL syncs as its"
+        " server is set)",
+    )
+    p.add_argument(
         "--pool-size",
         type=_count,
         default=10,
@@ -357,6 +366,7 @@ def _serve(args: argparse.Namespace) -> int:
             name: getattr(args, name)
             for name in (
                 "store_timeout",
+                "store_sync",
                 "pool_size",
                 "delay",
                 "debug",
@@ -496,7 +506,12 @@ def _app(settings: dict[str, Any]) -> Any:
     provider = _gateway_provider(gateway) if gateway else DemoProvider(delay=settings["delay"])
     app = create_app(
         provider,
-        store=open_store(settings["store"], timeout=settings["store_timeout"], pool_size=settings["pool_size"]),
+        store=open_store(
+            settings["store"],
+            timeout=settings["store_timeout"],
+            pool_size=settings["pool_size"],
+            sync=settings["store_sync"],
+        ),
         api_keys=settings["key"],
         debug=settings["debug"],
         strict=settings["strict"],
