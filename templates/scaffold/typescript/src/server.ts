@@ -2,9 +2,12 @@
 // by method and path (the package's ROUTES), authenticates, validates bodies with the package's zod
 // models, turns the provider's steps into the spec's events (the package's emitter), and keeps
 // responses in memory for retrieve, delete, cancel, input items, previous_response_id, background
-// runs, compaction and input token counts. Operations it has no handler for answer 501.
+// runs, compaction and input token counts, and serves WebSocket mode on the create path. Operations it
+// has no handler for answer 501.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { ROUTES, type Route } from "openresponses-runtime";
+import { acceptUpgrade, refuseUpgrade, WebSocketConnection } from "./websocket.js";
 import {
   DONE_FRAME,
   emitEvents,
@@ -83,8 +86,17 @@ class HttpError extends Error {
   }
 }
 
-const notFound = (what: string, param: string | null = null) =>
-  new HttpError(404, { type: "not_found", code: "not_found", param, message: `${what} not found` });
+const notFound = (what: string, param: string | null = null, code = "not_found") =>
+  new HttpError(404, { type: "not_found", code, param, message: `${what} not found` });
+const unauthorized = () =>
+  new HttpError(401, {
+    type: "invalid_request",
+    code: "invalid_api_key",
+    param: null,
+    message: "a valid bearer API key is required",
+  });
+/** How many `store: false` responses a WebSocket connection keeps for continuations. */
+const CONNECTION_CACHE = 32;
 const invalid = (message: string, param: string | null = null, code = "invalid_request") =>
   new HttpError(400, { type: "invalid_request", code, param, message });
 
@@ -119,28 +131,33 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
     return entry;
   }
 
-  /** The provider's request for `body`: its context from previous_response_id, then its input. */
-  function turn(body: CreateRequest, signal: AbortSignal): ProviderRequest {
+  /** The provider's request for `body`: its context from previous_response_id (looked up in a WebSocket
+   * connection's own responses first), then its input. */
+  function turn(body: CreateRequest, signal: AbortSignal, local?: Map<string, Stored>): ProviderRequest {
     let history: Item[] = [];
     if (body.previous_response_id != null) {
-      const previous = stored.get(body.previous_response_id);
-      if (!previous) throw notFound(`response ${body.previous_response_id}`, "previous_response_id");
+      const id = body.previous_response_id;
+      const previous = local?.get(id) ?? stored.get(id);
+      if (!previous) throw notFound(`previous response ${id}`, "previous_response_id", "previous_response_not_found");
       history = [...previous.context, ...(previous.response.output as Item[])];
     }
     const policy = ToolPolicy.fromRequest(body.tools, body.tool_choice);
     return { body, items: [...history, ...inputItems(body.input)], policy, signal };
   }
 
-  async function create(body: CreateRequest, res: ServerResponse): Promise<void> {
-    const run = new AbortController();
-    const request = turn(body, run.signal);
+  /** One turn under way: its emitter, its events as the provider's steps arrive, and what it stores. */
+  function begin(body: CreateRequest, run: AbortController, local?: Map<string, Stored>) {
+    const request = turn(body, run.signal, local);
     const emitter = new Emitter(responseSkeleton(body, { model: body.model ?? "demo" }), { policy: request.policy });
     const events = emitEvents(emitter, provider.respond(request));
-    const entry: Stored = {
-      response: emitter.response,
-      input: request.items.slice(request.items.length - inputItems(body.input).length),
-      context: request.items,
-    };
+    const input = request.items.slice(request.items.length - inputItems(body.input).length);
+    const entry: Stored = { response: emitter.response, input, context: request.items };
+    return { emitter, events, entry };
+  }
+
+  async function create(body: CreateRequest, res: ServerResponse): Promise<void> {
+    const run = new AbortController();
+    const { emitter, events, entry } = begin(body, run);
     if (body.background) {
       if (body.store === false) throw invalid("background responses must be stored", "store");
       entry.run = run;
@@ -229,19 +246,68 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
     },
   };
 
-  return createServer((req, res) => {
+  /** One `response.create` message on a WebSocket: its events as messages, or one error message. */
+  async function wsTurn(connection: WebSocketConnection, text: string, local: Map<string, Stored>): Promise<void> {
+    let previous: string | null = null;
+    try {
+      let message: unknown;
+      try {
+        message = JSON.parse(text);
+      } catch {
+        throw invalid("the message is not JSON", null, "invalid_json");
+      }
+      const { type, ...body } = (message ?? {}) as CreateRequest;
+      if (type !== "response.create") throw invalid(`unknown message type ${JSON.stringify(type)}`, "type");
+      validated(CREATE, body);
+      previous = body.previous_response_id ?? null;
+      const { events, entry } = begin(body, new AbortController(), local);
+      let failed = false;
+      for await (const event of events) {
+        connection.send(event);
+        failed ||= event.type === "response.failed" || event.type === "error";
+      }
+      if (failed && previous) local.delete(previous); // a failed continuation forgets what it continued
+      local.set(String(entry.response.id), entry);
+      if (local.size > CONNECTION_CACHE) local.delete(local.keys().next().value!);
+      if (body.store !== false) remember(entry);
+    } catch (error) {
+      if (previous) local.delete(previous);
+      const failure = asHttpError(error);
+      connection.send({ type: "error", status: failure.status, error: failure.error });
+    }
+  }
+
+  const server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => {
-      const failure =
-        error instanceof HttpError
-          ? error
-          : error instanceof OpenResponsesError
-            ? new HttpError(400, { type: error.type, code: error.code, param: error.param, message: error.message })
-            : new HttpError(500, { type: "server_error", code: "server_error", param: null, message: "internal error" });
-      if (!(error instanceof HttpError || error instanceof OpenResponsesError)) console.error(error);
+      const failure = asHttpError(error);
       if (res.headersSent) return void res.end();
       sendJson(res, failure.status, { error: failure.error });
     });
   });
+
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    const refusal =
+      path !== CREATE.path
+        ? notFound(`no WebSocket route ${path}`)
+        : req.headers.authorization !== `Bearer ${options.apiKey}`
+          ? unauthorized()
+          : null;
+    if (refusal) return refuseUpgrade(socket, refusal.status, refusal.error.type, { error: refusal.error });
+    if (!acceptUpgrade(req, socket)) {
+      return refuseUpgrade(socket, 400, "Bad Request", { error: invalid("not a WebSocket upgrade").error });
+    }
+    const local = new Map<string, Stored>(); // this connection's responses, store: false ones included
+    let turns = Promise.resolve(); // one turn after another
+    const connection: WebSocketConnection = new WebSocketConnection(
+      socket,
+      (text) => {
+        turns = turns.then(() => wsTurn(connection, text, local));
+      },
+      () => local.clear(),
+    );
+  });
+  return server;
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");
@@ -251,14 +317,7 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
     if (!matches.length) throw notFound(`no route ${url.pathname}`);
     const found = matches.find(({ route }) => route.method === req.method);
     if (!found) throw new HttpError(405, { type: "invalid_request", code: "method_not_allowed", param: null, message: `${req.method} is not allowed on ${url.pathname}` });
-    if (req.headers.authorization !== `Bearer ${options.apiKey}`) {
-      throw new HttpError(401, {
-        type: "invalid_request",
-        code: "invalid_api_key",
-        param: null,
-        message: "a valid bearer API key is required",
-      });
-    }
+    if (req.headers.authorization !== `Bearer ${options.apiKey}`) throw unauthorized();
     const { route, match } = found;
     const params = Object.fromEntries(route.pathParams.map((name, i) => [name, decodeURIComponent(match![i + 1]!)]));
     const handler = route.handler ? handlers[route.handler] : undefined;
@@ -266,6 +325,19 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
     const body = route.request ? validated(route, await readJson(req)) : undefined;
     await handler({ body, params, query: url.searchParams, res });
   }
+}
+
+/** The create operation: its path also takes WebSocket upgrades. */
+const CREATE = ROUTES.find((route) => route.handler === "create_response")!;
+
+/** Any error as the spec's error object and status; what is not one is logged and becomes a 500. */
+function asHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof OpenResponsesError) {
+    return new HttpError(400, { type: error.type, code: error.code, param: error.param, message: error.message });
+  }
+  console.error(error);
+  return new HttpError(500, { type: "server_error", code: "server_error", param: null, message: "internal error" });
 }
 
 interface Call {
