@@ -4,10 +4,19 @@
 // responses in memory for retrieve, delete, cancel, input items, previous_response_id, background
 // runs, compaction and input token counts, and serves WebSocket mode on the create path. Operations it
 // has no handler for answer 501.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { Duplex } from "node:stream";
 import { ROUTES, type Route } from "openresponses-runtime";
-import { acceptUpgrade, refuseUpgrade, WebSocketConnection } from "./websocket.js";
+import {
+  acceptUpgrade,
+  refuseUpgrade,
+  WebSocketConnection,
+} from "./websocket.js";
 import {
   DONE_FRAME,
   emitEvents,
@@ -22,7 +31,13 @@ import {
 } from "openresponses-runtime/server";
 
 /** An input or output item, as the wire has it. */
-export type Item = { type?: string; id?: string; role?: string; content?: unknown; [field: string]: unknown };
+export type Item = {
+  type?: string;
+  id?: string;
+  role?: string;
+  content?: unknown;
+  [field: string]: unknown;
+};
 
 /** The fields of a create request the server reads; the rest pass to the provider as sent. */
 export interface CreateRequest {
@@ -86,8 +101,17 @@ class HttpError extends Error {
   }
 }
 
-const notFound = (what: string, param: string | null = null, code = "not_found") =>
-  new HttpError(404, { type: "not_found", code, param, message: `${what} not found` });
+const notFound = (
+  what: string,
+  param: string | null = null,
+  code = "not_found",
+) =>
+  new HttpError(404, {
+    type: "not_found",
+    code,
+    param,
+    message: `${what} not found`,
+  });
 const unauthorized = () =>
   new HttpError(401, {
     type: "invalid_request",
@@ -97,8 +121,11 @@ const unauthorized = () =>
   });
 /** How many `store: false` responses a WebSocket connection keeps for continuations. */
 const CONNECTION_CACHE = 32;
-const invalid = (message: string, param: string | null = null, code = "invalid_request") =>
-  new HttpError(400, { type: "invalid_request", code, param, message });
+const invalid = (
+  message: string,
+  param: string | null = null,
+  code = "invalid_request",
+) => new HttpError(400, { type: "invalid_request", code, param, message });
 
 /** Each route's path template as a pattern whose groups are its parameters. */
 const MATCHERS = ROUTES.map((route) => ({
@@ -108,7 +135,10 @@ const MATCHERS = ROUTES.map((route) => ({
 
 /** The input of a request as items, each with an id (a string is one user message). */
 export function inputItems(input: CreateRequest["input"]): Item[] {
-  const items: Item[] = typeof input === "string" ? [{ type: "message", role: "user", content: input }] : (input ?? []);
+  const items: Item[] =
+    typeof input === "string"
+      ? [{ type: "message", role: "user", content: input }]
+      : (input ?? []);
   return items.map((item) => ({
     ...item,
     type: item.type ?? "message",
@@ -116,7 +146,10 @@ export function inputItems(input: CreateRequest["input"]): Item[] {
   }));
 }
 
-export function createProviderServer(provider: Provider, options: ServerOptions): Server {
+export function createProviderServer(
+  provider: Provider,
+  options: ServerOptions,
+): Server {
   const stored = new Map<string, Stored>();
   const keep = options.keep ?? 1000;
 
@@ -133,33 +166,64 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
 
   /** The provider's request for `body`: its context from previous_response_id (looked up in a WebSocket
    * connection's own responses first), then its input. */
-  function turn(body: CreateRequest, signal: AbortSignal, local?: Map<string, Stored>): ProviderRequest {
+  function turn(
+    body: CreateRequest,
+    signal: AbortSignal,
+    local?: Map<string, Stored>,
+  ): ProviderRequest {
     let history: Item[] = [];
     if (body.previous_response_id != null) {
       const id = body.previous_response_id;
       const previous = local?.get(id) ?? stored.get(id);
-      if (!previous) throw notFound(`previous response ${id}`, "previous_response_id", "previous_response_not_found");
+      if (!previous)
+        throw notFound(
+          `previous response ${id}`,
+          "previous_response_id",
+          "previous_response_not_found",
+        );
       history = [...previous.context, ...(previous.response.output as Item[])];
     }
     const policy = ToolPolicy.fromRequest(body.tools, body.tool_choice);
-    return { body, items: [...history, ...inputItems(body.input)], policy, signal };
+    return {
+      body,
+      items: [...history, ...inputItems(body.input)],
+      policy,
+      signal,
+    };
   }
 
   /** One turn under way: its emitter, its events as the provider's steps arrive, and what it stores. */
-  function begin(body: CreateRequest, run: AbortController, local?: Map<string, Stored>) {
+  function begin(
+    body: CreateRequest,
+    run: AbortController,
+    local?: Map<string, Stored>,
+  ) {
     const request = turn(body, run.signal, local);
-    const emitter = new Emitter(responseSkeleton(body, { model: body.model ?? "demo" }), { policy: request.policy });
+    const emitter = new Emitter(
+      responseSkeleton(body, { model: body.model ?? "demo" }),
+      { policy: request.policy },
+    );
     const events = emitEvents(emitter, provider.respond(request));
-    const input = request.items.slice(request.items.length - inputItems(body.input).length);
-    const entry: Stored = { response: emitter.response, input, context: request.items };
+    const input = request.items.slice(
+      request.items.length - inputItems(body.input).length,
+    );
+    const entry: Stored = {
+      response: emitter.response,
+      input,
+      context: request.items,
+    };
     return { emitter, events, entry };
   }
 
-  async function create(body: CreateRequest, res: ServerResponse): Promise<void> {
+  async function create(
+    body: CreateRequest,
+    res: ServerResponse,
+  ): Promise<void> {
     const run = new AbortController();
     const { emitter, events, entry } = begin(body, run);
     if (body.background) {
-      if (body.store === false) throw invalid("background responses must be stored", "store");
+      if (body.store === false)
+        throw invalid("background responses must be stored", "store");
       entry.run = run;
       entry.response.status = "queued";
       remember(entry);
@@ -169,7 +233,9 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
           entry.response.status = "in_progress";
           for await (const _ of events) if (run.signal.aborted) break;
         } finally {
-          entry.response = run.signal.aborted ? { ...emitter.response, status: "cancelled" } : emitter.response;
+          entry.response = run.signal.aborted
+            ? { ...emitter.response, status: "cancelled" }
+            : emitter.response;
           delete entry.run;
         }
       })();
@@ -181,7 +247,10 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
       if (body.store !== false) remember(entry);
       return sendJson(res, 200, emitter.response);
     }
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+    });
     for await (const event of events) {
       if (res.destroyed) return;
       res.write(sseFrame(event));
@@ -193,15 +262,23 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
   /** The handlers of the runtime's operations, by the route table's handler names. */
   const handlers: Record<string, (call: Call) => Promise<void> | void> = {
     create_response: ({ body, res }) => create(body as CreateRequest, res),
-    get_response: ({ params, res }) => sendJson(res, 200, find(params.response_id!).response),
+    get_response: ({ params, res }) =>
+      sendJson(res, 200, find(params.response_id!).response),
     delete_response: ({ params, res }) => {
       find(params.response_id!);
       stored.delete(params.response_id!);
-      sendJson(res, 200, { id: params.response_id, object: "response.deleted", deleted: true });
+      sendJson(res, 200, {
+        id: params.response_id,
+        object: "response.deleted",
+        deleted: true,
+      });
     },
     cancel_response: ({ params, res }) => {
       const entry = find(params.response_id!);
-      if (!entry.run) throw invalid("only a background response that is still running can be cancelled");
+      if (!entry.run)
+        throw invalid(
+          "only a background response that is still running can be cancelled",
+        );
       entry.run.abort();
       entry.response = { ...entry.response, status: "cancelled" };
       sendJson(res, 200, entry.response);
@@ -209,10 +286,15 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
     list_input_items: ({ params, query, res }) => {
       const items = find(params.response_id!).input;
       const order = query.get("order") ?? "desc";
-      const limit = Math.min(Math.max(Number(query.get("limit") ?? 20) || 20, 1), 100);
+      const limit = Math.min(
+        Math.max(Number(query.get("limit") ?? 20) || 20, 1),
+        100,
+      );
       const ordered = order === "asc" ? items : [...items].reverse();
       const after = query.get("after");
-      const start = after ? ordered.findIndex((item) => item.id === after) + 1 : 0;
+      const start = after
+        ? ordered.findIndex((item) => item.id === after) + 1
+        : 0;
       const data = ordered.slice(start, start + limit);
       sendJson(res, 200, {
         object: "list",
@@ -223,9 +305,15 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
       });
     },
     count_input_tokens: async ({ body, res }) => {
-      if (!provider.countInputTokens) throw notImplemented("counting input tokens");
-      const count = await provider.countInputTokens(turn(body as CreateRequest, new AbortController().signal));
-      sendJson(res, 200, { object: "response.input_tokens", input_tokens: count });
+      if (!provider.countInputTokens)
+        throw notImplemented("counting input tokens");
+      const count = await provider.countInputTokens(
+        turn(body as CreateRequest, new AbortController().signal),
+      );
+      sendJson(res, 200, {
+        object: "response.input_tokens",
+        input_tokens: count,
+      });
     },
     compact_response: async ({ body, res }) => {
       if (!provider.compact) throw notImplemented("compaction");
@@ -247,7 +335,11 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
   };
 
   /** One `response.create` message on a WebSocket: its events as messages, or one error message. */
-  async function wsTurn(connection: WebSocketConnection, text: string, local: Map<string, Stored>): Promise<void> {
+  async function wsTurn(
+    connection: WebSocketConnection,
+    text: string,
+    local: Map<string, Stored>,
+  ): Promise<void> {
     let previous: string | null = null;
     try {
       let message: unknown;
@@ -257,7 +349,8 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
         throw invalid("the message is not JSON", null, "invalid_json");
       }
       const { type, ...body } = (message ?? {}) as CreateRequest;
-      if (type !== "response.create") throw invalid(`unknown message type ${JSON.stringify(type)}`, "type");
+      if (type !== "response.create")
+        throw invalid(`unknown message type ${JSON.stringify(type)}`, "type");
       validated(CREATE, body);
       previous = body.previous_response_id ?? null;
       const { events, entry } = begin(body, new AbortController(), local);
@@ -268,12 +361,17 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
       }
       if (failed && previous) local.delete(previous); // a failed continuation forgets what it continued
       local.set(String(entry.response.id), entry);
-      if (local.size > CONNECTION_CACHE) local.delete(local.keys().next().value!);
+      if (local.size > CONNECTION_CACHE)
+        local.delete(local.keys().next().value!);
       if (body.store !== false) remember(entry);
     } catch (error) {
       if (previous) local.delete(previous);
       const failure = asHttpError(error);
-      connection.send({ type: "error", status: failure.status, error: failure.error });
+      connection.send({
+        type: "error",
+        status: failure.status,
+        error: failure.error,
+      });
     }
   }
 
@@ -293,9 +391,14 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
         : req.headers.authorization !== `Bearer ${options.apiKey}`
           ? unauthorized()
           : null;
-    if (refusal) return refuseUpgrade(socket, refusal.status, refusal.error.type, { error: refusal.error });
+    if (refusal)
+      return refuseUpgrade(socket, refusal.status, refusal.error.type, {
+        error: refusal.error,
+      });
     if (!acceptUpgrade(req, socket)) {
-      return refuseUpgrade(socket, 400, "Bad Request", { error: invalid("not a WebSocket upgrade").error });
+      return refuseUpgrade(socket, 400, "Bad Request", {
+        error: invalid("not a WebSocket upgrade").error,
+      });
     }
     const local = new Map<string, Stored>(); // this connection's responses, store: false ones included
     let turns = Promise.resolve(); // one turn after another
@@ -309,20 +412,38 @@ export function createProviderServer(provider: Provider, options: ServerOptions)
   });
   return server;
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");
-    const matches = MATCHERS.map(({ route, pattern }) => ({ route, match: pattern.exec(url.pathname) })).filter(
-      ({ match }) => match,
-    );
+    const matches = MATCHERS.map(({ route, pattern }) => ({
+      route,
+      match: pattern.exec(url.pathname),
+    })).filter(({ match }) => match);
     if (!matches.length) throw notFound(`no route ${url.pathname}`);
     const found = matches.find(({ route }) => route.method === req.method);
-    if (!found) throw new HttpError(405, { type: "invalid_request", code: "method_not_allowed", param: null, message: `${req.method} is not allowed on ${url.pathname}` });
-    if (req.headers.authorization !== `Bearer ${options.apiKey}`) throw unauthorized();
+    if (!found)
+      throw new HttpError(405, {
+        type: "invalid_request",
+        code: "method_not_allowed",
+        param: null,
+        message: `${req.method} is not allowed on ${url.pathname}`,
+      });
+    if (req.headers.authorization !== `Bearer ${options.apiKey}`)
+      throw unauthorized();
     const { route, match } = found;
-    const params = Object.fromEntries(route.pathParams.map((name, i) => [name, decodeURIComponent(match![i + 1]!)]));
+    const params = Object.fromEntries(
+      route.pathParams.map((name, i) => [
+        name,
+        decodeURIComponent(match![i + 1]!),
+      ]),
+    );
     const handler = route.handler ? handlers[route.handler] : undefined;
     if (!handler) throw notImplemented(route.implement ?? route.operationId);
-    const body = route.request ? validated(route, await readJson(req)) : undefined;
+    const body = route.request
+      ? validated(route, await readJson(req))
+      : undefined;
     await handler({ body, params, query: url.searchParams, res });
   }
 }
@@ -334,10 +455,20 @@ const CREATE = ROUTES.find((route) => route.handler === "create_response")!;
 function asHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof OpenResponsesError) {
-    return new HttpError(400, { type: error.type, code: error.code, param: error.param, message: error.message });
+    return new HttpError(400, {
+      type: error.type,
+      code: error.code,
+      param: error.param,
+      message: error.message,
+    });
   }
   console.error(error);
-  return new HttpError(500, { type: "server_error", code: "server_error", param: null, message: "internal error" });
+  return new HttpError(500, {
+    type: "server_error",
+    code: "server_error",
+    param: null,
+    message: "internal error",
+  });
 }
 
 interface Call {
@@ -372,7 +503,9 @@ function validated(route: Route, body: unknown): unknown {
     route.request!.parse(body);
     return body; // as sent: the model's defaults are the emitter's to echo
   } catch (error) {
-    const issue = (error as { issues?: { path: PropertyKey[]; message: string }[] }).issues?.[0];
+    const issue = (
+      error as { issues?: { path: PropertyKey[]; message: string }[] }
+    ).issues?.[0];
     if (!issue) throw error;
     const param = issue.path.map(String).join(".") || null;
     throw invalid(param ? `${param}: ${issue.message}` : issue.message, param);

@@ -40,7 +40,10 @@ export class WebSocketConnection {
         ? Buffer.from([0x80 | opcode, length])
         : length < 65536
           ? Buffer.from([0x80 | opcode, 126, length >> 8, length & 0xff])
-          : Buffer.concat([Buffer.from([0x80 | opcode, 127]), bigEndian64(length)]);
+          : Buffer.concat([
+              Buffer.from([0x80 | opcode, 127]),
+              bigEndian64(length),
+            ]);
     this.socket.write(Buffer.concat([header, payload]));
   }
 
@@ -65,7 +68,9 @@ export class WebSocketConnection {
       if (!masked || length > MAX_MESSAGE) return this.fail(1002); // clients must mask; bound a message
       if (this.buffer.length < offset + 4 + length) return;
       const mask = this.buffer.subarray(offset, offset + 4);
-      const payload = Buffer.from(this.buffer.subarray(offset + 4, offset + 4 + length));
+      const payload = Buffer.from(
+        this.buffer.subarray(offset + 4, offset + 4 + length),
+      );
       for (let i = 0; i < payload.length; i++) payload[i]! ^= mask[i % 4]!;
       this.buffer = this.buffer.subarray(offset + 4 + length);
       if (opcode === 0x8) return this.fail(1000);
@@ -99,8 +104,14 @@ export class WebSocketConnection {
 /** Complete the upgrade of `req` on `socket`: the 101 answer. */
 export function acceptUpgrade(req: IncomingMessage, socket: Duplex): boolean {
   const key = req.headers["sec-websocket-key"];
-  if (typeof key !== "string" || req.headers.upgrade?.toLowerCase() !== "websocket") return false;
-  const accept = createHash("sha1").update(key + GUID).digest("base64");
+  if (
+    typeof key !== "string" ||
+    req.headers.upgrade?.toLowerCase() !== "websocket"
+  )
+    return false;
+  const accept = createHash("sha1")
+    .update(key + GUID)
+    .digest("base64");
   socket.write(
     `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
   );
@@ -108,7 +119,12 @@ export function acceptUpgrade(req: IncomingMessage, socket: Duplex): boolean {
 }
 
 /** Refuse an upgrade with an HTTP answer carrying the spec's error object. */
-export function refuseUpgrade(socket: Duplex, status: number, reason: string, body: unknown): void {
+export function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  reason: string,
+  body: unknown,
+): void {
   const text = JSON.stringify(body);
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
