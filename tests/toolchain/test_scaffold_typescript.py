@@ -7,6 +7,7 @@ TypeScript and @types/node) are needed: a missing one skips with its reason, and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -44,10 +45,8 @@ def run(command: list[str], cwd: Path, *, env: dict | None = None, timeout: floa
     try:
         out, _ = proc.communicate(timeout=timeout)
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.wait(10)
     return subprocess.CompletedProcess(command, proc.returncode, out, "")
 
