@@ -387,7 +387,7 @@ export function createProviderServer(
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     const refusal =
       path !== CREATE.path
-        ? notFound(`no WebSocket route ${path}`)
+        ? notFound(`WebSocket route ${path}`)
         : req.headers.authorization !== `Bearer ${options.apiKey}`
           ? unauthorized()
           : null;
@@ -421,7 +421,7 @@ export function createProviderServer(
       route,
       match: pattern.exec(url.pathname),
     })).filter(({ match }) => match);
-    if (!matches.length) throw notFound(`no route ${url.pathname}`);
+    if (!matches.length) throw notFound(`route ${url.pathname}`);
     const found = matches.find(({ route }) => route.method === req.method);
     if (!found)
       throw new HttpError(405, {
