@@ -54,8 +54,11 @@ BUILD_WHEELS = "pip wheel --no-deps -w DIR ORSPEC ORSPEC/generated/python"
 # which says what the project's README and tests say of it.
 TEMPLATES = (
     "demo",
-    *sorted(p.name for p in SCAFFOLD.iterdir() if p.is_dir() and p.name not in ("common", "demo", "vendor")),
+    *sorted(
+        p.name for p in SCAFFOLD.iterdir() if p.is_dir() and p.name not in ("common", "demo", "vendor", "typescript")
+    ),
 )
+LANGS = ("python", "typescript")
 _VENDOR = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
@@ -251,12 +254,32 @@ def runtime_stubs() -> dict[str, str]:
     return {}
 
 
+def npm_runtime(runtime: Runtime, toolchain: Toolchain) -> str:
+    """The npm package `openresponses-runtime` as a TypeScript project's dependency: the generated folder
+    beside a local runtime (installed as a copy, `.npmrc`'s install-links, so zod comes with it), else
+    the same release from the npm registry."""
+    if toolchain.checkout:
+        return f"file:{toolchain.checkout}/generated/typescript"
+    if runtime.path:
+        return f"file:{Path(runtime.path).parent.as_posix()}/typescript"
+    return f"^{runtime.version.split('+')[0].replace('.dev', '-dev')}"
+
+
 def render(
-    names: Names, template: str = "demo", *, runtime: Runtime | None = None, toolchain: Toolchain | None = None
+    names: Names,
+    template: str = "demo",
+    *,
+    runtime: Runtime | None = None,
+    toolchain: Toolchain | None = None,
+    lang: str = "python",
 ) -> dict[str, tuple[bytes, int]]:
     """Every file of the project: relative path -> (content, mode)."""
     if template not in TEMPLATES:
         raise ScaffoldError(f"unknown template {template!r}; choose one of {', '.join(TEMPLATES)}")
+    if lang not in LANGS:
+        raise ScaffoldError(f"unknown language {lang!r}; choose one of {', '.join(LANGS)}")
+    if lang == "typescript" and template != "demo":
+        raise ScaffoldError(f"--lang typescript has the demo template only, not {template!r}")
     import jinja2
 
     gateway = None
@@ -293,8 +316,10 @@ def render(
         "wheels": toolchain.wheels,
         "install": install_args(runtime, toolchain),
         "stubs": runtime_stubs(),  # the operations the runtime leaves to the provider: method -> operation
+        "npm_runtime": npm_runtime(runtime, toolchain),
     }
-    folders = ["common", template] + (["vendor"] if names.vendor else [])
+    folders = ["typescript"] if lang == "typescript" else ["common", template]
+    folders += ["vendor"] if names.vendor else []
     files: dict[str, tuple[bytes, int]] = {}
     for folder in folders:
         base = SCAFFOLD / folder
@@ -325,6 +350,7 @@ def scaffold(
     force: bool = False,
     runtime_path: Path | None = None,
     orspec_path: Path | None = None,
+    lang: str = "python",
 ) -> list[str]:
     """Write the project into `out`; the relative paths written. Refuses a non-empty `out` without `force`.
 
@@ -332,7 +358,7 @@ def scaffold(
     """
     names = names_for(name, vendor)
     runtime, toolchain = find_sources(orspec_path, runtime_path, out)
-    files = render(names, template, runtime=runtime, toolchain=toolchain)
+    files = render(names, template, runtime=runtime, toolchain=toolchain, lang=lang)
     if out.exists() and not out.is_dir():
         raise ScaffoldError(f"{out} exists and is not a directory; nothing was changed")
     if out.is_dir() and any(out.iterdir()) and not force:
@@ -373,6 +399,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="demo",
         help=f"demo (default), or a gateway to another model API: {', '.join(TEMPLATES[1:])}",
     )
+    p.add_argument(
+        "--lang",
+        choices=LANGS,
+        default="python",
+        help="python (default), or typescript: a node:http project on the npm package (the demo template)",
+    )
     p.add_argument("--force", action="store_true", help="write into a non-empty directory (overwrites, never deletes)")
     p.add_argument(
         "--runtime",
@@ -400,13 +432,15 @@ def cmd_scaffold(args: argparse.Namespace) -> int:
             force=args.force,
             runtime_path=args.runtime,
             orspec_path=args.orspec,
+            lang=args.lang,
         )
     except ScaffoldError as exc:  # the arguments cannot make a project: a usage mistake
         print(f"orspec: {exc}", file=sys.stderr)
         return 2
     names = names_for(args.name, args.vendor)
     print(f"created {names.dist} ({args.template}) in {args.out}: {len(written)} files")
-    print(f"  implement {names.class_name} in src/{names.package}/provider.py; then, in {args.out}:")
+    where = "src/provider.ts" if args.lang == "typescript" else f"src/{names.package}/provider.py"
+    print(f"  implement {names.class_name} in {where}; then, in {args.out}:")
     print("  see README.md for the two commands (run the server; run the tests)")
     if args.orspec is None and args.runtime is None:
         print("  they install orspec and the runtime from your package index; --orspec PATH takes them from an")
