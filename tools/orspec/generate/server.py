@@ -25,6 +25,7 @@ from ..native import NativeNames
 from ..problems import Problem
 from ..project import RUNTIME
 from ..schema import SpecModel, handler_name, ref_name
+from .bindings import CREATE, json_answer, operation
 from .normalize import class_names
 from .package import PACKAGE, environment
 from .pyformat import format_python
@@ -33,8 +34,6 @@ OUTPUT = f"{PACKAGE}/server/routes.py"
 SCHEMAS_OUTPUT = f"{PACKAGE}/server/request_schemas.py"
 NATIVE_OUTPUT = f"{PACKAGE}/server/native.py"
 SKELETON_OUTPUT = f"{PACKAGE}/server/skeleton.py"
-RESPONSE_SCHEMA = "ResponseResource"
-CREATE_HANDLER = "create_response"
 APP = Path("server/app.py")
 
 
@@ -189,14 +188,15 @@ class Skeleton:
 
 
 def skeleton(model: SpecModel) -> Skeleton:
-    """The fields of `ResponseResource` and the defaults it and the create request declare."""
-    response = model.schemas.get(RESPONSE_SCHEMA)
-    create = next((op for op in model.operations if handler_name(op) == CREATE_HANDLER), None)
+    """The fields of the create operation's answer and the defaults it and the create request declare."""
+    create = operation(model, *CREATE)
+    response_name = json_answer(create) if create is not None else None
+    response = model.schemas.get(response_name) if response_name else None
     request_name = create.request_schema if create is not None else None
     request = model.schemas.get(request_name) if request_name else None
     fields = tuple(name for name in response.properties if name in response.required) if response else ()
     return Skeleton(
-        response=RESPONSE_SCHEMA,
+        response=response_name or "",
         request=request_name or "",
         fields=fields,
         response_defaults={k: v for k, v in (response.defaults if response else {}).items() if k in fields},

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from .. import models
+from .. import bindings
 from ._config import RETRYABLE_STATUS, Config, encode_body, retry_delay
 from ._create import AsyncCreateMethod, CreateMethod
 from ._errors import APIConnectionError, APIResponseValidationError, APITimeoutError, OpenResponsesError, status_error
@@ -175,7 +175,7 @@ class Responses(CreateMethod, ResponsesOperations):
 
     def _create(
         self, body: dict[str, Any], *, stream: bool, check: bool, timeout: float | None, max_retries: int | None
-    ) -> models.ResponseResource | EventStream:
+    ) -> bindings.ResponseObject | EventStream:
         if stream:
             reply = self._client.request(
                 "POST", "/responses", {**body, "stream": True}, stream=True, timeout=timeout, max_retries=max_retries
@@ -195,7 +195,7 @@ class Responses(CreateMethod, ResponsesOperations):
 
             return EventStream(reply, check=check, reconnect=resume, retries=self._client.retries(max_retries))
         reply = self._client.request("POST", "/responses", body, timeout=timeout, max_retries=max_retries)
-        return _parse(models.ResponseResource, reply)
+        return _parse(bindings.ResponseObject, reply)
 
     def compact(
         self,
@@ -207,11 +207,11 @@ class Responses(CreateMethod, ResponsesOperations):
         extra_body: Mapping[str, Any] | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
-    ) -> models.CompactResource:
+    ) -> bindings.CompactObject:
         """Shrink a conversation (`POST /responses/compact`); its `output` can start the next request's input."""
         body = _compact_body(model, input, previous_response_id, instructions, extra_body)
         reply = self._client.request("POST", "/responses/compact", body, timeout=timeout, max_retries=max_retries)
-        return _parse(models.CompactResource, reply)
+        return _parse(bindings.CompactObject, reply)
 
     def connect(self, *, check: bool = False, timeout: float | None = None) -> ResponsesSession:
         """A WebSocket session on `/responses` for turns one after another (use it as a context manager)."""
@@ -404,7 +404,7 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
 
     async def _create(
         self, body: dict[str, Any], *, stream: bool, check: bool, timeout: float | None, max_retries: int | None
-    ) -> models.ResponseResource | AsyncEventStream:
+    ) -> bindings.ResponseObject | AsyncEventStream:
         if stream:
             reply = await self._client.request(
                 "POST", "/responses", {**body, "stream": True}, stream=True, timeout=timeout, max_retries=max_retries
@@ -424,7 +424,7 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
 
             return AsyncEventStream(reply, check=check, reconnect=resume, retries=self._client.retries(max_retries))
         reply = await self._client.request("POST", "/responses", body, timeout=timeout, max_retries=max_retries)
-        return _parse(models.ResponseResource, reply)
+        return _parse(bindings.ResponseObject, reply)
 
     async def compact(
         self,
@@ -436,11 +436,11 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
         extra_body: Mapping[str, Any] | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
-    ) -> models.CompactResource:
+    ) -> bindings.CompactObject:
         """Shrink a conversation (`POST /responses/compact`); its `output` can start the next request's input."""
         body = _compact_body(model, input, previous_response_id, instructions, extra_body)
         reply = await self._client.request("POST", "/responses/compact", body, timeout=timeout, max_retries=max_retries)
-        return _parse(models.CompactResource, reply)
+        return _parse(bindings.CompactObject, reply)
 
     def connect(self, *, check: bool = False, timeout: float | None = None) -> AsyncResponsesSession:
         """A WebSocket session on `/responses` (use it as `async with`)."""

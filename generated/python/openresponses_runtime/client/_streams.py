@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from .. import models
+from .. import bindings
 from ..events import TERMINAL_EVENT_TYPES, SSEDecoder, SSEMessage, parse_event
 from ..streaming import ResponseAccumulator, StreamChecker
 from ._config import retry_delay
@@ -94,7 +94,7 @@ class StreamReader:
         if self.terminal is None:
             raise APIConnectionError("the stream ended before a terminal event (response.completed, ...)")
 
-    def final_response(self) -> models.ResponseResource:
+    def final_response(self) -> bindings.ResponseObject:
         try:
             return self.accumulator.result()
         except ValidationError as exc:
@@ -175,7 +175,7 @@ class EventStream:
             if event.type == _TEXT_DELTA:
                 yield event.delta
 
-    def final_response(self) -> models.ResponseResource:
+    def final_response(self) -> bindings.ResponseObject:
         """Read the rest of the stream; the response it built."""
         for _ in self:
             pass
@@ -258,7 +258,7 @@ class AsyncEventStream:
             if event.type == _TEXT_DELTA:
                 yield event.delta
 
-    async def final_response(self) -> models.ResponseResource:
+    async def final_response(self) -> bindings.ResponseObject:
         """Read the rest of the stream; the response it built."""
         async for _ in self:
             pass

@@ -1,4 +1,4 @@
-import type { ResponseResource } from "../../models.js";
+import type { ResponseObject } from "../../bindings.js";
 import type { ValidationResult } from "./checker.js";
 
 /** Up to `limit` issues of a zod error as `path: message`, joined by `; `, as the Python checker says them. */
@@ -18,5 +18,5 @@ export declare function validateEvent(
   type: string,
 ): ValidationResult | null;
 
-/** The response as a validated `ResponseResource`; throws a `ZodError` if it breaks the schema. */
-export declare function validateResponse(response: unknown): ResponseResource;
+/** The response as a validated response object; throws a `ZodError` if it breaks the schema. */
+export declare function validateResponse(response: unknown): ResponseObject;
