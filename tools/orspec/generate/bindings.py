@@ -22,7 +22,8 @@ runtime that needs it says so when used.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from ..bundle import SourceMap
@@ -121,21 +122,21 @@ def bind(model: SpecModel, sources: SourceMap) -> Bindings:
                 "create takes no JSON body by reference: the runtime has no request model",
             )
     if response is not None:
-        item = _item_name(model, model.schemas[response].properties.get("output"))
+        item = _item_name(model, _property(model, model.schemas[response].node, "output"))
         if item is None:
             lacks(
                 _schema_pointer(response),
                 "the response's `output` holds no named item schema: output items go unchecked",
             )
     if body is not None:
-        properties = model.schemas[body].properties
-        tool = _member_tagged(model, _item_name(model, properties.get("tools")), "function")
+        node = model.schemas[body].node
+        tool = _member_tagged(model, _item_name(model, _property(model, node, "tools")), "function")
         if tool is None:
             lacks(
                 _schema_pointer(body),
                 "the create body's `tools` has no member tagged `function`: tools are not checked",
             )
-        include = _enum_values(model, properties.get("include"))
+        include = _enum_values(model, _property(model, node, "include"))
     compact_op = operation(model, *COMPACT)
     compact = json_answer(compact_op) if compact_op else None
     registry = {event.type for event in model.events if event.schema.isidentifier()}
@@ -160,6 +161,34 @@ def _request_names(op: Operation) -> list[tuple[str, str]]:
         for media, node in op.request.items()
         if isinstance(node, dict) and (name := ref_name(node.get("$ref")))
     ]
+
+
+def _property(model: SpecModel, node: Any, name: str, depth: int = 0) -> Any:
+    """The schema of property `name` of an object schema, looked for through `allOf` and references."""
+    node = model.deref(node)
+    if not isinstance(node, dict) or depth > 16:
+        return None
+    properties = node.get("properties")
+    if isinstance(properties, dict) and name in properties:
+        return properties[name]
+    parts = node.get("allOf") if isinstance(node.get("allOf"), list) else ()
+    return next((found for part in parts if (found := _property(model, part, name, depth + 1)) is not None), None)
+
+
+def object_fields(model: SpecModel, node: Any, depth: int = 0) -> tuple[dict[str, Any], set[str]]:
+    """An object schema's properties, in the spec's order, and its required names, through `allOf`
+    and references (OpenAI's response object is mostly made of referenced parts)."""
+    node = model.deref(node)
+    if not isinstance(node, dict) or depth > 16:
+        return {}, set()
+    own = node.get("properties")
+    properties: dict[str, Any] = {str(k): v for k, v in own.items()} if isinstance(own, dict) else {}
+    required = {r for r in node.get("required") or () if isinstance(r, str)}
+    for part in node.get("allOf") if isinstance(node.get("allOf"), list) else ():
+        more, needed = object_fields(model, part, depth + 1)
+        properties |= {k: v for k, v in more.items() if k not in properties}
+        required |= needed
+    return properties, required
 
 
 def _non_null(model: SpecModel, node: Any) -> Any:
@@ -215,7 +244,7 @@ def generate_bindings(model: SpecModel, found: Bindings) -> dict[str, bytes]:
         "CompactObject": (found.compact, "the JSON answer of `POST /responses/compact`"),
     }
     bound = {role: (classes[name] if name else None, what) for role, (name, what) in roles.items()}
-    missing = [str(p) for p in found.problems]
+    missing = [str(replace(p, file=Path(p.file).name)) for p in found.problems]  # the same on every machine
     return {
         PYTHON_OUTPUT: format_python(_python(bound, found, missing), filename="bindings.py").encode(),
         TS_OUTPUTS[0]: _typescript_js(bound, found, missing).encode(),

@@ -22,10 +22,11 @@ from urllib.parse import urlsplit
 
 from ..bundle import SourceMap
 from ..native import NativeNames
+from ..pointers import MISSING
 from ..problems import Problem
 from ..project import RUNTIME
-from ..schema import SpecModel, handler_name, ref_name
-from .bindings import CREATE, json_answer, operation
+from ..schema import SpecModel, declared_default, handler_name, ref_name
+from .bindings import CREATE, json_answer, object_fields, operation
 from .normalize import class_names
 from .package import PACKAGE, environment
 from .pyformat import format_python
@@ -187,6 +188,22 @@ class Skeleton:
     request_defaults: dict[str, Any]
 
 
+# The response fields the runtime writes whether or not the spec requires them (OpenAI's does not
+# require `status`, say), where the spec declares them.
+RUNTIME_FIELDS = frozenset(("status", "completed_at", "reasoning", "usage", "text", "store", "background"))
+
+
+def _stated(model: SpecModel, node: Any) -> Any:
+    """The value a response field declares: its `default`, else the one value its enum allows
+    (OpenAI's `object: {enum: [response]}`); MISSING if neither."""
+    found = declared_default(node)
+    if found is not MISSING:
+        return found
+    node = model.deref(node)
+    values = node.get("enum") if isinstance(node, dict) else None
+    return values[0] if isinstance(values, list) and len(values) == 1 else node.get("const", MISSING)
+
+
 def skeleton(model: SpecModel) -> Skeleton:
     """The fields of the create operation's answer and the defaults it and the create request declare."""
     create = operation(model, *CREATE)
@@ -194,13 +211,16 @@ def skeleton(model: SpecModel) -> Skeleton:
     response = model.schemas.get(response_name) if response_name else None
     request_name = create.request_schema if create is not None else None
     request = model.schemas.get(request_name) if request_name else None
-    fields = tuple(name for name in response.properties if name in response.required) if response else ()
+    properties, required = object_fields(model, response.node) if response else ({}, set())
+    fields = tuple(name for name in properties if name in required or name in RUNTIME_FIELDS)
+    declared = {k: d for k, v in properties.items() if k in fields and (d := _stated(model, v)) is not MISSING}
+    request_properties = object_fields(model, request.node)[0] if request else {}
     return Skeleton(
         response=response_name or "",
         request=request_name or "",
         fields=fields,
-        response_defaults={k: v for k, v in (response.defaults if response else {}).items() if k in fields},
-        request_defaults=dict(request.defaults) if request else {},
+        response_defaults=declared,
+        request_defaults={k: d for k, v in request_properties.items() if (d := declared_default(v)) is not MISSING},
     )
 
 
