@@ -13,6 +13,7 @@ __all__ = [
     "EVENTS",
     "INCLUDE",
     "MISSING",
+    "USAGE_DETAILS",
     "ResponseObject",
     "CreateBody",
     "OutputItem",
@@ -59,6 +60,12 @@ EVENTS: dict[str, str] = {
     "summary_done": "response.reasoning_summary_text.done",
     "arguments_delta": "response.function_call_arguments.delta",
     "arguments_done": "response.function_call_arguments.done",
+}
+
+#: The counts each detail object of the response's `usage` requires, 0 until a provider reports them.
+USAGE_DETAILS: dict[str, dict[str, int]] = {
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens_details": {"reasoning_tokens": 0},
 }
 
 #: The values the create body's `include` accepts.

@@ -79,6 +79,7 @@ class Bindings:
     compact: str | None
     include: tuple[str, ...]
     events: dict[str, str]  # role -> the `type` value the spec gives it
+    usage_details: dict[str, dict[str, int]]  # the usage's detail objects: the counts each requires, as 0
     problems: tuple[Problem, ...]
 
 
@@ -148,7 +149,21 @@ def bind(model: SpecModel, sources: SourceMap) -> Bindings:
         where = model.event_union.pointer if model.event_union else create.pointer
         shown = ", ".join(absent[:4]) + (f" and {len(absent) - 4} more" if len(absent) > 4 else "")
         lacks(where, f"the streaming events lack {shown}: the server cannot stream what needs them")
-    return Bindings(response, body, item, tool, compact, include, events, tuple(problems))
+    details = _usage_details(model, model.schemas[response].node) if response else {}
+    return Bindings(response, body, item, tool, compact, include, events, details, tuple(problems))
+
+
+def _usage_details(model: SpecModel, response: Any) -> dict[str, dict[str, int]]:
+    """The integer counts each detail object of the response's `usage` requires (OpenAI's
+    `input_tokens_details` requires `cache_write_tokens` too), each 0 until a provider reports it."""
+    usage = _non_null(model, _property(model, response, "usage"))
+    out = {}
+    for name, node in object_fields(model, usage)[0].items():
+        properties, required = object_fields(model, _non_null(model, node))
+        counts = {k: 0 for k, v in properties.items() if k in required and model.deref(v).get("type") == "integer"}
+        if counts:
+            out[name] = counts
+    return out
 
 
 def _schema_pointer(name: str) -> str:
@@ -264,7 +279,7 @@ def _python(bound: dict[str, tuple[str | None, str]], found: Bindings, missing: 
         "",
         "from . import models",
         "",
-        '__all__ = ["EVENTS", "INCLUDE", "MISSING", ' + ", ".join(f'"{r}"' for r in bound) + "]",
+        '__all__ = ["EVENTS", "INCLUDE", "MISSING", "USAGE_DETAILS", ' + ", ".join(f'"{r}"' for r in bound) + "]",
         "",
     ]
     for role, (name, what) in bound.items():
@@ -272,6 +287,9 @@ def _python(bound: dict[str, tuple[str | None, str]], found: Bindings, missing: 
     lines += [
         "#: The `type` of each event the emitter writes, by role; a role the spec has no event for is absent.",
         f"EVENTS: dict[str, str] = {found.events!r}",
+        "",
+        "#: The counts each detail object of the response's `usage` requires, 0 until a provider reports them.",
+        f"USAGE_DETAILS: dict[str, dict[str, int]] = {found.usage_details!r}",
         "",
         "#: The values the create body's `include` accepts.",
         f"INCLUDE: frozenset[str] = frozenset({found.include!r})",

@@ -62,6 +62,7 @@ def unserved() -> list[str]:
     return list(bindings.MISSING)
 
 
+_DETAILS = bindings.USAGE_DETAILS  # the counts the spec requires beyond those a provider reports
 _CREATED = _event("created")
 _IN_PROGRESS = _event("in_progress")
 _FINISHED = {"completed": _event("completed"), "incomplete": _event("incomplete")}
@@ -587,8 +588,11 @@ class Emitter:
             "input_tokens": u.input_tokens,
             "output_tokens": u.output_tokens,
             "total_tokens": u.input_tokens + u.output_tokens,
-            "input_tokens_details": {"cached_tokens": u.cached_tokens},
-            "output_tokens_details": {"reasoning_tokens": u.reasoning_tokens},
+            "input_tokens_details": {**_DETAILS.get("input_tokens_details", {}), "cached_tokens": u.cached_tokens},
+            "output_tokens_details": {
+                **_DETAILS.get("output_tokens_details", {}),
+                "reasoning_tokens": u.reasoning_tokens,
+            },
         }
 
 
