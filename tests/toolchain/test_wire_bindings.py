@@ -151,7 +151,7 @@ with TestClient(app) as client:
     gone = client.delete(f"/v1/responses/{{rid}}", headers=auth)
     again = client.get(f"/v1/responses/{{rid}}", headers=auth)
 bindings.ResponseObject.model_validate(made.json())  # the spec's own model of a response
-events = [json.loads(data) for _, data in iter_sse(streamed.content) if data != "[DONE]"]
+events = [json.loads(message.data) for message in iter_sse(streamed.content) if not message.is_done]
 for event in events:
     EVENT_TYPES[event["type"]].model.model_validate(event)  # each event by its spec's model
 print(json.dumps({{"made": made.status_code, "streamed": streamed.status_code, "got": got.status_code,
