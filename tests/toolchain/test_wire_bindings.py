@@ -160,7 +160,9 @@ print(json.dumps({{"made": made.status_code, "streamed": streamed.status_code, "
 """
 
 
-def _build_and_serve(tmp_path: Path, spec: Path) -> dict:
+def _build_and_serve(tmp_path: Path, spec: Path, *, stored: bool = True) -> dict:
+    """Build `spec` with the self-check and ask the server it makes; `stored`: the spec declares
+    retrieve and delete (upstream's releases declare create and compact alone)."""
     out = tmp_path / "out"
     built = run_orspec("build", "--spec", str(spec), "--out", str(out), "--lenient", "--self-check")
     assert built.returncode == 0, built.stderr[-3000:]
@@ -168,14 +170,10 @@ def _build_and_serve(tmp_path: Path, spec: Path) -> dict:
     served = run_python(SERVE.format(out=str(out)), path=out / "python", cwd=tmp_path)
     assert served.returncode == 0, served.stderr[-3000:]
     result = json.loads(served.stdout.splitlines()[-1])
-    assert (result["made"], result["streamed"], result["got"], result["gone"], result["again"]) == (
-        200,
-        200,
-        200,
-        200,
-        404,
-    )
-    assert result["same"] and result["text"]
+    assert (result["made"], result["streamed"]) == (200, 200)
+    if stored:
+        assert (result["got"], result["gone"], result["again"]) == (200, 200, 404) and result["same"]
+    assert result["text"]
     assert result["types"][:2] == ["response.created", "response.in_progress"]
     assert result["types"][-1] == "response.completed"
     return result
@@ -201,4 +199,4 @@ def test_upstream_release_builds_imports_and_type_checks(tmp_path, shared, relea
 @pytest.mark.slow
 @pytest.mark.process
 def test_upstream_release_serves(tmp_path, shared, release="2026-04-24"):
-    _build_and_serve(tmp_path, RELEASES[release])
+    _build_and_serve(tmp_path, RELEASES[release], stored=False)
