@@ -200,7 +200,9 @@ def _stated(model: SpecModel, node: Any) -> Any:
     if found is not MISSING:
         return found
     node = model.deref(node)
-    values = node.get("enum") if isinstance(node, dict) else None
+    if not isinstance(node, dict):
+        return MISSING
+    values = node.get("enum")
     return values[0] if isinstance(values, list) and len(values) == 1 else node.get("const", MISSING)
 
 
