@@ -200,3 +200,22 @@ def test_upstream_release_builds_imports_and_type_checks(tmp_path, shared, relea
 @pytest.mark.process
 def test_upstream_release_serves(tmp_path, shared, release="2026-04-24"):
     _build_and_serve(tmp_path, RELEASES[release], stored=False)
+
+
+def test_a_spec_without_the_responses_api_binds_nothing_and_says_so_once(tmp_path):
+    pets = {
+        "openapi": "3.1.0",
+        "info": {"title": "Pets", "version": "1.0.0"},
+        "paths": {"/pets": {"get": {"operationId": "listPets", "responses": {"200": {"description": "ok"}}}}},
+        "components": {"schemas": {"Pet": {"type": "object", "properties": {"name": {"type": "string"}}}}},
+    }
+    path = tmp_path / "openapi.json"
+    path.write_text(json.dumps(pets, indent=1))
+    model, found = _bindings(path)
+    assert (found.response, found.create_body, found.events) == (None, None, {})
+    assert [f"{p.pointer}: {p.message}" for p in found.problems] == [
+        "/paths: no `POST /responses` operation: the runtime cannot serve or call create"
+    ]
+    outputs = generate_bindings(model, found)
+    assert "ResponseObject: Any = None" in outputs["python/openresponses_runtime/bindings.py"].decode()
+    assert "export declare const ResponseObject: null;" in outputs["typescript/bindings.d.ts"].decode()
