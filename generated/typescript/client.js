@@ -333,13 +333,15 @@ class Responses {
 
   async #call(op, args) {
     const ids = args.slice(0, op.pathParams.length);
-    const [query = {}, options = {}] = args.slice(op.pathParams.length);
+    const rest = args.slice(op.pathParams.length);
+    const body = op.body ? rest.shift() : undefined; // a JSON body comes before the options
+    const [query = {}, options = {}] = op.body ? [{}, ...rest] : rest;
     const client = this.#client;
     const path = fillPath(op.path, op.pathParams, ids);
     const reply = await client.request(
       op.method,
       path + queryString(op.query, query),
-      options,
+      op.body ? { ...options, body } : options,
     );
     if (op.stream === null || query[op.stream] !== true) {
       return parseAnswer(op.returns, reply);

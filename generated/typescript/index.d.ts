@@ -2,5 +2,6 @@
 export * from "./models.js";
 export * from "./events.js";
 export * from "./operations.js";
+export * from "./routes.js";
 export * from "./client.js";
 export * from "./sse.js";

@@ -1703,6 +1703,25 @@ export interface CompactResource {
 }
 
 /**
+ * How many tokens a create request with the same fields would take as its
+ * input.
+ */
+export declare const InputTokenCountResource: z.ZodType<InputTokenCountResource>;
+/**
+ * How many tokens a create request with the same fields would take as its
+ * input.
+ */
+export interface InputTokenCountResource {
+  /** Object kind marker; always `response.input_tokens`. */
+  object: "response.input_tokens";
+  /**
+   * The number of input tokens, counted by the model's own tokenizer where the
+   * server has it; the `usage.input_tokens` the response itself would report.
+   */
+  input_tokens: number;
+}
+
+/**
  * First event of every stream, sent as soon as the server has created the
  * response object and before any output is produced.
  */

@@ -11,6 +11,8 @@ export interface OperationInfo {
   pathParams: readonly string[];
   query: readonly string[];
   stream: string | null;
+  /** Whether the method takes a JSON body (then its argument after the path's ids). */
+  body: boolean;
   returns: { parse(value: unknown): unknown };
 }
 
@@ -22,6 +24,9 @@ export declare const CREATE_REQUEST: typeof models.CreateResponseBody;
 
 /** The create operation's answer. */
 export declare const CREATE_RESPONSE: typeof models.ResponseResource;
+
+/** The query of `POST /responses/input_tokens`. */
+export interface InputTokensCountQuery {}
 
 /** The query of `GET /responses/{response_id}`. */
 export interface RetrieveQuery {
@@ -132,5 +137,20 @@ export interface Responses {
       query?: InputItemsListQuery,
       options?: RequestOptions,
     ): Promise<models.OpenaiInputItemList>;
+  };
+  inputTokens: {
+    /**
+     * Count input tokens: `POST /responses/input_tokens`. Counts the tokens a
+     * create request with the same body would take as its input (the history of
+     * `previous_response_id`, the instructions, the tools and this turn's
+     * input), without generating anything or storing a response. The body is a
+     * create request's and is checked as one; what only generation reads
+     * (`stream`, `store`, `background`, the sampling settings) does not change
+     * the count. Servers whose model cannot count answer 501 `not_implemented`.
+     */
+    count(
+      body: models.CreateResponseBody,
+      options?: RequestOptions,
+    ): Promise<models.InputTokenCountResource>;
   };
 }

@@ -4,6 +4,17 @@ import * as models from "./models.js";
 /** The operations on one stored response, as the client calls them. */
 export const OPERATIONS = Object.freeze([
   Object.freeze({
+    group: "inputTokens",
+    name: "count",
+    method: "POST",
+    path: "/responses/input_tokens",
+    pathParams: [],
+    query: [],
+    stream: null,
+    body: true,
+    returns: models.InputTokenCountResource,
+  }),
+  Object.freeze({
     group: "",
     name: "retrieve",
     method: "GET",
@@ -11,6 +22,7 @@ export const OPERATIONS = Object.freeze([
     pathParams: ["response_id"],
     query: ["include", "stream", "starting_after"],
     stream: "stream",
+    body: false,
     returns: models.ResponseResource,
   }),
   Object.freeze({
@@ -21,6 +33,7 @@ export const OPERATIONS = Object.freeze([
     pathParams: ["response_id"],
     query: [],
     stream: null,
+    body: false,
     returns: models.OpenaiDeletedResponse,
   }),
   Object.freeze({
@@ -31,6 +44,7 @@ export const OPERATIONS = Object.freeze([
     pathParams: ["response_id"],
     query: [],
     stream: null,
+    body: false,
     returns: models.ResponseResource,
   }),
   Object.freeze({
@@ -41,6 +55,7 @@ export const OPERATIONS = Object.freeze([
     pathParams: ["response_id"],
     query: ["after", "limit", "order", "include"],
     stream: null,
+    body: false,
     returns: models.OpenaiInputItemList,
   }),
 ]);

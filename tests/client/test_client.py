@@ -172,6 +172,18 @@ def test_compaction_round_trips_as_input(client):
     assert client.responses.create(model="demo", input=follow_up).status == "completed"
 
 
+def test_input_tokens_count_agrees_with_the_openai_client_and_the_usage(client, sdk):
+    first = client.responses.create(model="demo", input="Remember the word pineapple.")
+    counted = client.responses.input_tokens.count(
+        model="demo", input="Which word?", previous_response_id=first.id, tools=[], truncation="disabled"
+    )
+    assert isinstance(counted, models.InputTokenCountResource) and counted.object == "response.input_tokens"
+    theirs_ = sdk.responses.input_tokens.count(model="demo", input="Which word?", previous_response_id=first.id)
+    assert (theirs_.object, theirs_.input_tokens) == (counted.object, counted.input_tokens)
+    second = client.responses.create(model="demo", input="Which word?", previous_response_id=first.id)
+    assert counted.input_tokens == second.usage.input_tokens
+
+
 def test_errors_are_typed(client, base_url):
     with pytest.raises(BadRequestError) as bad:
         client.responses.create(model="demo", input=42)

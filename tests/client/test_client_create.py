@@ -118,7 +118,18 @@ def test_a_vendor_fragment_field_becomes_a_keyword_of_create(tmp_path):
 
 def test_operations_on_a_stored_response_are_methods_named_by_rest_convention():
     found = {(op.group, op.name): op for op in client_operations(load_spec(ROOT / "spec").model)}
-    assert set(found) == {("", "retrieve"), ("", "delete"), ("", "cancel"), ("input_items", "list")}
+    assert set(found) == {
+        ("", "retrieve"),
+        ("", "delete"),
+        ("", "cancel"),
+        ("input_items", "list"),
+        ("input_tokens", "count"),  # a `POST /responses/<things>` with a body: the first word of its operationId
+    }
+    count = found["input_tokens", "count"]
+    assert count.body_model == "CreateResponseBody" and [p.json_name for p in count.body_params][:2] == [
+        "model",
+        "input",
+    ]
     listing = found["input_items", "list"]
     assert [p.name for p in listing.path_params] == ["response_id"]
     assert [(p.name, p.annotation) for p in listing.query_params] == [
@@ -133,6 +144,7 @@ def test_operations_on_a_stored_response_are_methods_named_by_rest_convention():
         responses = owner(base_url="http://127.0.0.1:9/v1", api_key="k").responses
         assert callable(responses.retrieve) and callable(responses.input_items.list)
         assert "after" in inspect.signature(responses.input_items.list).parameters
+        assert "previous_response_id" in inspect.signature(responses.input_tokens.count).parameters
 
 
 def test_any_operation_on_one_response_becomes_a_method():

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-import shutil
 import subprocess
 import sys
 import time
@@ -34,7 +32,6 @@ from openresponses_runtime.server import (
 )
 from openresponses_runtime.streaming import StreamChecker, check_sse
 
-from ..conftest import ROOT, run_orspec
 from ..server_helpers import API_KEY, EndlessProvider, RecordingProvider, StepsProvider, free_port, live_server
 
 WEATHER = {
@@ -526,6 +523,7 @@ def test_routes_come_from_the_spec():
     assert {(op.method, op.path, op.operation_id) for op in ROUTES} == {
         ("POST", "/v1/responses", "createResponse"),
         ("POST", "/v1/responses/compact", "compactResponse"),
+        ("POST", "/v1/responses/input_tokens", "countInputTokens"),
         ("GET", "/v1/responses/{response_id}", "getResponse"),  # these four from the openai fragment
         ("DELETE", "/v1/responses/{response_id}", "deleteResponse"),
         ("POST", "/v1/responses/{response_id}/cancel", "cancelResponse"),
@@ -533,9 +531,11 @@ def test_routes_come_from_the_spec():
     }
     create = next(op for op in ROUTES if op.operation_id == "createResponse")
     assert create.request_model is models.CreateResponseBody and create.websocket
+    # In matching order: a literal segment before a parameter, so `/responses/compact` is never an id.
     assert [op.handler for op in ROUTES] == [
         "create_response",
         "compact_response",
+        "count_input_tokens",
         "delete_response",
         "get_response",
         "cancel_response",
@@ -543,68 +543,90 @@ def test_routes_come_from_the_spec():
     ]
 
 
-def test_route_specs_from_a_minimal_document():
+def test_route_specs_bind_handlers_by_method_and_path_whatever_the_operation_id():
     from orspec.generate.server import route_specs
     from orspec.schema import build
 
     document = {
         "servers": [{"url": "https://x.example/api/v2/"}],
-        "components": {"schemas": {"T": {"type": "object"}}},
+        "components": {"schemas": {"T": {"type": "object"}, "U": {"type": "object"}}},
         "paths": {
-            "/things": {
+            "/things/{thing-id}": {
                 "post": {
                     "operationId": "makeThing",
+                    "parameters": [
+                        {"name": "thing-id", "in": "path", "required": True, "schema": {"type": "string"}},
+                        {"name": "from", "in": "query", "schema": {"type": "string"}},
+                    ],
                     "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/T"}}}},
-                    "responses": {"200": {"content": {"text/event-stream": {}}}},
+                    "responses": {
+                        "201": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/U"}}}}
+                    },
                 }
             },
-            "/bad": {"post": {"operationId": "not an identifier"}},
+            "/things/{id}/archive": {"post": {"operationId": "not an identifier"}},
+            "/things/{x}/archive?beta=true": {"post": {"operationId": "betaArchive"}},
+            "/things/mine": {"get": {"operationId": "Listmythings"}},
+            "/things/{tid}/own": {
+                "get": {"parameters": [{"name": "tid", "in": "path", "required": True, "schema": {"type": "string"}}]}
+            },
         },
     }
-    bad, made = route_specs(build(document))
-    assert (bad.path, bad.operation_id, bad.handler, bad.request_model) == (
-        "/api/v2/bad",
-        "not an identifier",
-        "not_an_identifier",  # an id that is no identifier still gets a handler name
+    handlers = {("GET", "/things/mine"): "list_mine", ("GET", "/things/{thing_id}/own"): "get_own"}
+    mine, made, archive, own = route_specs(build(document), handlers)
+    # a handler's route keeps the parameter names the handler reads, whatever the spec calls them
+    assert (own.path, own.handler, [p.json_name for p in own.path_params]) == (
+        "/api/v2/things/{thing_id}/own",
+        "get_own",
+        ["thing_id"],
+    )
+    # bound by method and path, not by the id; a literal segment matches before a parameter
+    assert (mine.path, mine.operation_id, mine.handler, mine.implement) == (
+        "/api/v2/things/mine",
+        "Listmythings",
+        "list_mine",
         None,
     )
-    assert (made.path, made.operation_id, made.handler, made.request_model) == (
-        "/api/v2/things",
-        "makeThing",
-        "make_thing",
+    assert (made.path, made.handler, made.implement, made.request_model, made.response_model, made.status) == (
+        "/api/v2/things/{thing_id}",  # a parameter's route name is an identifier
+        None,
+        "make_thing",  # the provider method that implements the stub
         "T",
+        "U",
+        201,
+    )
+    assert [(p.json_name, p.name) for p in made.path_params] == [("thing_id", "thing_id")]
+    assert [(p.json_name, p.name) for p in made.query_params] == [("from", "from_")]
+    assert (archive.path, archive.implement, archive.body) == (
+        "/api/v2/things/{id}/archive",
+        "not_an_identifier",
+        False,
     )
 
 
-@pytest.mark.process
-def test_an_operation_without_a_handler_fails_the_build(tmp_path):
-    spec = tmp_path / "spec"
-    shutil.copytree(ROOT / "spec", spec)
-    root = spec / "openapi.yaml"
-    text = root.read_text()
-    assert "\n  /responses/compact:\n" in text
-    root.write_text(
-        text.replace(
-            "\n  /responses/compact:\n",
-            "\n  /responses/{id}/archive:\n    post:\n      operationId: archiveResponse\n"
-            "      parameters: [{name: id, in: path, required: true, schema: {type: string}}]\n"
-            "      responses:\n        '200':\n          description: The archived response.\n"
-            "  /responses/compact:\n",
-            1,
+def test_a_path_that_differs_only_by_its_query_is_one_route_and_a_located_warning():
+    from orspec.generate.server import check_operations
+    from orspec.schema import build
+
+    document = {
+        "paths": {
+            "/things": {"post": {"operationId": "makeThing"}},
+            "/things?beta=true": {"post": {"operationId": "betaMakeThing"}},
+        }
+    }
+
+    class Sources:
+        def problem(self, pointer, message, **kw):
+            return (pointer, message, kw["level"].value)
+
+    assert check_operations(build(document), Sources()) == [
+        (
+            "/paths/~1things?beta=true/post",
+            "operation 'betaMakeThing' (POST /things?beta=true) is served as 'makeThing', which has the same "
+            "method and path; it gets no route of its own",
+            "warning",
         )
-    )
-    result = run_orspec("build", "--spec", str(spec), "--out", str(tmp_path / "out"))
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert re.search(
-        r"openapi\.yaml:\d+: /paths/~1responses~1\{id\}~1archive/post: operation 'archiveResponse' "
-        r"\(POST /responses/\{id\}/archive\) has no handler",
-        result.stderr,
-    ), result.stderr
-    assert not (tmp_path / "out").exists()
-    lenient = run_orspec("build", "--spec", str(spec), "--out", str(tmp_path / "out"), "--lenient")
-    assert lenient.returncode == 0, lenient.stderr[-2000:]
-    routes = (tmp_path / "out" / "python" / "openresponses_runtime" / "server" / "routes.py").read_text()
-    assert "archiveResponse" not in routes and "compactResponse" in routes
+    ]
 
 
 @pytest.mark.process

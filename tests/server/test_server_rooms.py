@@ -16,8 +16,8 @@ from ..server_helpers import API_KEY
 
 def test_the_handlers_the_build_reads_are_the_ones_the_app_serves():
     server = create_app(DemoProvider(delay=0), store=MemoryStore(), api_keys=API_KEY).state.openresponses
-    assert sorted(server.handlers()) == sorted(HANDLERS)
-    assert {route.handler for route in ROUTES} <= set(HANDLERS)
+    assert sorted(server.handlers()) == sorted(HANDLERS.values())
+    assert {route.handler for route in ROUTES} <= set(HANDLERS.values())
 
 
 def test_complete_keeps_a_whole_store_and_fills_in_a_partial_one():

@@ -139,7 +139,7 @@ def test_project_root_is_found_from_a_subdirectory():
     result = run_orspec("validate", cwd=ROOT / "spec" / "components")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(
-        "OK: 136 schemas (28 from 4 vendor fragments), 5 paths (6 operations, 4 from vendor fragments)"
+        "OK: 137 schemas (28 from 4 vendor fragments), 6 paths (7 operations, 4 from vendor fragments)"
     )
 
 
@@ -152,8 +152,9 @@ def test_outside_a_project_needs_spec(tmp_path):
 def test_bundled_json_has_every_schema():
     bundled = json.loads((ROOT / "generated" / "openapi.json").read_text())
     core = [s for s in bundled["components"]["schemas"].values() if "x-openresponses-vendor" not in s]
-    # upstream's 108, plus MessageItemParam and ErrorResponse, less the unused DetailEnum and FunctionCallItemStatus
-    assert len(core) == 108  # (spec/README)
+    # upstream's 108, plus MessageItemParam, ErrorResponse and InputTokenCountResource, less the unused
+    # DetailEnum and FunctionCallItemStatus
+    assert len(core) == 109  # (spec/README)
     assert bundled["info"]["version"] == "2026-04-24"
     assert bundled["servers"][0]["url"].endswith("/v1")
     assert bundled["security"] == [{"BearerAuth": []}]

@@ -24,7 +24,7 @@ def test_cases_are_documented_as_data():
         "basic-text", "streaming", "system-prompt", "developer-role", "tool-call", "tool-round-trip",
         "parallel-tool-calls", "image-input", "multi-turn", "previous-response", "tool-choice-none",
         "tool-choice-required", "tool-choice-function", "allowed-tools", "max-output-tokens",
-        "error-invalid-request", "error-auth", "error-not-found", "compaction", "ws-single-turn",
+        "error-invalid-request", "error-auth", "error-not-found", "compaction", "input-tokens", "ws-single-turn",
         "ws-sequential", "ws-continuation", "ws-store-false", "ws-missing-previous", "ws-evict-after-failure",
     }  # fmt: skip
     assert expected <= set(ids)
@@ -204,7 +204,30 @@ def test_a_core_only_server_skips_the_extension_cases_and_passes():
     assert [r.case.id for r in results if r.skipped] == [c.id for c in select(["lifecycle-*"])]
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SKIP lifecycle-retrieve: the server answers 404 to retrieve on a response it just stored" in done.stdout
-    assert "1 passed, 0 failed, 5 skipped (extension operations not served)" in done.stderr
+    assert "1 passed, 0 failed, 5 skipped (operations the server does not serve)" in done.stderr
+
+
+def test_input_tokens_passes_on_the_demo_and_skips_a_model_that_cannot_count():
+    from ..server_helpers import StepsProvider
+
+    with live_server(demo_app()) as base:
+        (counted,) = run(base, API_KEY, filters=["input-tokens"])
+    with live_server(create_app(StepsProvider(), store=MemoryStore(), api_keys=API_KEY)) as base:
+        (uncounted,) = run(base, API_KEY, filters=["input-tokens"])
+    assert counted.ok and not counted.skipped, counted.reason
+    assert (
+        uncounted.skipped and uncounted.reason == "the server's model cannot count input tokens (501 not_implemented)"
+    )
+
+
+def test_fails_a_server_whose_count_ignores_the_history():
+    class Forgetful(DemoProvider):
+        async def count_input_tokens(self, request):
+            return len(str(request.input[-1]))
+
+    with live_server(create_app(Forgetful(), store=MemoryStore(), api_keys=API_KEY)) as base:
+        (result,) = run(base, API_KEY, filters=["input-tokens"])
+    assert not result.ok and result.reason == "the history of previous_response_id adds no tokens to the count"
 
 
 def test_fails_a_server_whose_delete_keeps_the_response():

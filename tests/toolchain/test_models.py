@@ -132,3 +132,13 @@ def test_unknown_fields_round_trip_on_nested_models():
     }
     parsed = TypeAdapter(models.ItemField).validate_python(data)
     assert TypeAdapter(models.ItemField).dump_python(parsed, mode="json", exclude_unset=True) == data
+
+
+def test_names_outside_ascii_are_renamed_as_the_regenerate_guide_says():
+    from orspec.generate.normalize import class_names
+
+    names = class_names(["Café", "Größe", "太陽", "Cafe"])
+    assert names == {"Café": "Cafe2", "Größe": "GroU00dfe", "太陽": "U592aU967d", "Cafe": "Cafe"}
+    assert class_names(["Größe"]) == class_names(["Größe"])  # the same name every build
+    guide = (ROOT / "docs" / "guides" / "regenerate.md").read_text()
+    assert "`Größe` becomes `GroU00dfe`" in guide and "`太陽` becomes `U592aU967d`" in guide

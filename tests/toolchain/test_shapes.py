@@ -10,7 +10,9 @@ from orspec.schema import (
     PrimitiveShape,
     Property,
     RefShape,
+    TupleShape,
     UnionShape,
+    runtime_checks,
     shape_of,
 )
 
@@ -77,3 +79,44 @@ def test_fields_that_must_be_absent_and_unknown_input():
     for _ in range(100):
         deep = {"type": "array", "items": deep}
     assert shape(deep) is not None  # a depth cap, not a RecursionError
+
+
+def test_tuples_patterns_and_defs():
+    string, integer = PrimitiveShape(kind="string"), PrimitiveShape(kind="integer")
+    closed = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": False, "minItems": 2}
+    assert shape(closed) == TupleShape(prefix=(string, integer), rest=None, min_items=2)
+    open_ended = {"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}}
+    assert shape(open_ended) == TupleShape(prefix=(string,), rest=integer)
+    patterns = {"^x-": {"type": "string"}, "^n_": {"type": "integer"}}
+    only = shape({"type": "object", "patternProperties": patterns, "additionalProperties": False})
+    assert only == MapShape(values=UnionShape(members=(string, integer)), patterns=(("^x-", string), ("^n_", integer)))
+    loose = shape({"type": "object", "patternProperties": patterns})
+    assert loose.values == PrimitiveShape(kind="any")
+    holder = {"$defs": {"leaf": {"type": "integer"}}}
+    doc = {"components": {"schemas": {"Holder": holder}}}
+    assert shape_of({"$ref": "#/components/schemas/Holder/$defs/leaf"}, doc) == integer
+
+
+def test_runtime_checks_keep_the_path_to_what_no_type_says():
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "labels": {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}},
+            "ref": {"$ref": "#/components/schemas/Item"},
+        },
+        "if": {"properties": {"name": {"const": "a"}}},
+        "then": {"required": ["labels"]},
+    }
+    assert runtime_checks(schema) == {
+        "if": {"properties": {"name": {"const": "a"}}},
+        "then": {"required": ["labels"]},
+        "properties": {"labels": {"propertyNames": {"pattern": "^[a-z]+$"}}},
+    }
+    closed = {"properties": {"a": {}}, "patternProperties": {"^x-": {"type": "string"}}, "additionalProperties": False}
+    assert runtime_checks(closed) == {
+        "patternProperties": {"^x-": {"type": "string"}},
+        "additionalProperties": False,
+        "properties": {"a": {}},
+    }
+    assert runtime_checks({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}}) is None

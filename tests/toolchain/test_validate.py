@@ -340,3 +340,37 @@ def test_duplicate_and_unresolved_path_parameters(tmp_path, monkeypatch):
         "Path parameter 'other' for 'post' operation in '/items/{id}' was not resolved",
         "Path parameter 'x' for 'get' operation in '/things/{x}' was not resolved",
     ]
+
+
+ALL_OF_VARIANTS = """\
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    post:
+      operationId: a
+      responses: {"200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/U"}}}}}
+components:
+  schemas:
+    U:
+      oneOf: [{$ref: "#/components/schemas/X"}, {$ref: "#/components/schemas/Y"}]
+      discriminator: {propertyName: type}
+    Base: {type: object, required: [type, id], properties: {type: {type: string}, id: {type: string}}}
+    X:
+      allOf:
+        - {$ref: "#/components/schemas/Base"}
+        - {type: object, properties: {type: {type: string, enum: [x]}}}
+    Y:
+      allOf:
+        - {$ref: "#/components/schemas/Base"}
+        - {type: object, properties: {type: {type: string, enum: [y]}}}
+"""
+
+
+@pytest.mark.parametrize(("required", "warned"), [("[type, id]", False), ("[id]", True)], ids=["required", "optional"])
+def test_the_discriminator_lint_reads_what_variants_require_through_allof(tmp_path, monkeypatch, required, warned):
+    """Variants that take `type` from a shared base through `allOf` require it as much as the base does."""
+    monkeypatch.chdir(tmp_path)
+    text = ALL_OF_VARIANTS.replace("required: [type, id]", f"required: {required}")
+    found = [str(p) for p in validate(bundle(spec_file(tmp_path, text))) if p.level is Level.WARNING]
+    assert bool([f for f in found if "do not require discriminator" in f]) == warned, found

@@ -53,5 +53,11 @@ try {
 } catch (error) {
   report.wrongKey = error instanceof AuthenticationError;
 }
+const counted = await client.responses.inputTokens.count({
+  model: "demo",
+  input: "hello",
+});
+report.counted = [counted.object, counted.input_tokens];
+report.createdInputTokens = created.usage.input_tokens;
 report.deleted = (await client.responses.delete(created.id)).deleted;
 console.log(JSON.stringify(report));

@@ -46,5 +46,6 @@ export async function run(client: OpenResponses): Promise<number> {
   });
   console.log(replay.lastSequence);
   const items = await client.responses.inputItems.list(again.id, { limit: 2 });
-  return items.data.length + response.output.length;
+  const counted = await client.responses.inputTokens.count({ input: "hi" });
+  return items.data.length + response.output.length + counted.input_tokens;
 }

@@ -90,6 +90,23 @@ def test_tsc_strict_package_and_consumer(project):
     assert result.returncode == 0, result.stdout[-4000:]
 
 
+def test_route_table_is_the_python_servers(project):
+    from openresponses_runtime.server.routes import ROUTES
+
+    (project / "routes.mjs").write_text(
+        'import { ROUTES } from "openresponses-runtime";\n'
+        "console.log(JSON.stringify(ROUTES.map((r) => [r.method, r.path, r.operationId, r.handler, r.implement, "
+        "r.pathParams, r.request === null, typeof r.response?.parse])));\n"
+    )
+    result = run(["node", "routes.mjs"], project)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout) == [
+        [op.method, op.path, op.operation_id, op.handler, op.implement, [key for key, _ in op.path_params]]
+        + [op.request_model is None, "function"]
+        for op in ROUTES
+    ]
+
+
 def test_tsc_refuses_a_field_read_before_narrowing(project):
     result = tsc(project, "unnarrowed.ts")
     assert result.returncode != 0
@@ -212,6 +229,7 @@ def test_client_against_orspec_serve(project, server):
     assert report["replayed"] == sequence[3:]
     assert report["missing"] == [True, 404, "response_not_found"]
     assert report["wrongKey"] is True and report["deleted"] is True
+    assert report["counted"] == ["response.input_tokens", report["createdInputTokens"]]  # the same body's usage
 
 
 @pytest.mark.slow

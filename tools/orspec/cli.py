@@ -174,6 +174,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     spec = load_spec(_spec_path(args))
     _print_problems(spec.problems)
+    _print_stubs(spec.model)
     schemas = len((spec.document.get("components") or {}).get("schemas") or {})
     paths = len(spec.document.get("paths") or {})
     vendor = sum(len(f.schemas) for f in spec.fragments)
@@ -216,6 +217,7 @@ def _build(args: argparse.Namespace, templates: Path) -> int:
     same_spec = previous is not None and all(previous.inputs.get(k) == inputs.get(k) for k in ("spec", "tool", "flags"))
     spec = load_spec(spec_path, lenient=args.lenient, known_problems=known if same_spec else None)
     _print_problems(spec.problems)
+    _print_stubs(spec.model)
     outputs, records, ran = run_stages(
         spec, templates, inputs=inputs, previous=previous, out=out, progress=_progress_printer()
     )
@@ -264,6 +266,17 @@ def _check_outputs(outputs: dict[str, bytes]) -> None:
 
 class BuildCheckFailed(Exception):
     """The output failed its check; each failure is already printed."""
+
+
+def _print_stubs(model) -> None:
+    """One line per operation the runtime leaves to the provider: it answers 501 until implemented."""
+    from .generate.server import stubs
+
+    for route in stubs(model):
+        print(
+            f"stub: {route.method} {route.path} ({route.operation_id}) answers 501 until the provider "
+            f"defines {route.implement}()"
+        )
 
 
 def _progress_printer():

@@ -18,10 +18,11 @@ from .generate.models import generate_models
 from .generate.package import PACKAGE, generate_package
 from .generate.registry import generate_registry
 from .generate.rules import generate_rules_page
-from .generate.server import check_handlers, generate_server
+from .generate.server import check_operations, generate_server
 from .generate.typescript import ROOT as TS_ROOT
 from .generate.typescript import generate_typescript
 from .generate.typescript_checker import generate_typescript_checker
+from .generate.typescript_routes import generate_typescript_routes
 from .generate.versions import DRAFT, release_docs, spec_history, versions_map
 from .mappings import add_mappings
 from .native import NativeNames, check_native_names
@@ -72,7 +73,7 @@ def load_spec(path: Path, *, lenient: bool = False, known_problems: list[Problem
         return spec
     spec.problems = fragment_problems + validate(spec.bundle) + machine_problems + release_problems
     spec.problems += native_problems
-    spec.problems += check_handlers(spec.model, spec.bundle.sources)
+    spec.problems += check_operations(spec.model, spec.bundle.sources)
     spec.problems += spec.bindings.problems  # warnings: what the runtime will do without
     if lenient:
         spec.problems = [Problem(p.file, p.line, p.pointer, p.message, Level.WARNING) for p in spec.problems]
@@ -149,6 +150,12 @@ STAGES = (
         ("spec", "tool"),
         lambda spec, _: generate_typescript(spec.model),
         "the spec's schemas, events and operations",
+    ),
+    Stage(
+        "typescript-routes",
+        ("spec", "tool", "runtime"),
+        lambda spec, _: generate_typescript_routes(spec.model),
+        "the spec's operations and the runtime's handlers",
     ),
     Stage(
         "typescript-checker",

@@ -24,7 +24,7 @@ TEMPLATES = _shipped("templates", "templates")
 # The runtime's hand-written modules: ordinary source in the distribution folder of a checkout, shipped
 # in orspec's wheel so that a build for another spec or output folder has them (`pipeline.runtime_source`).
 RUNTIME = _shipped("runtime", "generated/python/openresponses_runtime")
-# The same for the npm package's hand-written modules (the client, the SSE reader, the union helper).
+# The same for the npm package's hand-written modules (the client, the SSE reader, the union and keyword helpers).
 TS_RUNTIME = _shipped("runtime-typescript", "generated/typescript")
 # The core streaming protocol, for specs that come without their own state machines.
 CORE_STATE_MACHINES = _shipped("state-machines.yaml", "spec/state-machines.yaml")

@@ -235,6 +235,22 @@ def find_runtime(local: Path | None = None, out: Path | None = None, option: str
     return Runtime(project["version"], _relative(local, out or Path.cwd(), option))
 
 
+def runtime_stubs() -> dict[str, str]:
+    """The runtime's `server.stubs.STUBS` (method -> operation), read from its source: importing the
+    server package for one table would cost the scaffold half a second."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("openresponses_runtime")
+    source = Path(spec.origin).parent / "server" / "stubs.py" if spec and spec.origin else None
+    if source is None or not source.is_file():
+        return {}
+    for node in ast.parse(source.read_text()).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "STUBS":
+            return dict(ast.literal_eval(node.value)) if node.value is not None else {}
+    return {}
+
+
 def render(
     names: Names, template: str = "demo", *, runtime: Runtime | None = None, toolchain: Toolchain | None = None
 ) -> dict[str, tuple[bytes, int]]:
@@ -276,6 +292,7 @@ def render(
         "orspec_checkout": toolchain.checkout,
         "wheels": toolchain.wheels,
         "install": install_args(runtime, toolchain),
+        "stubs": runtime_stubs(),  # the operations the runtime leaves to the provider: method -> operation
     }
     folders = ["common", template] + (["vendor"] if names.vendor else [])
     files: dict[str, tuple[bytes, int]] = {}

@@ -131,23 +131,34 @@ def tag_values(schema: Any, prop: str, doc: dict, _path: frozenset[int] = frozen
 
 
 def required_keys(schema: Any, doc: dict, _path: frozenset[int] = frozenset()) -> set[str]:
-    """Keys every value of `schema` has; for a union, the keys all of its members require."""
-    members = schema.get("oneOf") if isinstance(schema, dict) else None
-    if isinstance(members, list) and members and not schema.get("properties") and _descend(schema, _path):
-        path = _path | {id(schema)}
+    """Keys every value of `schema` has: its own and its `allOf` parts'; for a union, the keys all
+    of its members require."""
+    if not isinstance(schema, dict) or not _descend(schema, _path):
+        return set()
+    path = _path | {id(schema)}
+    members = schema.get("oneOf")
+    if isinstance(members, list) and members and not schema.get("properties"):
         return set.intersection(*(required_keys(deref(m, doc), doc, path) for m in members))
-    required = schema.get("required") if isinstance(schema, dict) else None
-    return {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
+    required = schema.get("required")
+    found = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
+    for part in _list(schema.get("allOf")):
+        found |= required_keys(deref(part, doc), doc, path)
+    return found
 
 
 def property_keys(schema: Any, doc: dict, _path: frozenset[int] = frozenset()) -> set[str]:
-    """Keys `schema` defines; for a union, the keys any of its members defines."""
-    members = schema.get("oneOf") if isinstance(schema, dict) else None
-    if isinstance(members, list) and not schema.get("properties") and _descend(schema, _path):
-        path = _path | {id(schema)}
+    """Keys `schema` defines, itself or in its `allOf` parts; for a union, the keys any of its members defines."""
+    if not isinstance(schema, dict) or not _descend(schema, _path):
+        return set()
+    path = _path | {id(schema)}
+    members = schema.get("oneOf")
+    if isinstance(members, list) and not schema.get("properties"):
         return set().union(*(property_keys(deref(m, doc), doc, path) for m in members))
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    return set(props) if isinstance(props, dict) else set()
+    props = schema.get("properties")
+    found = set(props) if isinstance(props, dict) else set()
+    for part in _list(schema.get("allOf")):
+        found |= property_keys(deref(part, doc), doc, path)
+    return found
 
 
 def untagged_rules(typeless: dict[str, Any], doc: dict) -> tuple[str | None, list[tuple[str, str]]]:
@@ -559,7 +570,9 @@ class RefShape(Shape):
 @dataclass(frozen=True, kw_only=True)
 class PrimitiveShape(Shape):
     kind: str  # string | integer | number | boolean | any | null | never
-    constraints: tuple[tuple[str, Any], ...] = ()  # (JSON Schema keyword, value): minLength, maximum, pattern, ...
+    constraints: tuple[
+        tuple[str, Any], ...
+    ] = ()  # (JSON Schema keyword, value): minLength, maximum, pattern, format, ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -574,9 +587,19 @@ class ArrayShape(Shape):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TupleShape(Shape):
+    """An array whose first items each have their own shape (`prefixItems`)."""
+
+    prefix: tuple[Shape, ...]
+    rest: Shape | None  # the shape of any later item; None when there may be none (`items: false`)
+    min_items: int = 0  # how many of the prefix must be there
+
+
+@dataclass(frozen=True, kw_only=True)
 class MapShape(Shape):
     values: Shape  # an object with any keys, each holding one of these
     constraints: tuple[tuple[str, Any], ...] = ()  # maxProperties
+    patterns: tuple[tuple[str, Shape], ...] = ()  # (key pattern, shape of the values of keys it matches)
 
 
 @dataclass(frozen=True)
@@ -589,7 +612,9 @@ class Property:
 
 @dataclass(frozen=True, kw_only=True)
 class ObjectShape(Shape):
-    properties: tuple[Property, ...]  # other keys are allowed and kept
+    properties: tuple[Property, ...]  # other keys are allowed and kept, unless `closed`
+    patterns: tuple[tuple[str, Shape], ...] = ()  # (key pattern, shape of the values of keys it matches)
+    closed: bool = False  # no keys but the properties and those the patterns match (`additionalProperties: false`)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -598,9 +623,9 @@ class UnionShape(Shape):
 
 
 _CONSTRAINTS = {
-    "string": ("minLength", "maxLength", "pattern"),
-    "integer": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"),
-    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"),
+    "string": ("minLength", "maxLength", "pattern", "format"),
+    "integer": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format"),
+    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "format"),
     "array": ("minItems", "maxItems"),
     "object": ("maxProperties",),
 }
@@ -617,6 +642,9 @@ def shape_of(node: Any, doc: dict, depth: int = 0) -> Shape:
     name = ref_name(node.get("$ref"))
     if name is not None:
         return RefShape(name=name)
+    if isinstance(node.get("$ref"), str):  # into a schema (its `$defs`, say): the shape of what it points at
+        target = deref(node, doc)
+        return shape_of(target, doc, depth + 1) if target is not node else PrimitiveShape(kind="any")
     parts = node.get("allOf") if isinstance(node.get("allOf"), list) else []
     if parts:
         refs = [p for p in parts if isinstance(p, dict) and "$ref" in p]
@@ -655,14 +683,23 @@ def shape_of(node: Any, doc: dict, depth: int = 0) -> Shape:
             return _nullable(shapes[0], nullable)
         return UnionShape(members=tuple(shapes), nullable=nullable)
     limits = tuple((k, node[k]) for k in _CONSTRAINTS.get(kind, ()) if k in node) if isinstance(kind, str) else ()
+    if isinstance(node.get("prefixItems"), list):
+        return _tuple_shape(node, doc, depth)
     if kind == "array":
         return ArrayShape(items=shape_of(node.get("items"), doc, depth + 1), constraints=limits)
-    if kind == "object" or isinstance(node.get("properties"), dict):
+    if kind == "object" or isinstance(node.get("properties"), dict) or isinstance(node.get("patternProperties"), dict):
         if node.get("properties"):
             return _object_shape([node], doc, depth)
         extra = node.get("additionalProperties")
+        patterns = _patterns(node, doc, depth)
         values = shape_of(extra, doc, depth + 1) if isinstance(extra, dict) else PrimitiveShape(kind="any")
-        return MapShape(values=values, constraints=limits)
+        if patterns and extra is False:  # only keys the patterns match: their values
+            values = _one_of([s for _, s in patterns])
+        elif patterns and isinstance(extra, dict):
+            values = _one_of([*(s for _, s in patterns), values])
+        elif patterns:
+            values = PrimitiveShape(kind="any")
+        return MapShape(values=values, constraints=limits, patterns=patterns)
     if kind in ("string", "integer", "number", "boolean", "null"):
         return PrimitiveShape(kind=kind, constraints=limits)
     return PrimitiveShape(kind="any")
@@ -671,15 +708,50 @@ def shape_of(node: Any, doc: dict, depth: int = 0) -> Shape:
 _ANNOTATIONS = {"description", "title", "example", "examples", "x-enumDescriptions", ADDED_IN, VENDOR}
 
 
+def _tuple_shape(node: dict, doc: dict, depth: int) -> TupleShape:
+    prefix = tuple(shape_of(item, doc, depth + 1) for item in node["prefixItems"])
+    items = node.get("items")
+    rest = (
+        None
+        if items is False
+        else shape_of(items, doc, depth + 1)
+        if isinstance(items, dict)
+        else PrimitiveShape(kind="any")
+    )
+    least = node.get("minItems")
+    least = least if isinstance(least, int) and not isinstance(least, bool) else 0
+    return TupleShape(prefix=prefix, rest=rest, min_items=min(least, len(prefix)))
+
+
+def _patterns(node: dict, doc: dict, depth: int) -> tuple[tuple[str, Shape], ...]:
+    found = node.get("patternProperties")
+    if not isinstance(found, dict):
+        return ()
+    return tuple((str(pattern), shape_of(value, doc, depth + 1)) for pattern, value in found.items())
+
+
+def _one_of(shapes: list[Shape]) -> Shape:
+    flat = _flatten(shapes)
+    if not flat:
+        return PrimitiveShape(kind="never")
+    return flat[0] if len(flat) == 1 else UnionShape(members=tuple(flat))
+
+
 def _object_shape(parts: list[Any], doc: dict, depth: int) -> ObjectShape:
     props: dict[str, Any] = {}
     required: list[str] = []
+    patterns: tuple[tuple[str, Shape], ...] = ()
+    closed = False
     for part in parts:
         if not isinstance(part, dict):
             continue
         props.update({str(k): v for k, v in (part.get("properties") or {}).items()})
         required += [r for r in part.get("required") or () if isinstance(r, str)]
+        patterns += _patterns(part, doc, depth)
+        closed = closed or part.get("additionalProperties") is False
     return ObjectShape(
+        patterns=patterns,
+        closed=closed,
         properties=tuple(
             Property(
                 name,
@@ -688,7 +760,7 @@ def _object_shape(parts: list[Any], doc: dict, depth: int) -> ObjectShape:
                 " ".join(str(prop.get("description") or "").split()) if isinstance(prop, dict) else "",
             )
             for name, prop in props.items()
-        )
+        ),
     )
 
 
@@ -713,3 +785,60 @@ def _flatten(shapes: list[Shape]) -> list[Shape]:
             if member not in out:
                 out.append(member)
     return out
+
+
+# --------------------------------------------------------------------------------------------------
+# What no type says: keywords checked at run time.
+
+# Keywords neither language's types can say, checked as written by the runtime's small validator
+# (`openresponses_runtime/_keywords.py`, `keywords.js`) rather than dropped.
+RUNTIME_KEYWORDS = (
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "patternProperties",
+    "prefixItems",
+    "dependentRequired",
+    "dependentSchemas",
+    "contains",
+    "minContains",
+    "maxContains",
+)
+
+
+def runtime_checks(node: Any, depth: int = 0) -> dict | None:
+    """The part of a schema that only a run-time check can enforce, or None if its types say it all.
+
+    It keeps the path (`properties`, `items`, `allOf`) down to each such keyword and the keyword
+    whole; a `$ref` is left out, since the schema it names checks itself. Beside `patternProperties`
+    it keeps `additionalProperties` and the declared names, which decide what the patterns leave over.
+    """
+    if not isinstance(node, dict) or "$ref" in node or depth > MAX_SHAPE_DEPTH:
+        return None
+    out: dict[str, Any] = {k: node[k] for k in RUNTIME_KEYWORDS if k in node}
+    if "contains" in out and "type" in node:
+        out["type"] = node["type"]  # `contains` holds of arrays only
+    if "prefixItems" in out and "items" in node:
+        out["items"] = node["items"]  # what may follow the prefix
+    elif isinstance(node.get("items"), dict) and (found := runtime_checks(node["items"], depth + 1)):
+        out["items"] = found
+    props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+    nested = {str(k): found for k, v in props.items() if (found := runtime_checks(v, depth + 1))}
+    extra = node.get("additionalProperties")
+    if "patternProperties" in out and extra is not None:
+        out["additionalProperties"] = extra
+    elif isinstance(extra, dict) and (found := runtime_checks(extra, depth + 1)):
+        out["additionalProperties"] = found
+    if "additionalProperties" in out:
+        nested = {str(k): {} for k in props} | nested  # declared keys are not additional
+    if nested:
+        out["properties"] = nested
+    parts = [found for p in _list(node.get("allOf")) if (found := runtime_checks(p, depth + 1))]
+    if parts:
+        out["allOf"] = parts
+    found = union_of(node)
+    members = [m for m in found[1] if m != NULL] if found else []
+    if len(members) == 1 and (inner := runtime_checks(members[0], depth + 1)):
+        out["anyOf"] = [inner, NULL]  # a nullable value, checked when it is not null
+    return out or None

@@ -13,7 +13,13 @@ class OpenResponsesModel(BaseModel):
     round-trips too. Dumps write JSON names.
     """
 
-    model_config = ConfigDict(extra="allow", validate_by_name=False, validate_by_alias=True, serialize_by_alias=True)
+    model_config = ConfigDict(
+        extra="allow",
+        validate_by_name=False,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        protected_namespaces=(),  # a field named `model_dump` is renamed (`model_dump_`), never shadows
+    )
 
 
 class UnknownType(OpenResponsesModel):

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypeAliasType
 
+from openresponses_runtime import _keywords
 from openresponses_runtime._base import (
     OpenResponsesModel,
     UnknownAnnotation,
@@ -820,6 +821,21 @@ class Usage(OpenResponsesModel):
     output_tokens_details: OutputTokensDetails
     """
     Breakdown of `output_tokens`, currently the share used for reasoning.
+    """
+
+
+class InputTokenCountResource(OpenResponsesModel):
+    """
+    How many tokens a create request with the same fields would take as its input.
+    """
+
+    object: Literal["response.input_tokens"]
+    """
+    Object kind marker; always `response.input_tokens`.
+    """
+    input_tokens: Annotated[int, Field(ge=0)]
+    """
+    The number of input tokens, counted by the model's own tokenizer where the server has it; the `usage.input_tokens` the response itself would report.
     """
 
 
@@ -2669,6 +2685,25 @@ class CreateResponseBody(OpenResponsesModel):
     """
     MCP servers the provider may call on the model's behalf during this response.
     """
+    _check_keywords = _keywords.model_check(
+        {
+            "if": {"required": ["tool_choice"], "properties": {"tool_choice": {"const": "required"}}},
+            "then": {
+                "required": ["tools"],
+                "properties": {
+                    "tools": {
+                        "type": "array",
+                        "contains": {
+                            "type": "object",
+                            "required": ["type"],
+                            "properties": {"type": {"const": "function"}},
+                        },
+                    }
+                },
+            },
+        },
+        __name__,
+    )
 
 
 class ResponseResource(OpenResponsesModel):
@@ -3192,6 +3227,7 @@ __all__ = [
     "InputImageContentParamAutoParam",
     "InputTextContent",
     "InputTextContentParam",
+    "InputTokenCountResource",
     "InputTokensDetails",
     "InputVideoContent",
     "ItemField",

@@ -37,14 +37,25 @@ class Case:
     run: Callable[[Target], None]
     group: str = "http"
     extension: str = ""  # the vendor fragment whose operations it tests; skipped where they are not served
+    optional: bool = False  # an operation a server may decline (501 `not_implemented`); skipped where it does
 
 
 CASES: list[Case] = []
 
 
-def case(id: str, title: str, *, sends: str, checks: str, must: str, group: str = "http", extension: str = ""):
+def case(
+    id: str,
+    title: str,
+    *,
+    sends: str,
+    checks: str,
+    must: str,
+    group: str = "http",
+    extension: str = "",
+    optional: bool = False,
+):
     def register(fn: Callable[[Target], None]) -> Callable[[Target], None]:
-        CASES.append(Case(id, title, sends, checks, must, fn, group, extension))
+        CASES.append(Case(id, title, sends, checks, must, fn, group, extension, optional))
         return fn
 
     return register
@@ -582,6 +593,41 @@ def compaction(client: Target) -> None:
         raise CheckFailed(f"the compaction is not a CompactResource: {_summary(exc)}") from None
     expect(data["output"], "the compaction has no output items")
     check_answer(check_resource(client.create(input=[*data["output"], user("Which word was it?")])))
+
+
+@case(
+    "input-tokens",
+    "Input token count",
+    sends="POST /responses/input_tokens with a short input, a long one, and the short one continuing a stored response",
+    checks="an InputTokenCountResource (object response.input_tokens, a whole number); the long input and the "
+    "continued one count more than the short one; a server whose model cannot count answers 501 "
+    "not_implemented with the error object (skipped)",
+    must="POST /responses/input_tokens counts the input a create with the same body would take.",
+    optional=True,
+)
+def input_tokens(client: Target) -> None:
+    def count(**fields: Any) -> int:
+        reply = client.post("/responses/input_tokens", client.body(**fields))
+        if reply.status_code == 501:
+            check_error(reply, 501, "server_error", code="not_implemented")
+            raise NotServed("the server's model cannot count input tokens (501 not_implemented)")
+        if reply.status_code in (404, 405):
+            raise NotServed(f"the server answers {reply.status_code} to POST /responses/input_tokens")
+        expect(
+            reply.status_code == 200, f"POST /responses/input_tokens answered {reply.status_code}: {reply.text[:160]}"
+        )
+        try:
+            counted = models.InputTokenCountResource.model_validate(reply.body)
+        except ValidationError as exc:
+            raise CheckFailed(f"the count is not an InputTokenCountResource: {_summary(exc)}") from None
+        expect(counted.object == "response.input_tokens", f"object is {counted.object!r}, not response.input_tokens")
+        return counted.input_tokens
+
+    short = count(input="hello")
+    expect(count(input=LONG_TEXT) > short, "a long input counts no more tokens than `hello`")
+    first = check_resource(client.create(input="Remember the word pineapple."))
+    continued = count(input="hello", previous_response_id=first["id"])
+    expect(continued > short, "the history of previous_response_id adds no tokens to the count")
 
 
 # -- stored responses (the `openai` fragment's operations) -------------------------------------

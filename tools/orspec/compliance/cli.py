@@ -74,7 +74,9 @@ def cmd_compliance(args: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2))
     else:
         counts = f"{len(results) - failed - skipped} passed, {failed} failed"
-        print(counts + (f", {skipped} skipped (extension operations not served)" if skipped else ""), file=sys.stderr)
+        print(
+            counts + (f", {skipped} skipped (operations the server does not serve)" if skipped else ""), file=sys.stderr
+        )
     return 1 if failed else 0
 
 

@@ -24,7 +24,7 @@ class Result:
     ok: bool
     reason: str
     seconds: float
-    skipped: bool = False  # an extension case the server does not serve the operations of (`ok` then)
+    skipped: bool = False  # an extension or optional case whose operation the server does not serve (`ok` then)
 
     def line(self) -> str:
         if self.skipped:
@@ -66,8 +66,9 @@ def run_case(client: Target, case: Case) -> Result:
         case.run(client)
     except CheckFailed as exc:
         return Result(case, False, str(exc), time.perf_counter() - start)
-    except NotServed as exc:  # only extension cases may meet an operation the server lacks
-        return Result(case, bool(case.extension), str(exc), time.perf_counter() - start, skipped=bool(case.extension))
+    except NotServed as exc:  # only extension and optional cases may meet an operation the server lacks
+        served = bool(case.extension or case.optional)
+        return Result(case, served, str(exc), time.perf_counter() - start, skipped=served)
     except (httpx.HTTPError, APIConnectionError) as exc:
         return Result(case, False, f"HTTP failure: {type(exc).__name__}: {exc}", time.perf_counter() - start)
     except Exception as exc:  # a server that breaks the client (bad JSON, closed socket, ...) fails the case

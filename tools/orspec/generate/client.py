@@ -8,7 +8,10 @@ keyword of `client.responses.create` at the next build. The hand-written rest of
 `_operations` holds a method for every operation on one stored object of `/responses` (a path
 with a parameter, from the core or a fragment), named by the REST convention the `openai` SDK
 follows: `GET /responses/{id}` is `retrieve`, `DELETE` is `delete`, `POST /responses/{id}/<action>`
-is `<action>`, and `GET /responses/{id}/<items>` is `<items>.list`.
+is `<action>`, and `GET /responses/{id}/<items>` is `<items>.list`. A `POST /responses/<things>`
+with a JSON body (other than `compact`, which the hand-written client has) is `<things>.<verb>`, the
+verb the first word of its `operationId` (`countInputTokens` -> `input_tokens.count`), with one
+keyword per property of its body, as `create` has.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from ..schema import (
 from .normalize import class_names
 from .package import PACKAGE, environment
 from .pyformat import format_python
+from .server import is_create
 
 OUTPUT = f"{PACKAGE}/client/_create.py"
 OPERATIONS_OUTPUT = f"{PACKAGE}/client/_operations.py"
@@ -45,6 +49,7 @@ _ITEM_METHODS = {"get": "retrieve", "delete": "delete", "post": "update"}
 _PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 # Keywords of `create` that the client itself owns; a spec property of the same name is renamed.
 _CLIENT_KEYWORDS = frozenset({"stream", "check", "extra_body", "timeout", "max_retries"})
+_HAND_WRITTEN = frozenset({"compact"})  # `POST /responses/<action>` the hand-written client has a method for
 
 
 @dataclass(frozen=True)
@@ -59,20 +64,23 @@ class CreateParam:
 
 
 def create_request_schema(model: SpecModel) -> tuple[str, dict] | None:
-    """The name and schema of the create operation's request body (`createResponse`), or None if the spec has none."""
+    """The name and schema of the create operation's request body (`POST /responses`), or None if the spec has none."""
     for op in model.operations:
-        name = op.request_schema if handler_name(op) == "create_response" else None
+        name = op.request_schema if is_create(op) else None
         if name in model.schemas and isinstance(model.schemas[name].node, dict):
             return name, model.schemas[name].node
     return None
 
 
 def create_params(model: SpecModel) -> list[CreateParam]:
-    """The keywords of `create`, in the schema's property order (the one place that reads the properties)."""
+    """The keywords of `create`, in the schema's property order."""
     found = create_request_schema(model)
-    if found is None:
-        return []
-    name, _ = found
+    return body_params(model, found[0]) if found else []
+
+
+def body_params(model: SpecModel, name: str) -> list[CreateParam]:
+    """The keywords for the properties of the request schema `name`, in its property order (the one
+    place that reads the properties)."""
     schema, document = model.schemas[name], model.document
     classes = class_names(model.schemas)
     params, taken = [], set(_CLIENT_KEYWORDS)
@@ -118,15 +126,32 @@ class ClientOperation:
     summary: str
     description: str
     stream_param: str = ""  # the argument that asks for the answer as server-sent events, if it may be
+    body_params: tuple[CreateParam, ...] | None = None  # the keywords of its JSON body; None: it sends none
+    body_model: str | None = None  # the model class of that body
 
 
 def _is_parameter(segment: str) -> bool:
     return segment.startswith("{") and segment.endswith("}")
 
 
+def _takes_body(op: Operation) -> bool:
+    """Whether `op` is a `POST /responses/<things>` with a JSON body of a named schema (create aside)."""
+    parts = op.path.strip("/").split("/")
+    return (
+        op.method == "post"
+        and len(parts) == 2
+        and parts[0] == RESOURCE
+        and not _is_parameter(parts[1])
+        and parts[1] not in _HAND_WRITTEN
+        and bool(op.request_schema)
+    )
+
+
 def client_names(op: Operation) -> tuple[str, str] | None:
     """(group, method) of an operation on one stored `/responses` object, or None for any other."""
     parts = op.path.strip("/").split("/")
+    if _takes_body(op):
+        return python_name(parts[1]), python_name(handler_name(op)).split("_")[0]
     if len(parts) < 2 or parts[0] != RESOURCE or not _is_parameter(parts[1]):
         return None
     if len(parts) == 2 and op.method in _ITEM_METHODS:
@@ -165,6 +190,8 @@ def client_operations(model: SpecModel) -> list[ClientOperation]:
                     " ".join(parameter.description.split()),
                 )
             )
+        body = op.request_schema if _takes_body(op) else None
+        body_keywords = tuple(body_params(model, body)) if body in model.schemas else None
         streams = success is not None and "text/event-stream" in success.content
         stream_param = next((p.name for p in params["query"] if streams and p.json_name == "stream"), "")
         path_code = op.path
@@ -183,6 +210,8 @@ def client_operations(model: SpecModel) -> list[ClientOperation]:
                 op.summary,
                 " ".join(op.description.split()),
                 stream_param,
+                body_keywords,
+                classes.get(body) if body_keywords is not None and body else None,
             )
         )
     return found

@@ -21,12 +21,27 @@ from typing import Any
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from ..schema import EVENT_STREAM, REF_PREFIX, SpecModel, union_of
+from ..schema import (
+    EVENT_STREAM,
+    REF_PREFIX,
+    ArrayShape,
+    LiteralShape,
+    MapShape,
+    ObjectShape,
+    PrimitiveShape,
+    RefShape,
+    Shape,
+    SpecModel,
+    TupleShape,
+    UnionShape,
+    union_of,
+)
 from .history import History
 from .history import badges as badge_steps
 from .history import subject as pointer_subject
 from .normalize import class_names
 from .samples import Sample, samples
+from .server import stubs
 
 OUT = "docs"
 
@@ -224,6 +239,7 @@ class Operation:
     example: str = ""  # the JSON request body the console starts from, "" for an operation without one
     history: list[Any] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)  # from the spec's examples of its request body
+    stub: str = ""  # the provider method that implements it, when the runtime leaves it to the provider
 
 
 @dataclass
@@ -323,6 +339,9 @@ def schema_domain(name: str, sources: Any, root_file: Path | None) -> str:
     return _name_domain(name)
 
 
+_JSON_KINDS = {str: "string", bool: "boolean", int: "integer", float: "number"}
+
+
 class _Reader:
     def __init__(self, model: SpecModel, domains: dict[str, str]):
         self.model = model
@@ -357,40 +376,37 @@ class _Reader:
             return [schema], True
         return [schema], False
 
-    def type_md(self, schema: Any, page: str, depth: int = 0) -> str:
-        if not isinstance(schema, dict) or depth > 6:
-            return "any"
-        ref = schema.get("$ref")
-        if isinstance(ref, str):
-            return self.link(ref[len(REF_PREFIX) :], page) if ref.startswith(REF_PREFIX) else md_inline(ref)
-        options, nullable = self._split_null(schema)
-        if nullable or len(options) != 1 or options[0] is not schema:
-            parts = [self.type_md(o, page, depth + 1) for o in options]
-            text = " or ".join(dict.fromkeys(parts)) or "null"
-            return f"{text} or null" if nullable and options else text
-        for key in ("oneOf", "anyOf"):
-            if isinstance(schema.get(key), list) and schema[key]:
-                return " or ".join(dict.fromkeys(self.type_md(o, page, depth + 1) for o in schema[key]))
-        if isinstance(schema.get("allOf"), list) and schema["allOf"]:
-            return " and ".join(self.type_md(o, page, depth + 1) for o in schema["allOf"])
-        kind = schema.get("type")
-        if isinstance(kind, list):
-            return " or ".join(md_inline(k) for k in kind)
-        if kind == "array":
-            return f"array of {self.type_md(schema.get('items'), page, depth + 1)}"
-        if kind == "object" or (kind is None and "properties" in schema):
-            extra = schema.get("additionalProperties")
-            if isinstance(extra, dict) and not schema.get("properties"):
-                return f"map of {self.type_md(extra, page, depth + 1)}"
+    def type_md(self, schema: Any, page: str) -> str:
+        """The type of a schema node, from its shape (`schema.shape_of`), as the client and TypeScript read it."""
+        return self.shape_md(self.model.shape(schema), page)
+
+    def shape_md(self, shape: Shape, page: str) -> str:
+        text = self._shape_md(shape, page)
+        return f"{text} or null" if shape.nullable and text != "null" else text
+
+    def _shape_md(self, shape: Shape, page: str) -> str:
+        if isinstance(shape, RefShape):
+            return self.link(shape.name, page)
+        if isinstance(shape, LiteralShape):  # its values are listed beside it (`values_md`): their JSON types
+            return " or ".join(dict.fromkeys(_JSON_KINDS[type(v)] for v in shape.values))
+        if isinstance(shape, ArrayShape):
+            return f"array of {self.shape_md(shape.items, page)}"
+        if isinstance(shape, TupleShape):
+            items = ", ".join(self.shape_md(s, page) for s in shape.prefix)
+            more = f", then any number of {self.shape_md(shape.rest, page)}" if shape.rest is not None else ""
+            return f"array of {items}{more}"
+        if isinstance(shape, MapShape):
+            any_value = isinstance(shape.values, PrimitiveShape) and shape.values.kind == "any"
+            return "object" if any_value and not shape.nullable else f"map of {self.shape_md(shape.values, page)}"
+        if isinstance(shape, ObjectShape):
             return "object"
-        if "const" in schema:
-            return code(schema["const"])
-        if kind is None:
-            return "any"
-        text = md_inline(kind)
-        if isinstance(schema.get("format"), str):
-            text += f" ({md_inline(schema['format'])})"
-        return text
+        if isinstance(shape, UnionShape):
+            return " or ".join(dict.fromkeys(self.shape_md(m, page) for m in shape.members))
+        assert isinstance(shape, PrimitiveShape)
+        if shape.kind in ("any", "never"):
+            return shape.kind
+        found = dict(shape.constraints).get("format")
+        return md_inline(shape.kind) + (f" ({md_inline(found)})" if isinstance(found, str) else "")
 
     def description(self, schema: Any) -> str:
         """The schema's own description, else the one on its single non-null alternative."""
@@ -445,7 +461,7 @@ class _Reader:
         out = []
         for name, prop in props.items():
             prop = prop if isinstance(prop, dict) else {}
-            _, nullable = self._split_null(prop)
+            shape = self.model.shape(prop)
             default = prop.get("default")
             if default is None:
                 options, _ = self._split_null(prop)
@@ -453,9 +469,9 @@ class _Reader:
             out.append(
                 Field(
                     name=str(name),
-                    type_md=self.type_md(prop, page),
+                    type_md=self.shape_md(shape, page),
                     required=name in required,
-                    nullable=nullable,
+                    nullable=shape.nullable or (isinstance(shape, PrimitiveShape) and shape.kind == "null"),
                     default_md=code(default) if default is not None else "",
                     values_md=self.values_md(prop, describe=True),
                     description=self.description(prop),
@@ -628,6 +644,7 @@ def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Oper
     """The operations and WebSocket modes; an operation whose request body has no example in this
     document starts its console from the one `fallback` (another version's document) gives it."""
     ops, sockets = [], []
+    stubbed = {(route.method, route.spec_path): route.implement for route in stubs(reader.model)}
     for op in reader.model.operations:
         ws = op.websocket
         if ws is not None:
@@ -685,6 +702,7 @@ def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Oper
                 parameters,
                 "" if example is None else json.dumps(example, indent=2, ensure_ascii=False),
                 samples=[] if borrowed else samples(op.operation_id, op.method, op.path, request_examples(media)),
+                stub=stubbed.get((op.method.upper(), op.path)) or "",
             )
         )
     return ops, sockets

@@ -137,7 +137,9 @@ def _property(name: str, value: Expr, depth: int) -> str:
     """One `key: value,` line of an object; an atom too long for it goes on the next line, indented."""
     inner = INDENT * depth
     head = f"{inner}{name}:"
-    if isinstance(value, Atom) and len(head) + 1 + len(value.text) + 1 > WIDTH:
+    # Prettier never breaks after the colon before a string literal, however long the line.
+    breaks = not value.text.startswith(('"', "'")) if isinstance(value, Atom) else False
+    if breaks and len(head) + 1 + len(value.text) + 1 > WIDTH:
         return f"{head}\n{inner}{INDENT}{value.text},"
     return f"{head} {render(value, len(head) + 1, depth, 1)},"
 
@@ -185,21 +187,21 @@ class TypeLiteral:
 TypeExpr = str | TypeUnion | TypeLiteral | TypeGeneric
 
 
-def _flat_type(t: TypeExpr) -> str | None:
+def flat_type(t: TypeExpr) -> str | None:
     if isinstance(t, str):
         return t
     if isinstance(t, TypeLiteral):
         return None if t.props or t.index else "{}"
     if isinstance(t, TypeGeneric):
-        args = [_flat_type(a) for a in t.args]
+        args = [flat_type(a) for a in t.args]
         return None if None in args else f"{t.name}<{', '.join(args)}>"
-    parts = [_flat_type(m) for m in t.members]
+    parts = [flat_type(m) for m in t.members]
     return None if None in parts else " | ".join(parts)
 
 
 def render_type(t: TypeExpr, column: int, depth: int, tail: int = 1) -> str:
     """A type after `column` characters (a property's `name: `): flat, or broken as Prettier does."""
-    flat = _flat_type(t)
+    flat = flat_type(t)
     if flat is not None and column + len(flat) + tail <= WIDTH:
         return flat
     pad, inner = INDENT * depth, INDENT * (depth + 1)
@@ -209,7 +211,7 @@ def render_type(t: TypeExpr, column: int, depth: int, tail: int = 1) -> str:
         return t
     if isinstance(t, TypeGeneric):
         (only,) = t.args if len(t.args) == 1 else (None,)
-        only_flat = _flat_type(only) if only is not None else None
+        only_flat = flat_type(only) if only is not None else None
         if isinstance(only, TypeLiteral):  # hugged: `Array<{` ... `}>`
             return f"{t.name}<{render_type(only, column, depth, tail)}>"
         if isinstance(only, TypeUnion) and (only_flat is None or len(inner) + len(only_flat) > WIDTH):

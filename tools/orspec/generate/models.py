@@ -20,7 +20,7 @@ from ..bundle import SourceMap
 from ..problems import Problem, SpecError
 from ..project import TEMPLATES
 from ..schema import SpecModel
-from .normalize import ModelInput, TaggedUnion, normalize
+from .normalize import LITERAL_MARK, ModelInput, TaggedUnion, loosen, normalize
 from .package import environment
 from .pyformat import format_python
 
@@ -57,12 +57,13 @@ def generate_models(model: SpecModel, sources: SourceMap | None = None, template
         raise fail("schemas are nested too deeply to generate models") from None
     except Exception as exc:  # only a spec that failed validation (built with --lenient) gets here
         raise fail(f"cannot prepare the schemas for model generation: {type(exc).__name__}: {exc}") from None
+    loose, literals = loosen(model_input.document)
     chatter = io.StringIO()  # anything the generator prints would break the `file:line:` report format
     with warnings.catch_warnings(), contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
         warnings.simplefilter("ignore")
         try:
             code = generate(
-                json.dumps(model_input.document, sort_keys=False),
+                json.dumps(loose, sort_keys=False),
                 input_file_type=InputFileType.OpenAPI,
                 output_model_type=DataModelType.PydanticV2BaseModel,
                 target_python_version=PythonVersion.PY_311,
@@ -86,6 +87,8 @@ def generate_models(model: SpecModel, sources: SourceMap | None = None, template
     try:
         code = _render_tagged_unions(code, model_input, environment(templates))
         code = _inline_constrained_aliases(code)
+        code = _add_checks(code, model_input.checks)
+        code = _put_literals(code, literals)
         code = _add_all(code)
         return format_python(code)
     except (SyntaxError, ValueError) as exc:
@@ -116,6 +119,60 @@ def _render_tagged_unions(code: str, model_input: ModelInput, env: Environment) 
     if fallbacks:
         imports.append(f"from {BASE_CLASS.rsplit('.', 1)[0]} import {', '.join(fallbacks)}")
     return _apply(code, [*edits, _after_future(tree, imports)])
+
+
+def _add_checks(code: str, checks: dict[str, dict]) -> str:
+    """Give each model whose schema says more than its type can the run-time check of the rest
+    (`openresponses_runtime._keywords`): a class a `model_validator`, an alias a `BeforeValidator`."""
+    if not checks:
+        return code
+    tree = ast.parse(code)
+    lines = _source_lines(code)
+    edits = []
+    for node in tree.body:
+        schema = checks.get(_assigned_name(node) or "")
+        if schema is None:
+            continue
+        if isinstance(node, ast.ClassDef):
+            end = node.body[-1]
+            text = f"\n    _check_keywords = _keywords.model_check({schema!r}, __name__)\n"
+            edits.append(((end.end_lineno, end.end_col_offset, end.end_lineno, end.end_col_offset), text))
+        elif isinstance(node, ast.Assign) and _is_alias(node):
+            value = node.value.args[1]
+            wrapped = f"Annotated[{_segment(lines, value)}, BeforeValidator(_keywords.checker({schema!r}, __name__))]"
+            edits.append((_span(value), wrapped))
+        else:  # never written without its check
+            raise ValueError(f"cannot check {_assigned_name(node)}'s keywords at run time")
+    imports = [
+        "from typing import Annotated",
+        "from pydantic import BeforeValidator",
+        f"from {BASE_CLASS.rsplit('.', 2)[0]} import _keywords",
+    ]
+    return _apply(code, [*edits, _after_future(tree, imports)])
+
+
+_MARK = re.compile(r"""Literal\[(['"])(""" + re.escape(LITERAL_MARK).replace(r"\{\}", "[0-9]+") + r")\1\]")
+
+
+def _put_literals(code: str, literals: dict[str, list]) -> str:
+    """Write each mixed enum as the `Literal` of its values, each of its own JSON type (`null` as `None`)."""
+
+    def literal(found: re.Match) -> str:
+        values = literals[found.group(2)]
+        kept = ", ".join(repr(v) for v in values if v is not None)
+        return f"Literal[{kept}]" + (" | None" if None in values else "") if kept else "None"
+
+    return _MARK.sub(literal, code) if literals else code
+
+
+def _is_alias(node: ast.Assign) -> bool:
+    call = node.value
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "TypeAliasType"
+        and len(call.args) == 2
+    )
 
 
 _PRIMITIVES = {"str", "int", "float", "bool"}

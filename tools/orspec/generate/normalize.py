@@ -8,13 +8,18 @@ The wire meaning never changes here; only spelling does:
 - unions that cannot be told apart by one property (input messages share `type: message` and
   differ by `role`; tool choice mixes a string enum with objects) are recorded as `TaggedUnion`s
   and rendered by orspec itself with a callable pydantic `Discriminator`;
-- the streaming-event union of `text/event-stream` gets the name `StreamingEvent`.
+- the streaming-event union of `text/event-stream` gets the name `StreamingEvent`;
+- keywords no Python type can say (`schema.RUNTIME_KEYWORDS`) are recorded per schema, to be
+  checked at run time, and loosened here: `patternProperties` to the values they allow,
+  `prefixItems` closed by `items: false` to tuples (one per length it allows), the rest dropped;
+- an enum that mixes JSON types becomes a union of constants, so `true` stays `true`, not `1`.
 """
 
 from __future__ import annotations
 
 import copy
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,8 +31,10 @@ from ..schema import (
     EVENT_UNION,
     OPEN_UNIONS,
     REF_PREFIX,
+    RUNTIME_KEYWORDS,
     deref,
     required_keys,
+    runtime_checks,
     stream_pointers,
     tag_values,
     union_of,
@@ -65,11 +72,13 @@ class ModelInput:
     document: dict[str, Any]
     tagged_unions: dict[str, TaggedUnion] = field(default_factory=dict)
     inline_names: dict[tuple[str, ...], str] = field(default_factory=dict)
+    checks: dict[str, dict] = field(default_factory=dict)  # schema -> what only a run-time check enforces
 
 
 def normalize(bundled: dict[str, Any]) -> ModelInput:
     doc = copy.deepcopy(bundled)
     schemas: dict[str, Any] = doc.setdefault("components", {}).setdefault("schemas", {})
+    _hoist_defs(doc, schemas)
     _rename_schemas(doc, schemas)
     for name in list(schemas):
         schemas[name] = _simplify(schemas[name])
@@ -77,7 +86,80 @@ def normalize(bundled: dict[str, Any]) -> ModelInput:
     result = ModelInput(doc)
     for name in list(schemas):
         schemas[name] = _tag_unions(schemas[name], name, doc, result)
+    result.checks = {name: found for name, node in schemas.items() if (found := runtime_checks(node))}
     return result
+
+
+LITERAL_MARK = "__orspec_literal_{}__"  # stands for a mixed enum until models.py writes its Literal
+
+
+def loosen(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list]]:
+    """A copy of a normalised document with what only a run-time check enforces spelt as types can
+    say it (see the module's docstring), for datamodel-code-generator; and the enums that mix JSON
+    types, each under the one-value string enum that stands for it (`LITERAL_MARK`), which would
+    otherwise come out as a Python `Enum` where `True` and `1` are one member."""
+    literals: dict[str, list] = {}
+    schemas = {name: _loosen(node, literals) for name, node in doc["components"]["schemas"].items()}
+    return {**doc, "components": {**doc["components"], "schemas": schemas}}, literals  # `_loosen` copies
+
+
+def _loosen(node: Any, literals: dict[str, list]) -> Any:
+    if isinstance(node, list):
+        return [_loosen(v, literals) for v in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: (_loosen(v, literals) if k not in _VALUES else v) for k, v in node.items()}
+    patterns = node.pop("patternProperties", None)
+    if isinstance(patterns, dict):
+        extra = node.pop("additionalProperties", None)
+        node.setdefault("type", "object")
+        if not node.get("properties"):
+            # a map: its values are what the patterns (and any other key) allow
+            values = [*patterns.values(), *([extra] if isinstance(extra, dict) else [])]
+            closed = extra is False or isinstance(extra, dict)
+            node["additionalProperties"] = (
+                {"anyOf": values} if closed and len(values) > 1 else values[0] if closed else {}
+            )
+    prefix = node.pop("prefixItems", None)
+    for keyword in RUNTIME_KEYWORDS:
+        node.pop(keyword, None)
+    if isinstance(prefix, list) and node.get("items") is False:
+        node = _tuples(node, prefix)
+    elif isinstance(prefix, list):  # a list of any of the items; the positions are checked at run time
+        rest = [node["items"]] if isinstance(node.get("items"), dict) else [{}] if "items" not in node else []
+        members = [*prefix, *rest]
+        node["items"] = {} if {} in members else members[0] if len(members) == 1 else {"anyOf": members}
+    values = node.get("enum")
+    if isinstance(values, list) and _mixed(values):
+        mark = LITERAL_MARK.format(len(literals))
+        literals[mark] = values
+        node = {
+            **{k: v for k, v in node.items() if k not in ("enum", "type", "default")},
+            "type": "string",
+            "enum": [mark],
+        }
+    return node
+
+
+_VALUES = ("enum", "default", "const", "example", "examples")
+
+
+def _tuples(node: dict, prefix: list) -> dict:
+    """An array of at most `len(prefix)` items, one tuple per length it allows (`minItems` up)."""
+    rest = {k: v for k, v in node.items() if k not in ("prefixItems", "items", "minItems", "maxItems", "type")}
+    least = node.get("minItems") if isinstance(node.get("minItems"), int) else 0
+    most = min(len(prefix), node["maxItems"]) if isinstance(node.get("maxItems"), int) else len(prefix)
+    options = [
+        {"type": "array", "prefixItems": prefix[:n], "items": False, "minItems": n, "maxItems": n}
+        for n in range(min(least, most), most + 1)
+    ]
+    return {**rest, **options[0]} if len(options) == 1 else {**rest, "anyOf": options}
+
+
+def _mixed(values: list) -> bool:
+    """Whether an enum mixes JSON types (or holds booleans, which Python counts as numbers)."""
+    kinds = {type(v) for v in values if v is not None}
+    return len(kinds) > 1 or bool in kinds
 
 
 # Names the generated module imports or defines itself; a schema may not take them as its class name.
@@ -106,9 +188,17 @@ RESERVED_NAMES = {
 _CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
+def ascii_name(name: str) -> str:
+    """`name` in ASCII: accents dropped (`Café` → `Cafe`), any other character outside ASCII as
+    `U` and its code point in hex (`Größe` → `GroU00dfe`, `太陽` → `U592aU967d`)."""
+    plain = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    return "".join(c if c.isascii() else f"U{ord(c):04x}" for c in plain)
+
+
 def class_name(name: str) -> str:
-    """The class name a person would give schema `name`: `x-rate` → `XRate`, `3d` → `Schema3d`."""
-    words = [w for w in re.split(r"[^0-9A-Za-z]+", name) if w]
+    """The class name a person would give schema `name`: `x-rate` → `XRate`, `3d` → `Schema3d`,
+    `Café` → `Cafe` (see `ascii_name`)."""
+    words = [w for w in re.split(r"[^0-9A-Za-z]+", ascii_name(name)) if w]
     out = "".join(w[:1].upper() + w[1:] for w in words) or "Schema"
     if not out[0].isalpha():
         out = "Schema" + out
@@ -140,6 +230,36 @@ def class_names(schema_names: Iterable[str]) -> dict[str, str]:
         folded.add(new.lower())
         out[name] = new
     return out
+
+
+def _hoist_defs(doc: dict, schemas: dict) -> None:
+    """Each `$defs` entry of a component schema becomes a component schema of its own, named after
+    the entry (`Leaf`) or, where that is taken, after its owner too (`TreeLeaf`), so that both
+    languages give it one class; every `$ref` to it follows."""
+    moved: dict[str, str] = {}  # old reference -> new
+    for owner in list(schemas):
+        node = schemas[owner]
+        defs = node.pop("$defs", None) if isinstance(node, dict) else None
+        for entry, schema in (defs or {}).items() if isinstance(defs, dict) else ():
+            base = class_name(entry)
+            name = base if base not in schemas else class_name(f"{owner}-{entry}")
+            n = 1
+            while name in schemas:
+                n += 1
+                name = f"{class_name(f'{owner}-{entry}')}{n}"
+            schemas[name] = schema
+            moved[f"{REF_PREFIX}{escape(owner)}/$defs/{escape(str(entry))}"] = REF_PREFIX + escape(name)
+    if not moved:
+        return
+    stack: list[Any] = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("$ref") in moved:
+                node["$ref"] = moved[node["$ref"]]
+            stack.extend(v for k, v in node.items() if k not in _VALUES)
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def _rename_schemas(doc: dict, schemas: dict) -> None:

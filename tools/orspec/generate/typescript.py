@@ -5,7 +5,9 @@ Every component schema becomes a zod schema (`models.js`) and a TypeScript type 
 (`models.d.ts`), from its shape (`schema.shape_of`) over the document `normalize` prepares for the
 Python models, so both languages see the same names and the same tagged unions. Tagged unions
 dispatch on their tag (`type`, then `role` where types repeat) to one member's schema; an open
-union keeps values of types the spec does not know whole, under `Unknown*`. The hand-written
+union keeps values of types the spec does not know whole, under `Unknown*`. What no type says
+(`if`/`then`/`else`, `propertyNames`, `patternProperties`, ...: `normalize`'s `checks`) is checked
+when a model parses, by the hand-written `keywords.js`, as the Python models do. The hand-written
 modules (the client, the SSE reader, the union helper) are ordinary source beside them in
 `generated/typescript/` (`project.TS_RUNTIME`), which the build never touches. Nothing here runs Node: `jsformat` lays the code out as Prettier would.
 """
@@ -27,9 +29,9 @@ from ..schema import (
     RefShape,
     Shape,
     SpecModel,
+    TupleShape,
     UnionShape,
     deref,
-    handler_name,
     ref_name,
     shape_of,
     tag_values,
@@ -47,6 +49,7 @@ from .jsformat import (
     TypeLiteral,
     TypeUnion,
     comment,
+    flat_type,
     key,
     literal,
     members,
@@ -55,11 +58,12 @@ from .jsformat import (
     type_alias,
 )
 from .normalize import TaggedUnion, class_names, normalize
+from .server import is_create
 
 ROOT = "typescript"
 PACKAGE_NAME = "openresponses-runtime"
 # The modules the package's index re-exports, and those importable on their own (`openresponses-runtime/sse`).
-INDEX = ("models", "events", "operations", "client", "sse")
+INDEX = ("models", "events", "operations", "routes", "client", "sse")
 SUBPATHS = ("models", "events", "client", "sse")
 # Hand-written folders importable on their own and not re-exported by the index: the stream checker
 # (whose rule tables carry their own EVENT_TYPES) and the emitter for providers.
@@ -125,6 +129,7 @@ class _Models:
         schemas = self.doc["components"]["schemas"]
         self.descriptions = {n: _words(s.get("description")) if isinstance(s, dict) else "" for n, s in schemas.items()}
         self.tagged = {n: _from_normalized(u) for n, u in prepared.tagged_unions.items()}
+        self.checks = prepared.checks  # what only a run-time check enforces (`keywords.js`), by schema
         self.shapes: dict[str, Shape] = {}
         for name, node in schemas.items():
             if name in self.tagged:
@@ -199,12 +204,28 @@ class _Models:
             return Call("limitKeys", (inner, Atom(str(limit)))) if limit is not None else inner
         if isinstance(shape, ObjectShape):
             props = tuple(
-                (key(p.name), self.zod(p.shape) if p.required else Call("z.optional", (self.zod(p.shape),)))
+                (_js_key(p.name), self.zod(p.shape) if p.required else Call("z.optional", (self.zod(p.shape),)))
                 for p in shape.properties
             )
-            return Call("z.looseObject", (Object(props),))
+            # Closed beside patterns, the run-time check closes it: the patterns' keys must pass.
+            strict = shape.closed and not shape.patterns
+            found = Call("z.strictObject" if strict else "z.looseObject", (Object(props),))
+            if any(p.name in _INHERITED_KEYS for p in shape.properties):
+                return Call("checked", (found, Atom("null"), Atom("schemas"), Atom("true")))
+            return found
+        if isinstance(shape, TupleShape):
+            return self._tuples(shape)
         assert isinstance(shape, UnionShape)
         return Call("z.union", (Array(tuple(self.zod(m) for m in shape.members)),))
+
+    def _tuples(self, shape: TupleShape) -> Expr:
+        """One `z.tuple` per length the prefix allows, the longest followed by the rest, if any."""
+        options: list[Expr] = []
+        for n in range(shape.min_items, len(shape.prefix) + 1):
+            items = Array(tuple(self.zod(s) for s in shape.prefix[:n]))
+            full = n == len(shape.prefix) and shape.rest is not None
+            options.append(Call("z.tuple", (items, self.zod(shape.rest)) if full else (items,)))
+        return options[0] if len(options) == 1 else Call("z.union", (Array(tuple(options)),))
 
     def tagged_zod(self, union: Tagged) -> Expr:
         props: list[tuple[str, Expr]] = [("key", Atom('"type"'))]
@@ -220,6 +241,11 @@ class _Models:
         if union.fallback:
             props.append(("fallback", Atom(union.fallback)))
         return Call("taggedUnion", (Object(tuple(props)),))
+
+    def checked(self, name: str, expr: Expr) -> Expr:
+        """`expr` with the run-time check of what its types cannot say, where there is any (`keywords.js`)."""
+        rules = self.checks.get(name)
+        return expr if rules is None else Call("checked", (expr, _json(rules), Atom("schemas")))
 
     # -- TypeScript ---------------------------------------------------------------------------------
 
@@ -246,6 +272,15 @@ class _Models:
             return TypeGeneric("Array", (inner,))
         if isinstance(shape, MapShape):
             return TypeGeneric("Record", ("string", self.ts(shape.values, depth)))
+        if isinstance(shape, TupleShape):
+            options = []
+            for n in range(shape.min_items, len(shape.prefix) + 1):
+                items = [flat_type(self.ts(s, depth)) or "unknown" for s in shape.prefix[:n]]
+                if n == len(shape.prefix) and shape.rest is not None:
+                    rest = flat_type(self.ts(shape.rest, depth)) or "unknown"
+                    items.append(f"...{rest}[]" if " " not in rest else f"...Array<{rest}>")
+                options.append(f"[{', '.join(items)}]")
+            return options[0] if len(options) == 1 else TypeUnion(tuple(options))
         if isinstance(shape, ObjectShape):
             return TypeLiteral(
                 tuple(
@@ -267,6 +302,8 @@ class _Models:
     def modules(self) -> tuple[str, str]:
         js = [
             'import * as z from "zod";\n\n',
+            'import { checked } from "./keywords.js";\n',
+            'import * as schemas from "./models.js";\n',
             'import { limitItems, limitKeys, taggedUnion } from "./union.js";\n',
         ]
         dts = ['import type * as z from "zod";\n\nimport type { UnknownType } from "./union.js";\n']
@@ -281,12 +318,14 @@ class _Models:
             doc = "".join(comment(self.descriptions.get(name, "")))
             if name in self.tagged:
                 union = self.tagged[name]
-                js.append(f"\n{doc}" + statement(f"export const {name} = ", self.tagged_zod(union)) + "\n")
+                js.append(
+                    f"\n{doc}" + statement(f"export const {name} = ", self.checked(name, self.tagged_zod(union))) + "\n"
+                )
                 kinds = TypeUnion(tuple(s for _, s in union.variants) + ((union.fallback,) if union.fallback else ()))
                 dts.append(f"\n{doc}export declare const {name}: z.ZodType<{name}>;\n{doc}" + type_alias(name, kinds))
             else:
                 shape = self.shapes[name]
-                js.append(f"\n{doc}" + statement(f"export const {name} = ", self.zod(shape)) + "\n")
+                js.append(f"\n{doc}" + statement(f"export const {name} = ", self.checked(name, self.zod(shape))) + "\n")
                 dts.append(f"\n{doc}export declare const {name}: z.ZodType<{name}>;\n{doc}")
                 typed = self.ts(shape)
                 if isinstance(typed, TypeLiteral):
@@ -296,6 +335,37 @@ class _Models:
                     dts.append(type_alias(name, typed))
             self.defined.add(name)
         return "".join(js), "".join(dts)
+
+
+# Keys every JavaScript object inherits: an object that declares one has zod read only its own keys.
+_INHERITED_KEYS = {
+    "__proto__",
+    "__defineGetter__",
+    "__defineSetter__",
+    "__lookupGetter__",
+    "__lookupSetter__",
+    "constructor",
+    "hasOwnProperty",
+    "isPrototypeOf",
+    "propertyIsEnumerable",
+    "toLocaleString",
+    "toString",
+    "valueOf",
+}
+
+
+def _js_key(name: str) -> str:
+    """An object literal's key; `__proto__` computed, since written plainly it sets the prototype."""
+    return '["__proto__"]' if name == "__proto__" else key(name)
+
+
+def _json(value: Any) -> Expr:
+    """A JSON value as a JavaScript expression."""
+    if isinstance(value, dict):
+        return Object(tuple((_js_key(str(k)), _json(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return Array(tuple(_json(v) for v in value))
+    return Atom(literal(value))
 
 
 def _from_normalized(union: TaggedUnion) -> Tagged:
@@ -316,6 +386,8 @@ def _refs(shape: Shape | None) -> list[str]:
         return [r for p in shape.properties for r in _refs(p.shape)]
     if isinstance(shape, UnionShape):
         return [r for m in shape.members for r in _refs(m)]
+    if isinstance(shape, TupleShape):
+        return [r for m in (*shape.prefix, *((shape.rest,) if shape.rest else ())) for r in _refs(m)]
     return []
 
 
@@ -492,6 +564,7 @@ def _operations(model: SpecModel, models: _Models) -> tuple[str, str]:
             ("pathParams", Array(tuple(Atom(literal(p.json_name)) for p in op.path_params))),
             ("query", Array(tuple(Atom(literal(p.json_name)) for p in op.query_params))),
             ("stream", Atom(literal(op.stream_param or None))),
+            ("body", Atom(literal(op.body_model is not None))),
             ("returns", Atom(f"models.{op.returns}")),
         ]
         entries.append(Call("Object.freeze", (Object(tuple(props)),)))
@@ -516,7 +589,8 @@ def _operations(model: SpecModel, models: _Models) -> tuple[str, str]:
         if op.stream_param and op.stream_param in parameters:
             streaming = [*args, f"query: {query_name} & {{ {op.stream_param}: true }}", "options?: RequestOptions"]
             lines += [*doc, _method(name, streaming, "Promise<EventStream>", level)]
-        plain = [*args, f"query?: {query_name}", "options?: RequestOptions"]
+        query = [f"body: models.{op.body_model}"] if op.body_model else [f"query?: {query_name}"]
+        plain = [*args, *query, "options?: RequestOptions"]
         lines += [*doc, _method(name, plain, f"Promise<models.{op.returns}>", level)]
     js = ['import * as models from "./models.js";\n']
     js.append(
@@ -545,6 +619,8 @@ export interface OperationInfo {
   pathParams: readonly string[];
   query: readonly string[];
   stream: string | null;
+  /** Whether the method takes a JSON body (then its argument after the path's ids). */
+  body: boolean;
   returns: { parse(value: unknown): unknown };
 }
 
@@ -586,7 +662,7 @@ def _create_answer(model: SpecModel) -> str | None:
     """The model of the create operation's JSON answer (`ResponseResource`), if the spec has one."""
     classes = class_names(model.schemas)
     for op in model.operations:
-        if handler_name(op) != "create_response":
+        if not is_create(op):
             continue
         for response in op.responses:
             schema = response.content.get("application/json") if response.status.startswith("2") else None

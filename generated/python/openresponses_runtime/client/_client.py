@@ -148,7 +148,8 @@ class Client:
 
 class Responses(CreateMethod, ResponsesOperations):
     """`client.responses`: create (typed keywords, generated from the spec), compact, connect, run, and the
-    generated methods on a stored response (retrieve, delete, cancel, input_items.list)."""
+    generated methods on a stored response (retrieve, delete, cancel, input_items.list) and of the
+    collection (input_tokens.count)."""
 
     def __init__(self, client: Client):
         self._client = client
@@ -162,8 +163,9 @@ class Responses(CreateMethod, ResponsesOperations):
         timeout: float | None,
         max_retries: int | None,
         stream: bool = False,
+        body: Mapping[str, Any] | None = None,
     ) -> Any:
-        reply = self._client.request(method, path, stream=stream, timeout=timeout, max_retries=max_retries)
+        reply = self._client.request(method, path, body, stream=stream, timeout=timeout, max_retries=max_retries)
         if not stream:
             return _parse(model, reply)
 
@@ -391,8 +393,9 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
         timeout: float | None,
         max_retries: int | None,
         stream: bool = False,
+        body: Mapping[str, Any] | None = None,
     ) -> Any:
-        reply = await self._client.request(method, path, stream=stream, timeout=timeout, max_retries=max_retries)
+        reply = await self._client.request(method, path, body, stream=stream, timeout=timeout, max_retries=max_retries)
         if not stream:
             return _parse(model, reply)
 

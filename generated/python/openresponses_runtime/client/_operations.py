@@ -23,6 +23,11 @@ def _segment(value: Any) -> str:
     return quote(str(value), safe="")
 
 
+def _body(given: Mapping[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The JSON body of the keywords given (None is not sent), with `extra` merged over them."""
+    return {name: value for name, value in given.items() if value is not None} | dict(extra or {})
+
+
 def _query(given: Mapping[str, Any]) -> str:
     """`?name=value&...` of the arguments given (an array repeats its name), or ""."""
     pairs = []
@@ -82,6 +87,122 @@ class InputItems:
         )
 
 
+class InputTokens:
+    """`client.responses.input_tokens`."""
+
+    def __init__(self, owner: ResponsesOperations):
+        self._owner = owner
+
+    def count(
+        self,
+        *,
+        model: str | None = None,
+        input: str | Sequence[models.ItemParam | dict[str, Any]] | None = None,
+        previous_response_id: str | None = None,
+        include: Sequence[models.IncludeEnum | str] | None = None,
+        tools: Sequence[models.ResponsesToolParam | dict[str, Any]] | None = None,
+        tool_choice: models.ToolChoiceParam | dict[str, Any] | None = None,
+        metadata: Mapping[str, str] | None = None,
+        text: models.TextParam | dict[str, Any] | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        presence_penalty: float | None = None,
+        frequency_penalty: float | None = None,
+        parallel_tool_calls: bool | None = None,
+        stream_options: models.StreamOptionsParam | dict[str, Any] | None = None,
+        background: bool | None = None,
+        max_output_tokens: int | None = None,
+        max_tool_calls: int | None = None,
+        reasoning: models.ReasoningParam | dict[str, Any] | None = None,
+        safety_identifier: str | None = None,
+        prompt_cache_key: str | None = None,
+        truncation: models.TruncationEnum | str | None = None,
+        instructions: str | None = None,
+        store: bool | None = None,
+        service_tier: models.ServiceTierEnum | str | None = None,
+        top_logprobs: int | None = None,
+        anthropic_mcp_servers: Sequence[models.AnthropicMcpServer | dict[str, Any]] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+    ) -> models.InputTokenCountResource:
+        """Count input tokens: `POST /responses/input_tokens`.
+
+        Counts the tokens a create request with the same body would take as its input (the history of `previous_response_id`, the instructions, the tools and this turn's input), without generating anything or storing a response. The body is a create request's and is checked as one; what only generation reads (`stream`, `store`, `background`, the sampling settings) does not change the count. Servers whose model cannot count answer 501 `not_implemented`.
+
+        Args:
+            model: Identifier of the model that should generate the response, e.g. `gpt-5.2` or a provider-prefixed name. Which names are accepted is up to the implementation.
+            input: The new context for this turn. A plain string is treated as a single `user` message; an array supplies input items (messages with text, image or file content, function call outputs, reasoning items and so on) in order. When `previous_response_id` is set, this is appended after the earlier turn.
+            previous_response_id: ID of an earlier response to continue from. The server loads that response's input and output and treats the model's context as previous input + previous output + this request's `input`, in that order, so the client does not resend the history. The referenced response must have been stored.
+            include: Names an optional piece of data that the server should add to the response when it is listed in the request's `include` array; values not listed are omitted.
+            tools: Tool definitions the model may call while producing this response, such as functions whose calls the client executes. Omit or send `null` to offer no tools.
+            tool_choice: Controls whether and which tools the model calls: `auto` (default), `none`, `required`, a specific function, or an `allowed_tools` subset. See `ToolChoiceParam`.
+            metadata: Up to 16 string key/value pairs stored with the response and echoed back on it, for the client's own tagging; they do not affect generation.
+            text: Settings for the model's text output: the output `format` (plain text or a JSON Schema for structured output) and the `verbosity` hint.
+            temperature: Sampling temperature between `0` and `2`. Low values give focused, nearly deterministic output; higher values more varied output. Usually adjust this or `top_p`, not both.
+            top_p: Nucleus sampling cutoff between `0` and `1`: only the most likely tokens whose combined probability reaches this value are considered, so `0.1` keeps roughly the top 10% of probability mass. Usually adjust this or `temperature`, not both.
+            presence_penalty: Number from `-2` to `2` that penalises tokens which have already appeared at all, nudging the model toward new topics when positive. Defaults to `0`.
+            frequency_penalty: Number from `-2` to `2` that penalises tokens in proportion to how often they have appeared so far, reducing verbatim repetition when positive. Defaults to `0`.
+            parallel_tool_calls: If `true` (usually the default) the model may emit several tool calls in one turn, to be run concurrently; if `false` it emits at most one tool call per turn.
+            stream_options: Extra options for streaming; only meaningful when `stream` is `true`.
+            background: If `true`, the request returns right away with the response in `queued` or `in_progress` status and generation continues on the server; the client fetches the result later. Providers usually require `store: true` for this.
+            max_output_tokens: Upper bound on generated tokens for the response, counting both visible output and reasoning tokens; at least `16`. When generation hits it, the response ends with status `incomplete` and `incomplete_details.reason` set to `max_output_tokens`. `null` means the model's own limit.
+            max_tool_calls: Upper bound (at least `1`) on how many calls to built-in, provider-hosted tools the model may make across the whole response; once reached, further tool calls are not made. `null` means no explicit cap.
+            reasoning: Options for reasoning models: the `effort` level and whether a reasoning `summary` is returned.
+            safety_identifier: A stable, non-identifying string (for example a hash of your user ID, max 64 characters) that names the end user behind the request, so the provider can detect and act on abuse per user rather than per account. Do not put personal data here.
+            prompt_cache_key: Optional key, up to 64 characters, that tells the provider which requests share a common prompt prefix so they can be routed to the same cache and reuse it, improving `cached_tokens` hit rates.
+            truncation: What to do if the full context (including content pulled in via `previous_response_id`) is larger than the model's context window: `auto` lets the server drop older context, while `disabled` (usually the default) makes the request fail instead.
+            instructions: A system/developer message placed at the start of the model's context for this request. Instructions are not inherited from the response named by `previous_response_id`, so they can be replaced or must be resent on each turn.
+            store: Whether the server keeps the response and its input after finishing, so it can be retrieved later or named as a `previous_response_id`. With `false` nothing is persisted and the response cannot be continued; clients then resend context themselves (optionally with `reasoning.encrypted_content` via `include`).
+            service_tier: Processing tier requested for this request (`auto`, `default`, `flex` or `priority`), a hint about the latency and reliability the caller needs. The tier actually applied is reported on the response.
+            top_logprobs: How many of the most likely alternative tokens, from `0` to `20`, to return with their log probabilities at each output position. Only takes effect when `message.output_text.logprobs` is listed in `include`.
+            anthropic_mcp_servers: MCP servers the provider may call on the model's behalf during this response. (sent as `anthropic:mcp_servers`)
+            extra_body: More properties to send, merged over the keywords; a keyword left at None is not sent.
+            timeout: Seconds for this call, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+        """
+        path = "/responses/input_tokens"
+        query = _query({})
+        return self._owner._call(
+            "POST",
+            path + query,
+            models.InputTokenCountResource,
+            body=_body(
+                {
+                    "model": model,
+                    "input": input,
+                    "previous_response_id": previous_response_id,
+                    "include": include,
+                    "tools": tools,
+                    "tool_choice": tool_choice,
+                    "metadata": metadata,
+                    "text": text,
+                    "temperature": temperature,
+                    "top_p": top_p,
+                    "presence_penalty": presence_penalty,
+                    "frequency_penalty": frequency_penalty,
+                    "parallel_tool_calls": parallel_tool_calls,
+                    "stream_options": stream_options,
+                    "background": background,
+                    "max_output_tokens": max_output_tokens,
+                    "max_tool_calls": max_tool_calls,
+                    "reasoning": reasoning,
+                    "safety_identifier": safety_identifier,
+                    "prompt_cache_key": prompt_cache_key,
+                    "truncation": truncation,
+                    "instructions": instructions,
+                    "store": store,
+                    "service_tier": service_tier,
+                    "top_logprobs": top_logprobs,
+                    "anthropic:mcp_servers": anthropic_mcp_servers,
+                },
+                extra_body,
+            ),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+
 class ResponsesOperations:
     """The generated methods of `Responses` on one stored response."""
 
@@ -94,6 +215,7 @@ class ResponsesOperations:
         timeout: float | None,
         max_retries: int | None,
         stream: bool = False,
+        body: Mapping[str, Any] | None = None,
     ) -> Any:
         raise NotImplementedError
 
@@ -193,8 +315,13 @@ class ResponsesOperations:
 
     @property
     def input_items(self) -> InputItems:
-        """InputItems of a stored response."""
+        """`client.responses.input_items`: its operations."""
         return InputItems(self)
+
+    @property
+    def input_tokens(self) -> InputTokens:
+        """`client.responses.input_tokens`: its operations."""
+        return InputTokens(self)
 
 
 class AsyncInputItems:
@@ -245,6 +372,122 @@ class AsyncInputItems:
         )
 
 
+class AsyncInputTokens:
+    """`client.responses.input_tokens`."""
+
+    def __init__(self, owner: AsyncResponsesOperations):
+        self._owner = owner
+
+    async def count(
+        self,
+        *,
+        model: str | None = None,
+        input: str | Sequence[models.ItemParam | dict[str, Any]] | None = None,
+        previous_response_id: str | None = None,
+        include: Sequence[models.IncludeEnum | str] | None = None,
+        tools: Sequence[models.ResponsesToolParam | dict[str, Any]] | None = None,
+        tool_choice: models.ToolChoiceParam | dict[str, Any] | None = None,
+        metadata: Mapping[str, str] | None = None,
+        text: models.TextParam | dict[str, Any] | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        presence_penalty: float | None = None,
+        frequency_penalty: float | None = None,
+        parallel_tool_calls: bool | None = None,
+        stream_options: models.StreamOptionsParam | dict[str, Any] | None = None,
+        background: bool | None = None,
+        max_output_tokens: int | None = None,
+        max_tool_calls: int | None = None,
+        reasoning: models.ReasoningParam | dict[str, Any] | None = None,
+        safety_identifier: str | None = None,
+        prompt_cache_key: str | None = None,
+        truncation: models.TruncationEnum | str | None = None,
+        instructions: str | None = None,
+        store: bool | None = None,
+        service_tier: models.ServiceTierEnum | str | None = None,
+        top_logprobs: int | None = None,
+        anthropic_mcp_servers: Sequence[models.AnthropicMcpServer | dict[str, Any]] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+    ) -> models.InputTokenCountResource:
+        """Count input tokens: `POST /responses/input_tokens`.
+
+        Counts the tokens a create request with the same body would take as its input (the history of `previous_response_id`, the instructions, the tools and this turn's input), without generating anything or storing a response. The body is a create request's and is checked as one; what only generation reads (`stream`, `store`, `background`, the sampling settings) does not change the count. Servers whose model cannot count answer 501 `not_implemented`.
+
+        Args:
+            model: Identifier of the model that should generate the response, e.g. `gpt-5.2` or a provider-prefixed name. Which names are accepted is up to the implementation.
+            input: The new context for this turn. A plain string is treated as a single `user` message; an array supplies input items (messages with text, image or file content, function call outputs, reasoning items and so on) in order. When `previous_response_id` is set, this is appended after the earlier turn.
+            previous_response_id: ID of an earlier response to continue from. The server loads that response's input and output and treats the model's context as previous input + previous output + this request's `input`, in that order, so the client does not resend the history. The referenced response must have been stored.
+            include: Names an optional piece of data that the server should add to the response when it is listed in the request's `include` array; values not listed are omitted.
+            tools: Tool definitions the model may call while producing this response, such as functions whose calls the client executes. Omit or send `null` to offer no tools.
+            tool_choice: Controls whether and which tools the model calls: `auto` (default), `none`, `required`, a specific function, or an `allowed_tools` subset. See `ToolChoiceParam`.
+            metadata: Up to 16 string key/value pairs stored with the response and echoed back on it, for the client's own tagging; they do not affect generation.
+            text: Settings for the model's text output: the output `format` (plain text or a JSON Schema for structured output) and the `verbosity` hint.
+            temperature: Sampling temperature between `0` and `2`. Low values give focused, nearly deterministic output; higher values more varied output. Usually adjust this or `top_p`, not both.
+            top_p: Nucleus sampling cutoff between `0` and `1`: only the most likely tokens whose combined probability reaches this value are considered, so `0.1` keeps roughly the top 10% of probability mass. Usually adjust this or `temperature`, not both.
+            presence_penalty: Number from `-2` to `2` that penalises tokens which have already appeared at all, nudging the model toward new topics when positive. Defaults to `0`.
+            frequency_penalty: Number from `-2` to `2` that penalises tokens in proportion to how often they have appeared so far, reducing verbatim repetition when positive. Defaults to `0`.
+            parallel_tool_calls: If `true` (usually the default) the model may emit several tool calls in one turn, to be run concurrently; if `false` it emits at most one tool call per turn.
+            stream_options: Extra options for streaming; only meaningful when `stream` is `true`.
+            background: If `true`, the request returns right away with the response in `queued` or `in_progress` status and generation continues on the server; the client fetches the result later. Providers usually require `store: true` for this.
+            max_output_tokens: Upper bound on generated tokens for the response, counting both visible output and reasoning tokens; at least `16`. When generation hits it, the response ends with status `incomplete` and `incomplete_details.reason` set to `max_output_tokens`. `null` means the model's own limit.
+            max_tool_calls: Upper bound (at least `1`) on how many calls to built-in, provider-hosted tools the model may make across the whole response; once reached, further tool calls are not made. `null` means no explicit cap.
+            reasoning: Options for reasoning models: the `effort` level and whether a reasoning `summary` is returned.
+            safety_identifier: A stable, non-identifying string (for example a hash of your user ID, max 64 characters) that names the end user behind the request, so the provider can detect and act on abuse per user rather than per account. Do not put personal data here.
+            prompt_cache_key: Optional key, up to 64 characters, that tells the provider which requests share a common prompt prefix so they can be routed to the same cache and reuse it, improving `cached_tokens` hit rates.
+            truncation: What to do if the full context (including content pulled in via `previous_response_id`) is larger than the model's context window: `auto` lets the server drop older context, while `disabled` (usually the default) makes the request fail instead.
+            instructions: A system/developer message placed at the start of the model's context for this request. Instructions are not inherited from the response named by `previous_response_id`, so they can be replaced or must be resent on each turn.
+            store: Whether the server keeps the response and its input after finishing, so it can be retrieved later or named as a `previous_response_id`. With `false` nothing is persisted and the response cannot be continued; clients then resend context themselves (optionally with `reasoning.encrypted_content` via `include`).
+            service_tier: Processing tier requested for this request (`auto`, `default`, `flex` or `priority`), a hint about the latency and reliability the caller needs. The tier actually applied is reported on the response.
+            top_logprobs: How many of the most likely alternative tokens, from `0` to `20`, to return with their log probabilities at each output position. Only takes effect when `message.output_text.logprobs` is listed in `include`.
+            anthropic_mcp_servers: MCP servers the provider may call on the model's behalf during this response. (sent as `anthropic:mcp_servers`)
+            extra_body: More properties to send, merged over the keywords; a keyword left at None is not sent.
+            timeout: Seconds for this call, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+        """
+        path = "/responses/input_tokens"
+        query = _query({})
+        return await self._owner._call(
+            "POST",
+            path + query,
+            models.InputTokenCountResource,
+            body=_body(
+                {
+                    "model": model,
+                    "input": input,
+                    "previous_response_id": previous_response_id,
+                    "include": include,
+                    "tools": tools,
+                    "tool_choice": tool_choice,
+                    "metadata": metadata,
+                    "text": text,
+                    "temperature": temperature,
+                    "top_p": top_p,
+                    "presence_penalty": presence_penalty,
+                    "frequency_penalty": frequency_penalty,
+                    "parallel_tool_calls": parallel_tool_calls,
+                    "stream_options": stream_options,
+                    "background": background,
+                    "max_output_tokens": max_output_tokens,
+                    "max_tool_calls": max_tool_calls,
+                    "reasoning": reasoning,
+                    "safety_identifier": safety_identifier,
+                    "prompt_cache_key": prompt_cache_key,
+                    "truncation": truncation,
+                    "instructions": instructions,
+                    "store": store,
+                    "service_tier": service_tier,
+                    "top_logprobs": top_logprobs,
+                    "anthropic:mcp_servers": anthropic_mcp_servers,
+                },
+                extra_body,
+            ),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+
 class AsyncResponsesOperations:
     """The generated methods of `AsyncResponses` on one stored response."""
 
@@ -257,6 +500,7 @@ class AsyncResponsesOperations:
         timeout: float | None,
         max_retries: int | None,
         stream: bool = False,
+        body: Mapping[str, Any] | None = None,
     ) -> Any:
         raise NotImplementedError
 
@@ -356,5 +600,10 @@ class AsyncResponsesOperations:
 
     @property
     def input_items(self) -> AsyncInputItems:
-        """InputItems of a stored response."""
+        """`client.responses.input_items`: its operations."""
         return AsyncInputItems(self)
+
+    @property
+    def input_tokens(self) -> AsyncInputTokens:
+        """`client.responses.input_tokens`: its operations."""
+        return AsyncInputTokens(self)

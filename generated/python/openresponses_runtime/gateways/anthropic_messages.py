@@ -137,6 +137,8 @@ log = logging.getLogger("openresponses_runtime.gateways")
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; this fits every current model's output limit
 ANTHROPIC_VERSION = "2023-06-01"
+# What `count_tokens` takes of a Messages body: what the model reads, not how it generates.
+_COUNTED = frozenset({"model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers"})
 _INCOMPLETE = {
     "max_tokens": "max_output_tokens",
     "model_context_window_exceeded": "max_output_tokens",
@@ -677,6 +679,14 @@ class AnthropicMessagesProvider(GatewayProvider):
 
     def upstream_headers(self) -> dict[str, str]:
         return {"x-api-key": self.api_key, "anthropic-version": self.anthropic_version}
+
+    def count_request(self, request: ProviderRequest) -> tuple[str, dict[str, Any]]:
+        """`count_tokens`, with the turn's body less what only generation takes (`max_tokens`, `stream`, sampling)."""
+        body = self.messages_request(request)
+        return f"{self.base_url}/v1/messages/count_tokens", {k: v for k, v in body.items() if k in _COUNTED}
+
+    def tokens_counted(self, answer: dict[str, Any]) -> Any:
+        return answer.get("input_tokens")
 
     def stream_events(self, reply: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         return message_events(reply)

@@ -16,6 +16,10 @@ per-gateway additions in `GatewayProvider.error_rules`:
 An upstream that cannot be reached is a 502 `upstream_unreachable`; a 200 that is neither an event
 stream nor a whole answer, a 502 `upstream_bad_response`.
 
+`POST /responses/input_tokens` asks the upstream's own count (`count_request`: Anthropic's
+`count_tokens`, Gemini's `countTokens`), the same body a turn would send; a gateway whose upstream
+has none answers 501 `not_implemented`.
+
 `reasoning.effort` and `reasoning.summary` turn thinking on as each upstream takes it, by tables a
 deployment may override (`effort_table`): see each gateway's docstring. What a gateway leaves out
 of a request because its upstream would refuse it (say `temperature` with Anthropic's thinking) is
@@ -41,6 +45,7 @@ from ..server import (
     InvalidRequest,
     ModelError,
     NotFound,
+    NotImplementedOperation,
     OpenResponsesError,
     ProviderRequest,
     ServerError,
@@ -434,6 +439,46 @@ class GatewayProvider:
                 code="upstream_unreachable",
                 status=502,
             ) from None
+
+    # -- counting input tokens
+
+    def count_request(self, request: ProviderRequest) -> tuple[str, dict[str, Any]] | None:
+        """The URL and body that ask the upstream to count `request`'s input tokens; None: it cannot."""
+        return None
+
+    def tokens_counted(self, answer: dict[str, Any]) -> Any:
+        """The count in the upstream's answer to `count_request`."""
+        raise NotImplementedError
+
+    async def count_input_tokens(self, request: ProviderRequest) -> int:
+        found = self.count_request(request)
+        if found is None:
+            raise NotImplementedOperation(
+                "This gateway's upstream offers no token count.", operation="count_input_tokens"
+            )
+        url, payload = found
+        try:
+            reply = await self._http.get().post(url, json=payload, headers=self.upstream_headers())
+        except httpx.TransportError as exc:
+            raise ModelError(
+                self.scrub(f"The upstream at {url} cannot be reached: {exc or type(exc).__name__}"),
+                code="upstream_unreachable",
+                status=502,
+            ) from None
+        if reply.status_code != 200:
+            raise self.upstream_error(reply.status_code, reply.content, reply.headers.get("retry-after"))
+        try:
+            answer = loads(reply.content)
+        except ValueError:
+            answer = None
+        count = self.tokens_counted(answer) if isinstance(answer, dict) else None
+        if type(count) is not int or count < 0:
+            raise ModelError(
+                f"The upstream answered its token count with {self.scrub(reply.text[:100])!r}, not a count.",
+                code="upstream_bad_response",
+                status=502,
+            )
+        return count
 
     async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
         """One opaque `compaction` item holding the conversation, which `expand_compactions` opens again."""

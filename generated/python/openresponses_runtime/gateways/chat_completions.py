@@ -1,6 +1,7 @@
 """A gateway from Open Responses to an OpenAI-compatible Chat Completions API (`/chat/completions`).
 
-Each turn becomes one streamed `POST {base_url}/chat/completions`. Requests translate so:
+Each turn becomes one streamed `POST {base_url}/chat/completions`. Chat Completions has no token
+count, so `POST /responses/input_tokens` answers 501 `not_implemented`. Requests translate so:
 
 | Open Responses | Chat Completions |
 |---|---|

@@ -622,6 +622,15 @@ class GeminiProvider(GatewayProvider):
     def upstream_headers(self) -> dict[str, str]:
         return {"x-goog-api-key": self.api_key}
 
+    def count_request(self, request: ProviderRequest) -> tuple[str, dict[str, Any]]:
+        """`countTokens` of the whole `generateContent` request a turn would send (instructions and tools included)."""
+        model = self.upstream_model(request.model).removeprefix("models/")
+        body = {"model": f"models/{model}", **self.gemini_request(request)}
+        return f"{self.base_url}/models/{model}:countTokens", {"generateContentRequest": body}
+
+    def tokens_counted(self, answer: dict[str, Any]) -> Any:
+        return answer.get("totalTokens")
+
     def steps(self, request: ProviderRequest, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
         return steps_from_responses(events, parallel=getattr(request.body, "parallel_tool_calls", None) is not False)
 

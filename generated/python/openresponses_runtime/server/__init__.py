@@ -5,7 +5,7 @@ A provider is an object with `async def respond(request: ProviderRequest)` yield
 models, resolves `previous_response_id`, enforces `tool_choice`, turns the steps into a
 spec-exact event stream (or one JSON response) and stores the result.
 
-This subpackage is hand-written, except `routes`, `skeleton`, `request_schemas` and `native`,
+This subpackage is hand-written, except `routes`, `stubs`, `skeleton`, `request_schemas` and `native`,
 which `orspec build` generates from the spec (each says so on its first line). Its rooms, and
 what each may import, are mapped in the architecture guide.
 It needs the `server` extra: `pip install 'openresponses-runtime[server]'`.
@@ -28,6 +28,7 @@ from .errors import (
     InvalidRequest,
     ModelError,
     NotFound,
+    NotImplementedOperation,
     OpenResponsesError,
     ServerError,
     StoreUnavailable,
@@ -58,9 +59,11 @@ from .steps import (
     VendorItem,
 )
 from .store import MemoryStore, PostgresStore, ResponseStore, SQLiteStore, StoredResponse, StoreError, open_store
+from .stubs import STUBS, Stubs
 
 __all__ = [
     "ROUTES",
+    "STUBS",
     "Accept",
     "Accepted",
     "ArgumentsDelta",
@@ -77,6 +80,7 @@ __all__ = [
     "MessageStart",
     "ModelError",
     "NotFound",
+    "NotImplementedOperation",
     "Observability",
     "OpenResponsesError",
     "Operation",
@@ -97,6 +101,7 @@ __all__ = [
     "StoreUnavailable",
     "StoredResponse",
     "StreamViolation",
+    "Stubs",
     "TextDelta",
     "TooManyRequests",
     "ToolPolicy",

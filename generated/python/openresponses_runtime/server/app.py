@@ -1,8 +1,10 @@
 """`create_app`: a Starlette app serving the spec's operations for one provider.
 
-Every route comes from the generated `routes.ROUTES`, each naming the handler that serves it;
-`HANDLERS` lists them, and the build fails on an operation it does not list. The handlers of
-`create` and `compact` are here; those of a stored response are `lifecycle`'s. The rest lives
+Every route comes from the generated `routes.ROUTES`. `HANDLERS` names the operations the runtime
+serves itself, by method and path template (the build binds them so, whatever their
+`operationId`); the handlers of `create`, `compact` and the input-token count are here, those of a
+stored response are `lifecycle`'s. Every other operation of the spec is a stub (see `stubs`): it
+answers 501 `not_implemented` until the provider defines the method the route names. The rest lives
 in rooms of its own: `bodies` reads a request, `resource` makes its response skeleton, `turns`
 drives the provider to the end of the response, `background` runs responses in tasks of the
 server's own, `asgi` answers, `websocket` serves turns over a WebSocket.
@@ -33,6 +35,7 @@ with the spec's error object and a fitting status:
 | more input items, or tools, than `bounds` allow; a `previous_response_id` whose conversation is larger than they allow (see `bounds`) | 400 | `invalid_request` / `too_many_items` (`input`), `too_many_tools` (`tools`), `context_too_large` (`previous_response_id`) |
 | another API key's response, by any operation | 404 | as for an id never stored (see `auth`) |
 | `tool_choice` broken by the model | 500 | `model_error` / `tool_choice_violation` |
+| an operation the runtime leaves to the provider (a stub, see `stubs`), or the input-token count, when the provider does not implement it | 501 | `server_error` / `not_implemented` |
 | anything else | 500 | `server_error` |
 
 Upstream also lists `application/x-www-form-urlencoded` for the request body, but its prose says
@@ -51,7 +54,9 @@ import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
+from urllib.parse import parse_qs
 
+from pydantic import BaseModel, RootModel
 from starlette.applications import Starlette
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -73,11 +78,12 @@ from .bodies import DEFAULT_MAX_BODY_BYTES, check_content_type, json_path, parse
 from .bounds import Bounds
 from .compaction import default_compaction
 from .emitter import Emitter, unserved
+from .errors import NotImplementedOperation
 from .ids import new_id
 from .lifecycle import Lifecycle
 from .observability import Observability, Observer
 from .resource import input_items, response_skeleton
-from .routes import ROUTES
+from .routes import ROUTES, Operation
 from .sealing import Sealer, seal_compaction, unseal_compaction, unseal_reasoning
 from .steps import Provider
 from .store import ResponseStore, complete, open_store
@@ -89,15 +95,17 @@ from .wire import DONE_FRAME
 # `json_path`, `parse_body` and `input_items` stay importable from here, where they were.
 __all__ = ["create_app", "error_response", "input_items", "json_path", "parse_body", "response_skeleton"]
 
-#: The handlers that serve operations, named after their operation ids (read by the build).
-HANDLERS = (
-    "create_response",
-    "compact_response",
-    "get_response",
-    "delete_response",
-    "cancel_response",
-    "list_input_items",
-)
+#: The operations the runtime serves itself, by method and path template under the servers' base
+#: path, and the handler of each (read by the build, which binds them whatever their `operationId`).
+HANDLERS = {
+    ("POST", "/responses"): "create_response",
+    ("POST", "/responses/compact"): "compact_response",
+    ("POST", "/responses/input_tokens"): "count_input_tokens",
+    ("GET", "/responses/{response_id}"): "get_response",
+    ("DELETE", "/responses/{response_id}"): "delete_response",
+    ("POST", "/responses/{response_id}/cancel"): "cancel_response",
+    ("GET", "/responses/{response_id}/input_items"): "list_input_items",
+}
 
 
 class _Server:
@@ -132,16 +140,21 @@ class _Server:
         return self.streams.active
 
     def handlers(self) -> dict[str, Callable[..., Awaitable[ASGIApp]]]:
-        """Each of `HANDLERS` by name."""
+        """Each of `HANDLERS`' handlers by name."""
         lifecycle = self.lifecycle
         return {
             "create_response": self.create_response,
             "compact_response": self.compact_response,
+            "count_input_tokens": self.count_input_tokens,
             "get_response": lifecycle.get_response,
             "delete_response": lifecycle.delete_response,
             "cancel_response": lifecycle.cancel_response,
             "list_input_items": lifecycle.list_input_items,
         }
+
+    def authorize(self, scope: Scope) -> None:
+        """The request's key checked: its tenant, from here on (`auth.current_tenant`)."""
+        self.keys.authorize(bearer(request_headers(scope)[0]))
 
     async def read(self, scope: Scope, receive: Receive, model: type) -> tuple[dict[str, Any], Any]:
         """The request's body as JSON and as `model`, once its key, media type and size pass."""
@@ -235,6 +248,54 @@ class _Server:
             headers=dict(ignored_header(admitted.ignored)),
         )
 
+    async def count_input_tokens(self, scope: Scope, receive: Receive, model: type) -> ASGIApp:
+        """The tokens the request's input would take, counted by the provider's `count_input_tokens`
+        (the context a create with this body would give the model: earlier turns, then this input)."""
+        data, body = await self.read(scope, receive, model)
+        count = getattr(self.turns.provider, "count_input_tokens", None)
+        if count is None:
+            raise NotImplementedOperation(
+                "This server's model cannot count input tokens.", operation="count_input_tokens"
+            )
+        _, request, _, _ = await self.turns.prepare(data, body)
+        tokens = await count(request)
+        return JSONResponse(
+            {"object": "response.input_tokens", "input_tokens": int(tokens)},
+            headers=dict(ignored_header(request.ignored)),
+        )
+
+    def stub(self, op: Operation) -> Callable[..., Awaitable[ASGIApp]]:
+        """The handler of an operation the runtime leaves to the provider: the provider's method
+        `op.implement`, called with the body, path and query parameters; 501 while it has none."""
+        provider = self.turns.provider
+
+        async def serve(scope: Scope, receive: Receive, model: type | None = None) -> ASGIApp:
+            implement = getattr(provider, op.implement or "", None)
+            if not op.body or implement is None:
+                self.authorize(scope)
+            if implement is None:
+                raise NotImplementedOperation(
+                    f"{op.method} {op.path} ({op.operation_id}) is not implemented by this server.",
+                    operation=op.implement,
+                )
+            arguments: dict[str, Any] = {}
+            if op.body:
+                data, body = await self.read(scope, receive, model or _AnyObject)
+                arguments["body"] = data if model is None else body
+            arguments |= {name: scope["path_params"][key] for key, name in op.path_params}
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+            arguments |= {name: query[key][-1] for key, name in op.query_params if key in query}
+            answer = await implement(**arguments)
+            if isinstance(answer, BaseModel):
+                answer = answer.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            return JSONResponse(answer, status_code=op.status)
+
+        return serve
+
+
+class _AnyObject(RootModel[dict[str, Any]]):
+    """A stub's body where the spec names no model: any JSON object."""
+
 
 def _owner() -> str | None:
     tenant = current_tenant()
@@ -320,7 +381,8 @@ def create_app(
     routes: list[Any] = []
     operations: dict[tuple[str, str], OperationApp] = {}
     for op in ROUTES:
-        operation = OperationApp(handlers[op.handler], op.request_model)
+        handler = server.stub(op) if op.handler is None else handlers[op.handler]
+        operation = OperationApp(handler, op.request_model)
         operations[op.method, op.path] = operation
         routes.append(Route(op.path, operation, methods=[op.method], name=op.operation_id))
         if op.websocket and op.websocket_model is not None:

@@ -13,6 +13,9 @@
 - With `reasoning` requested it first emits a reasoning summary.
 - It stops `incomplete` when the answer would exceed `max_output_tokens` (one chunk, one token).
 - A message containing "refuse" gets a refusal.
+- It counts a request's input tokens as one per four characters of its input items' JSON (at
+  least one), the `usage.input_tokens` it reports for the response; instructions and tools are
+  not counted, so a count is the same however they change.
 """
 
 from __future__ import annotations
@@ -169,3 +172,6 @@ class DemoProvider:
 
     async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
         return default_compaction(items)
+
+    async def count_input_tokens(self, request: ProviderRequest) -> int:
+        return _count(request.input)

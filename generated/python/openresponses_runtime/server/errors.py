@@ -13,6 +13,7 @@ __all__ = [
     "InvalidRequest",
     "ModelError",
     "NotFound",
+    "NotImplementedOperation",
     "OpenResponsesError",
     "ServerError",
     "ServerBusy",
@@ -97,6 +98,18 @@ class ServerError(OpenResponsesError):
     status = 500
     type = "server_error"
     default_code = "server_error"
+
+
+class NotImplementedOperation(ServerError):
+    """501: the spec declares the operation, but this server does not implement it (yet): a stub
+    whose provider method is missing (`operation` names it), or a count the model cannot make."""
+
+    status = 501
+    default_code = "not_implemented"
+
+    def __init__(self, message: str, *, operation: str | None = None, **options: Any):
+        super().__init__(message, **options)
+        self.operation = operation
 
 
 class StoreUnavailable(ServerError):

@@ -209,10 +209,19 @@ class ProviderRequest:
 
 
 class Provider(Protocol):
-    """A model behind the server. `respond` is an async generator of steps."""
+    """A model behind the server. `respond` is an async generator of steps.
+
+    Optional: `compact` (else the server's own compaction), `count_input_tokens` (else
+    `POST /responses/input_tokens` answers 501), and a method for each operation the runtime leaves
+    to the provider (`stubs.Stubs`, each 501 until defined).
+    """
 
     def respond(self, request: ProviderRequest) -> AsyncIterator[Step]: ...
 
     async def compact(self, items: list[dict[str, Any]], *, model: str, instructions: str | None) -> list[dict]:
         """The conversation `items` shortened (typically to a `compaction` item plus recent turns)."""
+        ...
+
+    async def count_input_tokens(self, request: ProviderRequest) -> int:
+        """The tokens `request` would take as the model's input (its context, instructions and tools)."""
         ...
