@@ -150,24 +150,27 @@ with TestClient(app) as client:
     got = client.get(f"/v1/responses/{{rid}}", headers=auth)
     gone = client.delete(f"/v1/responses/{{rid}}", headers=auth)
     again = client.get(f"/v1/responses/{{rid}}", headers=auth)
+    other = client.get("/v1/models", headers=auth) if {other!r} else None
 bindings.ResponseObject.model_validate(made.json())  # the spec's own model of a response
 events = [json.loads(message.data) for message in iter_sse(streamed.content) if not message.is_done]
 for event in events:
     EVENT_TYPES[event["type"]].model.model_validate(event)  # each event by its spec's model
 print(json.dumps({{"made": made.status_code, "streamed": streamed.status_code, "got": got.status_code,
                   "same": got.json() == made.json(), "gone": gone.status_code, "again": again.status_code,
-                  "types": [e["type"] for e in events], "text": made.json()["output"][0]["content"][0]["text"]}}))
+                  "types": [e["type"] for e in events],
+                  "other": [other.status_code, other.json()["error"]["code"]] if other is not None else None, "text": made.json()["output"][0]["content"][0]["text"]}}))
 """
 
 
-def _build_and_serve(tmp_path: Path, spec: Path, *, stored: bool = True) -> dict:
+def _build_and_serve(tmp_path: Path, spec: Path, *, stored: bool = True, other: bool = False) -> dict:
     """Build `spec` with the self-check and ask the server it makes; `stored`: the spec declares
-    retrieve and delete (upstream's releases declare create and compact alone)."""
+    retrieve and delete (upstream's releases declare create and compact alone); `other`: it declares
+    `GET /models`, which the runtime leaves to the provider (a 501 stub)."""
     out = tmp_path / "out"
     built = run_orspec("build", "--spec", str(spec), "--out", str(out), "--lenient", "--self-check")
     assert built.returncode == 0, built.stderr[-3000:]
     assert "does not load" not in built.stderr
-    served = run_python(SERVE.format(out=str(out)), path=out / "python", cwd=tmp_path)
+    served = run_python(SERVE.format(out=str(out), other=other), path=out / "python", cwd=tmp_path)
     assert served.returncode == 0, served.stderr[-3000:]
     result = json.loads(served.stdout.splitlines()[-1])
     assert (result["made"], result["streamed"]) == (200, 200)
@@ -182,8 +185,9 @@ def _build_and_serve(tmp_path: Path, spec: Path, *, stored: bool = True) -> dict
 @pytest.mark.slow
 @pytest.mark.process
 def test_openai_whole_spec_builds_imports_type_checks_and_serves(tmp_path, shared):
-    result = _build_and_serve(tmp_path, OPENAI)
+    result = _build_and_serve(tmp_path, OPENAI, other=True)
     assert "response.output_text.delta" in result["types"]
+    assert result["other"] == [501, "not_implemented"]  # one of OpenAI's other operations, a stub
 
 
 @pytest.mark.slow
