@@ -202,7 +202,8 @@ def test_upstream_release_builds_imports_and_type_checks(tmp_path, shared, relea
 
 @pytest.mark.slow
 @pytest.mark.process
-def test_upstream_release_serves(tmp_path, shared, release="2026-04-24"):
+@pytest.mark.parametrize("release", ["2026-01-15", "2026-04-24"])  # 2026-01-15 names create `Createresponse`
+def test_upstream_release_serves(tmp_path, shared, release):
     _build_and_serve(tmp_path, RELEASES[release], stored=False)
 
 
