@@ -9,7 +9,7 @@ test worker) that imported those modules once. An environment that changes how P
 CLI (`python -m orspec`, the console script) is tested with real processes in test_cli_manners.py
 and test_distribution.py.
 
-Only the standard library (and cpu_wait.py, which needs nothing else) is imported at the top: the
+Only the standard library (and cpu_time.py, which needs nothing else) is imported at the top: the
 forkserver imports this module to find `_child`.
 """
 
@@ -26,7 +26,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from . import cpu_wait
+from . import cpu_time
 
 # What a command imports before its own work; nothing that a build writes (the runtime) is among them.
 PRELOAD = [
@@ -77,7 +77,7 @@ def _child(args: list[str], cwd: str, env: dict[str, str], streams: tuple[str, s
         with contextlib.suppress(OSError):  # a closed pipe: the command has dealt with it
             stream.flush()
     with contextlib.suppress(OSError):  # for the suite's time guard
-        Path(streams[0]).with_name("waited").write_text(str(cpu_wait.of_this_process()))
+        Path(streams[0]).with_name("cpu").write_text(str(cpu_time.of_this_process()))
     os._exit(code or 0)
 
 
@@ -116,6 +116,6 @@ def run(
             raise subprocess.TimeoutExpired(command, timeout)
         out, err = (_text(Path(path).read_bytes()) for path in streams)
         with contextlib.suppress(OSError, ValueError):
-            cpu_wait.ended += float(Path(folder, "waited").read_text())
+            cpu_time.commands += float(Path(folder, "cpu").read_text())
     # A process killed by signal N has exit code -N here, as subprocess reports it.
     return subprocess.CompletedProcess(command, process.exitcode, out, err)

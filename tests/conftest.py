@@ -7,7 +7,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from filelock import FileLock
 from hypothesis import settings
 
-from . import cli_process, cpu_wait
+from . import cli_process, cpu_time
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ORSPEC_SHARED") or ROOT.parent / "shared")  # a worktree elsewhere names it
@@ -148,14 +147,14 @@ _CALL_TIME = pytest.StashKey[float]()
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    # The call's time as an idle machine would give it: wall time less what its threads and its `orspec`
-    # commands waited for a CPU (cpu_wait.py), so that a busy machine (other jobs, the extra xdist worker)
-    # fails no fast test.
-    start, waited = time.perf_counter(), cpu_wait.total()
+    # The call's own CPU time (cpu_time.py: its threads', its waited-for children's, its `orspec` commands'),
+    # which other jobs on the machine, the extra xdist worker among them, do not stretch as they stretch
+    # wall time: a busy machine fails no fast test.
+    start = cpu_time.spent()
     try:
         return (yield)
     finally:
-        item.stash[_CALL_TIME] = time.perf_counter() - start - (cpu_wait.total() - waited)
+        item.stash[_CALL_TIME] = cpu_time.spent() - start
 
 
 @pytest.hookimpl(wrapper=True)
@@ -167,7 +166,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if report.when == "call" and report.passed and took > FAST_LIMIT and not _costs(item):
         report.outcome = "failed"
         report.longrepr = (
-            f"{item.nodeid} took {took:.1f} s, over the {FAST_LIMIT:.0f} s an unmarked test may take."
+            f"{item.nodeid} took {took:.1f} s of CPU, over the {FAST_LIMIT:.0f} s an unmarked test may take."
             " Mark it with what it costs: "
             + "; ".join(f"@pytest.mark.{name} if it {what}" for name, what in COST_MARKERS.items())
         )

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import itertools
 import json
 import os
 import random
+import select
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -22,9 +28,26 @@ from openresponses_runtime.server import (
     TextDelta,
 )
 
-from . import cpu_wait
+from . import cpu_time
 
 API_KEY = "sk-test-key"
+METRICS_KEY = "sk-metrics-test-key"  # what `/metrics` asks for: `observed()`, `metrics_text`
+
+
+def observed(**settings):
+    """The app's observability (`create_app(observability=...)`) with `/metrics` behind `METRICS_KEY`."""
+    from openresponses_runtime.server import Observability
+
+    return Observability(**{"metrics_key": METRICS_KEY, **settings})
+
+
+def metrics_text(root: str) -> str:
+    """`/metrics` of the server at `root` (no `/v1`), fetched with `METRICS_KEY`."""
+    import httpx
+
+    answer = httpx.get(root + "/metrics", headers={"Authorization": f"Bearer {METRICS_KEY}"}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer.text
 
 
 def _ephemeral_low() -> int:
@@ -66,15 +89,9 @@ def live_server(app, **options):
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **{"lifespan": "off", **options})
     server = uvicorn.Server(config)
 
-    def run() -> None:
-        try:
-            server.run()
-        finally:
-            cpu_wait.add_this_thread()
-
-    thread = threading.Thread(target=run, daemon=True)
+    thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + cpu_time.scaled(10)
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("uvicorn did not start")
@@ -98,6 +115,10 @@ class RecordingProvider:
         return self.inner.respond(request)
 
     async def compact(self, items, *, model, instructions):
+        from openresponses_runtime.server.compaction import default_compaction
+
+        if not hasattr(self.inner, "compact"):  # as the server does for a provider without its own
+            return default_compaction(items)
         return await self.inner.compact(items, model=model, instructions=instructions)
 
 
@@ -139,20 +160,98 @@ class EndlessProvider:
             self.closed.set()
 
 
-def wait_answering(proc, base: str, *, seconds: float = 30, log=None) -> None:
-    """Wait until the server `proc` started answers HTTP at `base`. If it exits, or `seconds` pass,
-    first: kill it and raise, with its log (`log()`, else its piped stderr)."""
+def start(
+    command: list[str], *, env: dict | None = None, cwd=None, stdout=None, stderr=None, **popen
+) -> subprocess.Popen:
+    """`command` in a session, so a process group, of its own (`stop` ends the group: workers, and the
+    processes they started, with their leader), stdout discarded unless `stdout` is a file, stderr piped
+    unless `stderr` is one. On Linux it is killed when the test process dies (a run interrupted), as
+    its own session would otherwise outlive it."""
+    given = popen.pop("preexec_fn", None)
+
+    def prepare() -> None:
+        _die_with_parent()
+        if given is not None:
+            given()
+
+    return subprocess.Popen(
+        command,
+        stdout=stdout or subprocess.DEVNULL,
+        stderr=stderr or subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+        start_new_session=True,
+        preexec_fn=prepare,
+        **popen,
+    )
+
+
+def _die_with_parent() -> None:
+    """In a child before it runs its command: SIGKILL when the parent dies (Linux's parent-death signal)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def stop(proc: subprocess.Popen, *, signal_number: int = signal.SIGTERM, grace: float = 10) -> int:
+    """End `proc` (started by `start`): `signal_number` to it, SIGKILL to its whole group if it has not
+    exited `grace` seconds (scaled by the machine's load) later, and SIGKILL to whatever it left in
+    its group (orphaned workers) in any case. Its exit code."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal_number)
+    try:
+        code = proc.wait(cpu_time.scaled(grace))
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid)
+        code = proc.wait(10)  # SIGKILL cannot be caught: this wait is short
+    _kill_group(proc.pid)
+    return code
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def log_of(proc: subprocess.Popen, *, seconds: float = 2) -> str:
+    """What `proc` wrote to its piped stderr, read for at most `seconds`: a pipe that an orphan of `proc`
+    holds open never ends, and a plain `read()` would wait on it for ever."""
+    if proc.stderr is None:
+        return "(see its log)"
+    fd = proc.stderr.fileno()
+    os.set_blocking(fd, False)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            break
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def wait_answering(proc: subprocess.Popen, base: str, *, seconds: float = 30, log=None) -> None:
+    """Wait until the server `proc` (started by `start`) answers HTTP at `base`, each probe bounded by a
+    second. If it exits first, or `seconds` pass (scaled by the machine's load): kill its whole process
+    group and raise, with its log (`log()`, else its piped stderr, read with a deadline)."""
     import httpx
 
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + cpu_time.scaled(seconds)
     while True:
         try:
             httpx.get(base + "/responses", timeout=1)
             return
         except httpx.TransportError:
             if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                said = log() if log else proc.stderr.read().decode() if proc.stderr else "(see its log)"
+                stop(proc, signal_number=signal.SIGKILL)
+                said = log() if log else log_of(proc)
                 raise RuntimeError(f"{proc.args[:4]} did not start: {said}") from None
             time.sleep(0.1)
 
@@ -160,28 +259,19 @@ def wait_answering(proc, base: str, *, seconds: float = 30, log=None) -> None:
 @contextmanager
 def served_process(command: list[str], *, port: int, env: dict | None = None, cwd=None, stderr=None):
     """Run a server command on loopback `port` until it answers HTTP; yields its base URL (`.../v1`).
+    Afterwards its whole process group is ended (`stop`).
 
     `stderr`: a file to keep the server's log in (by default it is read only when it fails to start)."""
-    import os
-    import subprocess
-
-    proc = subprocess.Popen(
-        command,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr or subprocess.PIPE,
-        env={**os.environ, **(env or {})},
-        cwd=cwd,
-    )
+    proc = start(command, env=env, cwd=cwd, stderr=stderr)
     base = f"http://127.0.0.1:{port}/v1"
     wait_answering(proc, base)
     try:
         yield base
     finally:
         exited = proc.poll()  # before the test was done with it: say so, with its log
-        proc.terminate()
-        proc.wait(10)
+        stop(proc)
         if exited is not None:
-            log = proc.stderr.read().decode()[-3000:] if proc.stderr else "(see its log)"
+            log = log_of(proc)[-3000:] if proc.stderr else "(see its log)"
             raise RuntimeError(f"{command[:4]} exited ({exited}) while in use: {log}")
 
 

@@ -42,7 +42,8 @@ export interface RetrieveQuery {
   stream?: boolean;
   /**
    * With `stream`, the `sequence_number` of the last event the client already
-   * holds; the replay starts with the event after it.
+   * holds; the replay starts with the event after it. At most 2^53, the largest
+   * integer every JSON reader holds exactly.
    */
   starting_after?: number;
 }

@@ -16,16 +16,14 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from ..conftest import ROOT, UPSTREAM
-from ..server_helpers import free_port
+from ..server_helpers import free_port, start, stop, wait_answering
 
 pytestmark = pytest.mark.process
 
@@ -118,7 +116,7 @@ def served(tmp_path_factory):
     document refuses (ST201)."""
     port, key = free_port(), "sk-downstream-test"
     log = (tmp_path_factory.mktemp("serve") / "serve.log").open("w")
-    proc = subprocess.Popen(
+    proc = start(
         [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", key, "--store", "memory:"]
         + ["--delay", "0"],
         cwd=ROOT,
@@ -126,19 +124,10 @@ def served(tmp_path_factory):
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"orspec serve did not start: {Path(log.name).read_text()}") from None
-                time.sleep(0.1)
+        wait_answering(proc, f"http://127.0.0.1:{port}/v1", log=Path(log.name).read_text)
         yield f"http://127.0.0.1:{port}/v1", key
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop(proc)
         log.close()
 
 

@@ -5,6 +5,8 @@ run on the operator's key, only as the operator allows them."""
 from __future__ import annotations
 
 import json
+import sys
+import time
 
 import httpx
 import pytest
@@ -12,6 +14,7 @@ from openresponses_runtime.gateways import GATEWAYS
 from openresponses_runtime.gateways.anthropic_messages import AnthropicMessagesProvider
 from openresponses_runtime.server import create_app
 
+from .. import cpu_time
 from ..conftest import run_orspec
 from ..server_helpers import API_KEY, free_port, live_server
 from ..upstream_replay import UPSTREAM_KEY, upstream
@@ -78,3 +81,85 @@ def test_server_tools_are_an_option_of_the_anthropic_gateway_only():
     assert done.stderr.splitlines()[-1] == (
         "orspec: --server-tool is for --gateway anthropic-messages, not chat-completions"
     )
+
+
+# -- redaction by construction: each credential a gateway holds, through each way out ----------------
+
+USER, PASSWORD, QUERY = "operator-name", "DBPASS-SECRET", "QUERY-SECRET"
+
+
+def _echoing_upstream(mode: str):
+    """An upstream that says back everything it was sent (each header, its path and query): as a 500
+    error body (`error`), or, after a frame that is no JSON, as an error event mid-stream (`stream`)."""
+
+    async def app(scope, receive, send):
+        while (await receive()).get("more_body"):
+            pass
+        said = " ".join(f"{name.decode()}: {value.decode()}" for name, value in scope["headers"])
+        said += f" path: {scope['path']}?{scope['query_string'].decode()}"
+        if mode == "error":
+            body = json.dumps({"error": {"message": said, "type": "api_error"}}).encode()
+            head = [(b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": 500, "headers": head})
+        else:
+            error = {"type": "error", "error": {"type": "api_error", "message": said, "code": 500}}
+            body = f"data: not json, {said}\n\nevent: error\ndata: {json.dumps(error)}\n\n".encode()
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
+            )
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+@pytest.mark.parametrize("name", list(GATEWAYS))
+@pytest.mark.parametrize("exit_", ["error body", "mid-stream error"])
+def test_every_credential_a_gateway_holds_is_blanked_wherever_it_goes_out(name, exit_, caplog):
+    """Sources: the key, the URL's user and password, the Basic credential an HTTP client makes of
+    them (was: sent upstream, echoed back and passed on whole), the query's value. Exits: what the
+    client reads (the error body, or the stream's error event), and every log record of the exchange."""
+    import base64
+    import logging
+
+    gateway = GATEWAYS[name]
+    secrets = {
+        "key": UPSTREAM_KEY,
+        "user": USER,
+        "password": PASSWORD,
+        "basic credential": base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode(),
+        "query": QUERY,
+    }
+    with live_server(_echoing_upstream("error" if exit_ == "error body" else "stream")) as url:
+        root = url.removesuffix("/v1").replace("://", f"://{USER}:{PASSWORD}@") + gateway.api_root + f"?token={QUERY}"
+        provider = gateway.load()(base_url=root, api_key=UPSTREAM_KEY)
+        with caplog.at_level(logging.DEBUG):
+            reply = _ask(provider, {**REQUEST, "stream": exit_ == "mid-stream error"})
+    client_saw = reply.text
+    logged = "\n".join(record.getMessage() + (record.exc_text or "") for record in caplog.records)
+    assert "[redacted]" in client_saw + logged  # the upstream's words still come through, blanked
+    for source, secret in secrets.items():
+        assert secret not in client_saw, (source, client_saw)
+        assert secret not in logged, (source, logged)
+
+
+@pytest.mark.process
+def test_the_serving_line_names_the_upstream_without_its_credentials(tmp_path):
+    from ..server_helpers import start, stop
+
+    port = free_port()
+    upstream_url = f"http://{USER}:{PASSWORD}@127.0.0.1:9/v1?token={QUERY}"
+    log = tmp_path / "serve.log"
+    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]
+    command += ["--gateway", "chat-completions", "--upstream", upstream_url]
+    with log.open("w") as stderr:
+        proc = start(command, stderr=stderr, env={"ORSPEC_UPSTREAM_API_KEY": UPSTREAM_KEY})
+    try:
+        deadline = time.monotonic() + cpu_time.scaled(30)
+        while "serving Open Responses" not in log.read_text() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+    finally:
+        stop(proc)
+    said = log.read_text()
+    assert "in front of http://127.0.0.1:9/v1" in said, said
+    for secret in (USER, PASSWORD, QUERY, UPSTREAM_KEY):
+        assert secret not in said

@@ -9,6 +9,8 @@ import logging
 import httpx
 from openresponses_runtime.gateways.base import UpstreamClient, json_events
 
+from .. import cpu_time
+
 
 class _Pieces(httpx.AsyncByteStream):
     """A body arriving in these pieces, then breaking off with `error` if one is given."""
@@ -111,7 +113,8 @@ def test_the_upstream_pool_holds_more_streams_at_once_than_httpx_allows_by_defau
             await writer.drain()
             writer.close()
 
-        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        # A backlog for every stream: asyncio's default (100) drops connections made at once beyond it.
+        server = await asyncio.start_server(answer, "127.0.0.1", 0, backlog=streams)
         port = server.sockets[0].getsockname()[1]
         client = UpstreamClient(timeout=10).get()
 
@@ -120,8 +123,9 @@ def test_the_upstream_pool_holds_more_streams_at_once_than_httpx_allows_by_defau
                 return [event async for event in json_events(reply)]
 
         async with server:
-            answers = await asyncio.wait_for(asyncio.gather(*(one() for _ in range(streams))), 15)
+            answers = await asyncio.wait_for(asyncio.gather(*(one() for _ in range(streams))), bound)
         await client.aclose()
         return sum(answer == [{"n": 1}] for answer in answers)
 
+    bound = cpu_time.scaled(15)
     assert asyncio.run(run()) == streams

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sys
 import threading
 
@@ -13,6 +14,7 @@ import httpx
 import pytest
 from openresponses_runtime.server import Bounds, DemoProvider, MemoryStore, MessageStart, TextDelta, create_app
 
+from .. import cpu_time
 from ..server_helpers import API_KEY, free_port, live_server, served_process
 
 KEY_A, KEY_B = "sk-bounds-a", "sk-bounds-b"
@@ -130,6 +132,43 @@ def test_non_streamed_creates_beyond_the_cap_get_503_with_retry_after():
         assert _post(base, {"input": "again"}).status_code == 200
 
 
+def _create_on_a_socket(base: str, key: str) -> socket.socket:
+    """A non-streamed create sent on a raw connection, left waiting for its answer until closed."""
+    body = json.dumps({"model": "demo", "input": "wait"}).encode()
+    port = int(base.rsplit(":", 1)[1].split("/")[0])
+    sock = socket.create_connection(("127.0.0.1", port))
+    head = f"POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+    head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    sock.sendall(head.encode() + body)
+    return sock
+
+
+def test_one_key_s_creates_keep_no_other_key_out_and_a_client_gone_gives_its_place_back():
+    """Key B's creates, their clients gone, held every place until the provider was done (16 s in the
+    review, the upstream timeout behind a gateway), and key A got 503s meanwhile."""
+    gate = Gate()
+    app = create_app(gate, store=MemoryStore(), api_keys=[KEY_A, KEY_B], max_pending=4)  # two a key by default
+    with live_server(app) as base:
+        left = [_create_on_a_socket(base, KEY_B) for _ in range(2)]
+        _wait(lambda: gate.running == 2)
+        error = _refused(_post(base, {"input": "B's third"}, KEY_B), 503, "server_busy", "stream")
+        assert "Your API key" in error["message"]
+        answers: list[httpx.Response] = []
+        a = threading.Thread(target=lambda: answers.append(_post(base, {"input": "A's"}, KEY_A)))
+        a.start()
+        _wait(lambda: gate.running == 3)  # A has places of its own
+        for sock in left:
+            sock.close()
+        _wait(lambda: gate.running == 1, cpu_time.scaled(5))  # B's responses stopped: nobody would read them
+        b = threading.Thread(target=lambda: answers.append(_post(base, {"input": "B's again"}, KEY_B)))
+        b.start()
+        _wait(lambda: gate.running == 2)  # B's places are free again
+        gate.opened.set()
+        for thread in (a, b):
+            thread.join(cpu_time.scaled(30))
+        assert [answer.status_code for answer in answers] == [200, 200]
+
+
 @pytest.mark.parametrize("depth", [400, 900, 990, 5000])
 def test_deep_nesting_with_a_lone_surrogate_is_invalid_json(depth):
     app = create_app(DemoProvider(), store=MemoryStore(), api_keys=KEY_A)
@@ -153,6 +192,19 @@ def test_a_starting_after_beyond_2_to_the_53_is_a_400():
                 base + f"/responses/{response_id}?stream=true&starting_after={value}", headers=_headers(), timeout=30
             )
             _refused(answer, 400, "invalid_value", "starting_after")
+
+
+def test_the_published_document_states_the_bound_on_starting_after():
+    """Schemathesis drew a schema-valid `starting_after` the server refused (ST202): the bound is published."""
+    from openresponses_runtime.server.lifecycle import MAX_SEQUENCE
+
+    from ..conftest import ROOT
+
+    document = json.loads((ROOT / "generated" / "openapi.json").read_text())
+    (parameter,) = [
+        p for p in document["paths"]["/responses/{response_id}"]["get"]["parameters"] if p["name"] == "starting_after"
+    ]
+    assert parameter["schema"]["maximum"] == MAX_SEQUENCE
 
 
 def _turn(ws, **body) -> dict:

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..server_helpers import free_port, wait_answering
+from ..server_helpers import free_port, stop, wait_answering
 
 pytestmark = [pytest.mark.slow, pytest.mark.process]
 
@@ -34,19 +34,14 @@ def serve(tmp_path: Path, *options: str, env: dict[str, str] | None = None):
             stdout=stdout,
             stderr=stderr,
             env={**environment, **(env or {})},
+            start_new_session=True,  # a group of its own, which `stop` ends whole
         )
     base = f"http://127.0.0.1:{port}/v1"
     try:
         wait_answering(proc, base, seconds=60, log=err.read_text)
         yield proc, base, out, err
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+        stop(proc, grace=30)
 
 
 def _json_lines(path: Path) -> list[dict]:
@@ -96,6 +91,8 @@ def test_a_refusal_before_serving_is_a_json_line_too(tmp_path):
 
 API_KEY = "sk-worker-api-key-0f3c1d2e"
 REASONING_KEY = "worker-reasoning-key-9a8b7c6d5e4f"
+TENANT_SECRET = "worker-tenant-secret-5d4c3b2a1f"
+METRICS_KEY = "worker-metrics-key-7e6d5c4b3a"
 
 
 def _children(pid: int) -> list[int]:
@@ -106,10 +103,12 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.parametrize("given", ["environment", "options"])
 def test_workers_get_their_keys_without_the_environment(tmp_path, given):
     store = str(tmp_path / "workers.sqlite3")
+    env = {"ORSPEC_TENANT_SECRET": TENANT_SECRET}  # only ever from the environment
     if given == "environment":
-        env, options = {"ORSPEC_API_KEY": API_KEY, "ORSPEC_REASONING_KEY": REASONING_KEY}, ()
+        env |= {"ORSPEC_API_KEY": API_KEY, "ORSPEC_REASONING_KEY": REASONING_KEY, "ORSPEC_METRICS_KEY": METRICS_KEY}
+        options: tuple[str, ...] = ()
     else:
-        env, options = {}, ("--api-key", API_KEY, "--reasoning-key", REASONING_KEY)
+        options = ("--api-key", API_KEY, "--reasoning-key", REASONING_KEY, "--metrics-key", METRICS_KEY)
     with serve(tmp_path, "--workers", "2", "--store", store, *options, env=env) as (proc, base, _, _):
         headers = {"Authorization": f"Bearer {API_KEY}"}
         sealed = httpx.post(
@@ -125,10 +124,14 @@ def test_workers_get_their_keys_without_the_environment(tmp_path, given):
                 base + "/responses", json={"input": [reasoning], "store": False}, headers=headers, timeout=30
             )
             assert again.status_code == 200, again.text
+        root = base.removesuffix("/v1")
+        for _ in range(4):  # the workers got the metrics key too, with their factory
+            assert httpx.get(root + "/metrics", headers={"Authorization": f"Bearer {METRICS_KEY}"}).status_code == 200
         workers = _children(proc.pid)
         assert len(workers) >= 2
         for pid in workers:
             for part in ("environ", "cmdline"):
                 text = Path(f"/proc/{pid}/{part}").read_bytes()
-                assert API_KEY.encode() not in text and REASONING_KEY.encode() not in text, (pid, part)
+                for secret in (API_KEY, REASONING_KEY, TENANT_SECRET, METRICS_KEY):
+                    assert secret.encode() not in text, (pid, part, secret)
                 assert b"ORSPEC_SERVE_WORKER" not in text

@@ -32,7 +32,17 @@ from openresponses_runtime.server import (
 )
 from openresponses_runtime.streaming import StreamChecker, check_sse
 
-from ..server_helpers import API_KEY, EndlessProvider, RecordingProvider, StepsProvider, free_port, live_server
+from ..server_helpers import (
+    API_KEY,
+    EndlessProvider,
+    RecordingProvider,
+    StepsProvider,
+    free_port,
+    live_server,
+    start,
+    stop,
+    wait_answering,
+)
 
 WEATHER = {
     "type": "function",
@@ -633,31 +643,19 @@ def test_a_path_that_differs_only_by_its_query_is_one_route_and_a_located_warnin
 def test_orspec_serve_prints_a_key_and_serves(tmp_path):
     port = free_port()
     env = {k: v for k, v in __import__("os").environ.items() if k not in ("ORSPEC_API_KEY", "ORSPEC_STORE")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--store", "memory:", "--delay", "0"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    printed = tmp_path / "stdout"
+    with printed.open("wb") as stdout:  # a file, not a pipe: reading it never waits
+        command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--store", "memory:", "--delay", "0"]
+        proc = start(command, cwd=tmp_path, env=env, stdout=stdout)
     try:
-        line = proc.stdout.readline()
-        key = line.rsplit("Bearer ", 1)[1].strip()
         base = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                assert_error(post(base, {"input": "x"}, key=None), 401, "invalid_request")
-                break
-            except httpx.ConnectError:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+        wait_answering(proc, base)
+        key = printed.read_text().splitlines()[0].rsplit("Bearer ", 1)[1].strip()
+        assert_error(post(base, {"input": "x"}, key=None), 401, "invalid_request")
         client = openai.OpenAI(base_url=base, api_key=key, max_retries=0)
         assert client.responses.create(model="demo", input="hi").output_text == "You said: hi"
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop(proc)
 
 
 @pytest.mark.process

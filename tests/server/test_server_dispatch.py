@@ -121,3 +121,19 @@ def test_bodies_decode_as_json_loads_reads_them(raw):
     except (ValueError, UnicodeDecodeError):
         got = "error"
     assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/v1/responses/{response_id}"),
+        ("DELETE", "/v1/responses/{response_id}"),
+        ("GET", "/v1/responses/{response_id}/input_items"),
+    ],
+)
+def test_a_path_template_sent_literally_is_refused_as_an_id(method, path):
+    """As a docs console sends it unfilled: was a 500 (`KeyError: 'path_params'`)."""
+    app = create_app(StepsProvider([TextDelta("hi")]), store=MemoryStore(), api_keys=API_KEY)
+    (answer,) = _exchange(app, (method, path, None))
+    assert answer.status_code == 400, answer.text
+    assert (answer.json()["error"]["code"], answer.json()["error"]["param"]) == ("invalid_value", "response_id")

@@ -23,8 +23,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client.parser import text_string_to_metric_families
 
+from .. import cpu_time
 from ..conftest import run_orspec
-from ..server_helpers import API_KEY, free_port, live_server, served_process
+from ..server_helpers import API_KEY, METRICS_KEY, free_port, live_server, observed, served_process
 
 PROMPT = "my secret prompt, never logged"
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
@@ -35,13 +36,13 @@ def observed_app(store=None, **settings):
         DemoProvider(delay=0),
         store=MemoryStore() if store is None else store,
         api_keys=API_KEY,
-        observability=Observability(**settings),
+        observability=Observability(**{"metrics_key": METRICS_KEY, **settings}),
     )
 
 
 def metrics(root: str) -> dict[tuple[str, frozenset], float]:
-    """Every sample of `/metrics` (fetched without a key), by name and labels."""
-    answer = httpx.get(root + "/metrics", timeout=10)
+    """Every sample of `/metrics` (fetched with the metrics key), by name and labels."""
+    answer = httpx.get(root + "/metrics", headers={"Authorization": f"Bearer {METRICS_KEY}"}, timeout=10)
     assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/plain")
     return {
         (sample.name, frozenset(sample.labels.items())): sample.value
@@ -114,7 +115,7 @@ def test_counters_move_with_requests_streams_errors_and_tokens():
 
 @pytest.mark.slow
 def test_active_streams_while_a_stream_runs():
-    app = create_app(DemoProvider(delay=0.2), store=MemoryStore(), api_keys=API_KEY, observability=True)
+    app = create_app(DemoProvider(delay=0.2), store=MemoryStore(), api_keys=API_KEY, observability=observed())
     with live_server(app) as base:
         root = base.removesuffix("/v1")
         body = {"input": "one two three four five", "stream": True}
@@ -161,7 +162,7 @@ def test_readyz_gives_a_frozen_store_its_deadline_only():
     app = observed_app(FrozenStore(), readiness_timeout=0.2)
     with live_server(app) as base:
         answer = httpx.get(base.removesuffix("/v1") + "/readyz", timeout=10)
-    assert answer.status_code == 503 and answer.elapsed.total_seconds() < 2
+    assert answer.status_code == 503 and answer.elapsed.total_seconds() < cpu_time.scaled(2)
     error = answer.json()["error"]
     assert error["code"] == "store_unavailable" and "0.2 s" in error["message"]
 
@@ -273,7 +274,7 @@ def test_orspec_serve_log_format_json_metrics_and_readyz(tmp_path):
     port = free_port()
     log_file = tmp_path / "serve.log"
     command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY]
-    command += ["--store", "memory:", "--delay", "0", "--log-format", "json"]
+    command += ["--store", "memory:", "--delay", "0", "--log-format", "json", "--metrics-key", METRICS_KEY]
     with log_file.open("w") as stderr, served_process(command, port=port, stderr=stderr) as base:
         root = base.removesuffix("/v1")
         answer = httpx.post(base + "/responses", json={"input": PROMPT}, headers=HEADERS, timeout=10)
@@ -299,11 +300,12 @@ import watched_demo.__main__ as entry
 
 served = []
 serving.serve = lambda app, **options: served.append(app)
-assert entry.main(["--api-key", "k", "--store", "memory:", "--log-format", "json"]) == 0
+assert entry.main(["--api-key", "k", "--store", "memory:", "--log-format", "json", "--metrics-key", "m"]) == 0
 client = TestClient(served[-1])
 answer = client.post("/v1/responses", json={"input": "PROMPT"}, headers={"Authorization": "Bearer k"})
 print(answer.status_code, answer.headers["x-request-id"])
-print(client.get("/readyz").status_code, "openresponses_requests_total" in client.get("/metrics").text)
+metrics = client.get("/metrics", headers={"Authorization": "Bearer m"}).text
+print(client.get("/readyz").status_code, "openresponses_requests_total" in metrics)
 """.replace("PROMPT", PROMPT)
     env = os.environ | {"PYTHONPATH": str(out / "src")}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)

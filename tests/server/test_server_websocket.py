@@ -102,3 +102,15 @@ def test_websocket_needs_the_api_key(ws_url):
         open_ws(ws_url, key="wrong")
     assert info.value.response.status_code == 401
     assert json.loads(info.value.response.body)["error"]["code"] == "invalid_api_key"
+
+
+def test_a_message_nested_past_the_parser_s_depth_is_an_error_envelope_and_the_socket_goes_on(ws_url):
+    """Was: a RecursionError in the handler, the connection dropped without a close frame."""
+    depth = 100_000
+    deep = '{"type": "response.create", "model": "demo", "input": ' + "[" * depth + "]" * depth + "}"
+    with open_ws(ws_url) as ws:
+        ws.send(deep)
+        refused = json.loads(ws.recv(timeout=10))
+        assert refused["type"] == "error" and refused["status"] == 400, refused
+        after = ws_turn(ws, input="still here", store=False)
+        assert check(after).terminal == "response.completed"

@@ -4,6 +4,7 @@ lets streams run until `--graceful-timeout`, then ends each the spec's way and e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -12,12 +13,15 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 from openresponses_runtime.streaming import StreamChecker
 
-from ..server_helpers import API_KEY, free_port, wait_answering
+from .. import cpu_time
+from ..server_helpers import API_KEY, free_port, log_of, stop, wait_answering
+from ..server_helpers import start as start_process
 
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 pytestmark = [pytest.mark.slow, pytest.mark.process]
@@ -26,11 +30,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.process]
 def start(*options: str, command: tuple[str, ...] = ("serve", "--api-key", API_KEY, "--store", "memory:")):
     """`orspec <command> --port P <options>`, once it answers; returns (process, base URL, port)."""
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orspec", *command, "--port", str(port), *options],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    proc = start_process([sys.executable, "-m", "orspec", *command, "--port", str(port), *options])
     base = f"http://127.0.0.1:{port}/v1"
     wait_answering(proc, base)
     return proc, base, port
@@ -79,15 +79,15 @@ def test_silent_trickling_and_slow_connections_are_closed_in_time_while_others_a
         silent = closed_after(port, [])
         trickle = closed_after(port, [bytes([b]) for b in head])  # one header byte every 0.25 s
         slow_body = closed_after(port, [head] + [b"{"] * 40)  # the headers at once, then a body byte every 0.25 s
-        meanwhile.join(30)
+        meanwhile.join(cpu_time.scaled(30))
     finally:
-        proc.terminate()
-        proc.wait(10)
-    assert 0.9 <= silent < 2.0
-    assert 1.4 <= trickle < 2.5
-    assert 1.2 <= slow_body < 2.5  # the headers' quarter second, then the body's one
+        stop(proc)
+    slack = 1 / cpu_time.share()  # a loaded machine stretches the upper bounds, never the timeouts themselves
+    assert 0.9 <= silent < 2.0 * slack
+    assert 1.4 <= trickle < 2.5 * slack
+    assert 1.2 <= slow_body < 2.5 * slack  # the headers' quarter second, then the body's one
     assert [status for status, _ in fast] == [200] * 20
-    assert max(seconds for _, seconds in fast) < 1.0
+    assert max(seconds for _, seconds in fast) < 1.0 * slack
 
 
 def test_the_proxy_closes_silent_and_trickling_connections_as_serve_does():
@@ -102,10 +102,10 @@ def test_the_proxy_closes_silent_and_trickling_connections_as_serve_does():
         answer = httpx.post(base + "/responses", json={"input": "hi"}, headers=HEADERS, timeout=5)
     finally:
         for process in (proc, upstream):
-            process.terminate()
-            process.wait(10)
-    assert 0.9 <= silent < 2.0
-    assert 1.4 <= trickle < 2.5
+            stop(process)
+    slack = 1 / cpu_time.share()
+    assert 0.9 <= silent < 2.0 * slack
+    assert 1.4 <= trickle < 2.5 * slack
     assert answer.status_code == 200 and answer.json()["status"] == "completed"
 
 
@@ -123,18 +123,20 @@ def test_sigterm_lets_streams_run_to_the_deadline_then_ends_each_failed_and_exit
             captures.append("\n".join(head + list(lines)) + "\n")
 
     threads = [threading.Thread(target=stream, args=(n,)) for n in range(3)]
-    for thread in threads:
-        thread.start()
-    begun.wait(10)
-    time.sleep(0.3)
-    signalled = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    code = proc.wait(10)
-    took = time.monotonic() - signalled
-    for thread in threads:
-        thread.join(10)
-    assert code == 0, proc.stderr.read().decode()
-    assert 1.5 <= took < 4.0
+    try:
+        for thread in threads:
+            thread.start()
+        begun.wait(cpu_time.scaled(10))
+        time.sleep(0.3)
+        signalled = time.monotonic()
+        code = stop(proc, grace=10)
+        took = time.monotonic() - signalled
+        for thread in threads:
+            thread.join(cpu_time.scaled(10))
+    finally:
+        stop(proc)
+    assert code == 0, log_of(proc)
+    assert 1.5 <= took < 4.0 / cpu_time.share()
     assert len(captures) == 3
     for text in captures:
         checker = StreamChecker()
@@ -167,19 +169,16 @@ def test_the_proxy_on_sigterm_lets_a_stream_run_to_its_deadline_then_ends_it_the
     thread = threading.Thread(target=stream)
     thread.start()
     try:
-        assert begun.wait(10)
+        assert begun.wait(cpu_time.scaled(10))
         signalled = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(10)
+        code = stop(proc, grace=10)
         took = time.monotonic() - signalled
-        thread.join(10)
+        thread.join(cpu_time.scaled(10))
     finally:
         for process in (proc, upstream):
-            if process.poll() is None:
-                process.terminate()
-                process.wait(10)
-    assert code == 0, proc.stderr.read().decode()
-    assert 1.5 <= took < 4.0
+            stop(process)
+    assert code == 0, log_of(proc)
+    assert 1.5 <= took < 4.0 / cpu_time.share()
     (text,) = captured
     checker = StreamChecker()
     assert checker.check_sse(text) == [], checker.violations
@@ -206,15 +205,18 @@ def test_a_second_signal_ends_the_streams_at_once():
 
     thread = threading.Thread(target=stream)
     thread.start()
-    assert begun.wait(10)
-    proc.send_signal(signal.SIGTERM)
-    time.sleep(0.5)
-    signalled = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    code = proc.wait(10)
-    thread.join(10)
+    try:
+        assert begun.wait(cpu_time.scaled(10))
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        signalled = time.monotonic()
+        code = stop(proc, grace=10)
+        took = time.monotonic() - signalled
+        thread.join(cpu_time.scaled(10))
+    finally:
+        stop(proc)
     assert code == 0
-    assert time.monotonic() - signalled < 2.0
+    assert took < 2.0 / cpu_time.share()  # the graceful timeout is 60 s
     checker = StreamChecker()
     assert checker.check_sse(captured[0]) == [], checker.violations
     assert checker.terminal == "response.failed" and captured[0].endswith("data: [DONE]\n\n")
@@ -244,12 +246,77 @@ def test_workers_share_one_store_and_stop_together(store, tmp_path):
             proc.send_signal(signal.SIGTERM)  # a worker's stream under way: ended at the deadline
             captured.append("\n".join(head + list(lines)) + "\n")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(20)
+        code = stop(proc, grace=20)
     assert code == 0
     checker = StreamChecker()
     assert checker.check_sse(captured[0]) == [], checker.violations
     assert checker.terminal == "response.failed" and "server_shutting_down" in captured[0]
+
+
+def children(pid: int) -> list[int]:
+    """The processes `pid` started (Linux's /proc)."""
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` still runs: it exists, and is not a zombie waiting for its parent."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def workers_of(pid: int) -> list[int]:
+    return [child for child in children(pid) if "spawn_main" in Path(f"/proc/{child}/cmdline").read_text()]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads processes' children from Linux's /proc")
+@pytest.mark.parametrize("replaced", [False, True], ids=["first workers", "a replacement"])
+def test_workers_exit_and_free_the_port_when_their_supervisor_is_killed(tmp_path, replaced):
+    store = str(tmp_path / "workers.sqlite3")
+    proc, base, port = start("--workers", "2", "--store", store, "--delay", "0.05", "--graceful-timeout", "1")
+    streams: list[threading.Thread] = []
+    try:
+        workers = workers_of(proc.pid)
+        assert len(workers) == 2
+        if replaced:  # the supervisor starts a new worker for one that died: it must follow its parent too
+            os.kill(workers[0], signal.SIGKILL)
+            deadline = time.monotonic() + cpu_time.scaled(20)
+            while set(workers_of(proc.pid)) in (set(workers), {workers[1]}) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            workers = workers_of(proc.pid)
+            assert len(workers) == 2, workers
+            wait_answering(proc, base)
+        begun = threading.Semaphore(0)
+
+        def stream() -> None:  # the workers are busy when their parent dies
+            body = {"input": "word " * 200, "stream": True}
+            with (
+                contextlib.suppress(httpx.HTTPError),
+                httpx.stream("POST", base + "/responses", json=body, headers=HEADERS, timeout=30) as answer,
+            ):
+                for n, _ in enumerate(answer.iter_lines()):
+                    if n == 0:
+                        begun.release()
+
+        streams = [threading.Thread(target=stream) for _ in range(6)]
+        for thread in streams:
+            thread.start()
+        for _ in streams:
+            assert begun.acquire(timeout=cpu_time.scaled(10))
+        proc.kill()  # SIGKILL: the supervisor cannot pass anything on
+        proc.wait(10)
+        deadline = time.monotonic() + cpu_time.scaled(10)  # the graceful second, and a start-up's worth of slack
+        while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [pid for pid in workers if alive(pid)]
+        with pytest.raises(ConnectionRefusedError):  # nobody holds the listening socket any more
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    finally:
+        stop(proc)  # and its whole process group, orphans included
+        for thread in streams:
+            thread.join(cpu_time.scaled(10))
+    assert left == []
 
 
 def test_workers_refuse_the_memory_store():
@@ -272,27 +339,18 @@ def test_running_out_of_file_descriptors_is_logged_once(tmp_path):
         resource.setrlimit(resource.RLIMIT_NOFILE, (80, 80))
 
     log_file = (tmp_path / "server.log").open("wb")
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log_file, preexec_fn=few_descriptors)
+    proc = start_process(command, stderr=log_file, preexec_fn=few_descriptors)
     held = []
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/v1/responses", timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and proc.poll() is None
-                time.sleep(0.1)
+        wait_answering(proc, f"http://127.0.0.1:{port}/v1", log=(tmp_path / "server.log").read_text)
         held = [socket.create_connection(("127.0.0.1", port)) for _ in range(120)]  # past the limit
         time.sleep(3)  # asyncio retries accept() every second, and would log each time
     finally:
         for sock in held:
             sock.close()
-        proc.terminate()
         try:
-            code = proc.wait(20)  # the deadline (3 s) and uvicorn's 5 s after it, with room for a loaded machine
+            code = stop(proc, grace=20)  # the deadline (3 s) and uvicorn's 5 s after it
         finally:
-            proc.kill()
             log_file.close()
     log = (tmp_path / "server.log").read_text()
     assert code == 0
@@ -311,15 +369,14 @@ def test_max_streams_refuses_a_stream_beyond_it_until_one_ends():
             refused = httpx.post(base + "/responses", json={"input": "hi", "stream": True}, headers=HEADERS, timeout=10)
             plain = httpx.post(base + "/responses", json={"input": "hi"}, headers=HEADERS, timeout=10)
         # The client left: the server notices at its next event, and gives the slot back.
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + cpu_time.scaled(5)
         while True:
             served = httpx.post(base + "/responses", json={"input": "hi", "stream": True}, headers=HEADERS, timeout=10)
             if served.status_code == 200 or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop(proc)
     assert refused.status_code == 503 and refused.headers["retry-after"] == "2"
     assert refused.json() == {
         "error": {

@@ -7,14 +7,14 @@ import httpx
 from openresponses_runtime.server import DemoProvider, MemoryStore, SQLiteStore, StoreUnavailable, create_app
 from prometheus_client.parser import text_string_to_metric_families
 
-from ..server_helpers import API_KEY, live_server
+from ..server_helpers import API_KEY, live_server, metrics_text, observed
 
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 
 
 def store_samples(root: str) -> dict[tuple[str, str, str], float]:
     """The store's samples of `/metrics`: (name, operation, kind) -> value."""
-    text = httpx.get(root + "/metrics", timeout=10).text
+    text = metrics_text(root)
     return {
         (sample.name, sample.labels.get("operation", ""), sample.labels.get("kind", "")): sample.value
         for family in text_string_to_metric_families(text)
@@ -32,7 +32,7 @@ def two_turns(base: str) -> httpx.Response:
 
 def test_a_two_turn_conversation_shows_its_chain_read_in_the_metrics(tmp_path):
     store = SQLiteStore(tmp_path / "responses.sqlite3")  # reads a chain in one query
-    app = create_app(DemoProvider(delay=0), store=store, api_keys=API_KEY, observability=True)
+    app = create_app(DemoProvider(delay=0), store=store, api_keys=API_KEY, observability=observed())
     with live_server(app) as base:
         assert two_turns(base).status_code == 200
         samples = store_samples(base.removesuffix("/v1"))
@@ -50,7 +50,7 @@ class ChainDown(MemoryStore):
 
 
 def test_a_failed_chain_read_is_counted_as_a_store_error():
-    app = create_app(DemoProvider(delay=0), store=ChainDown(), api_keys=API_KEY, observability=True)
+    app = create_app(DemoProvider(delay=0), store=ChainDown(), api_keys=API_KEY, observability=observed())
     with live_server(app) as base:
         answer = two_turns(base)
         samples = store_samples(base.removesuffix("/v1"))
@@ -76,7 +76,7 @@ class Minimal:
 
 
 def test_a_store_of_get_put_and_delete_still_serves_and_its_chain_is_timed():
-    app = create_app(DemoProvider(delay=0), store=Minimal(), api_keys=API_KEY, observability=True)
+    app = create_app(DemoProvider(delay=0), store=Minimal(), api_keys=API_KEY, observability=observed())
     with live_server(app) as base:
         second = two_turns(base)
         samples = store_samples(base.removesuffix("/v1"))

@@ -25,7 +25,7 @@ from openresponses_runtime.server import (
 )
 from openresponses_runtime.streaming import StreamChecker
 
-from ..server_helpers import API_KEY, live_server, ws_turn
+from ..server_helpers import API_KEY, live_server, metrics_text, observed, ws_turn
 
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 
@@ -124,7 +124,7 @@ def wait_until_free(app, timeout: float = 5.0) -> None:
 
 def test_beyond_the_cap_a_stream_is_refused_before_it_begins_and_a_plain_request_is_not_counted():
     provider = HeldProvider()
-    app = app_with(provider, observability=True)
+    app = app_with(provider, observability=observed())
     with live_server(app) as base:
         first, second = Held(base, "a"), Held(base, "b")
         held = {"b": second}
@@ -144,7 +144,7 @@ def test_beyond_the_cap_a_stream_is_refused_before_it_begins_and_a_plain_request
             for name, one in held.items():
                 provider.let(name)
                 assert_completed(one.finish())
-        metrics = httpx.get(base.removesuffix("/v1") + "/metrics", timeout=10).text
+        metrics = metrics_text(base.removesuffix("/v1"))
     assert (
         'openresponses_requests_total{code="too_many_streams",operation="createResponse",status="503"} 2.0' in metrics
     )
@@ -207,7 +207,7 @@ def test_a_websocket_turn_beyond_the_cap_gets_the_error_envelope_and_the_connect
     from websockets.sync.client import connect
 
     provider = HeldProvider()
-    app = app_with(provider, observability=True)
+    app = app_with(provider, observability=observed())
     with live_server(app) as base:
         url = base.replace("http://", "ws://") + "/responses"
         with connect(url, additional_headers=HEADERS) as ws, connect(url, additional_headers=HEADERS) as other:
@@ -229,7 +229,7 @@ def test_a_websocket_turn_beyond_the_cap_gets_the_error_envelope_and_the_connect
             assert warm_up[-1]["type"] == "response.completed"
             provider.let("http")
             assert_completed(http_held.finish())
-        metrics = httpx.get(base.removesuffix("/v1") + "/metrics", timeout=10).text
+        metrics = metrics_text(base.removesuffix("/v1"))
     assert app.state.openresponses.active == 0
     assert (
         'openresponses_requests_total{code="too_many_streams",operation="createResponse",status="503"} 2.0' in metrics

@@ -207,22 +207,97 @@ def test_owners_are_keyed_hashes_and_names_never_the_key():
     assert (alpha.name, beta.name) == ("alpha", "beta")
     assert KEY_A not in alpha.owner and alpha.owner != beta.owner
     assert Keys(KEYS, secret="another secret").tenants[0].owner != alpha.owner  # keyed, not a plain hash
-    unnamed = Keys([KEY_A]).tenants[0]
-    assert unnamed.name.startswith("key-") and KEY_A[:8] not in unnamed.name
     assert keys.authorize(KEY_B) == beta
+
+
+def test_an_unnamed_tenant_s_name_says_nothing_of_its_key():
+    """`tenant-N` by its place among the keys: the same for any key, so a name seen in /metrics or a log
+    confirms no guess (a name from the key's hash, under the public default secret, would)."""
+    assert [t.name for t in Keys([KEY_A, ("beta", KEY_B), "sk-third"]).tenants] == ["tenant-1", "beta", "tenant-3"]
+    assert Keys([KEY_A]).tenants[0].name == Keys([KEY_B]).tenants[0].name == "tenant-1"
+    with pytest.raises(ValueError, match="same tenant name"):
+        Keys([KEY_A, ("tenant-1", KEY_B)])
+    with pytest.raises(ValueError, match="given twice"):
+        Keys([("alpha", KEY_A), ("beta", KEY_A)])
 
 
 def test_a_keys_file_names_tenants(tmp_path):
     path = tmp_path / "keys"
-    path.write_text("# the team keys\nalpha sk-a  # a comment\n\nsk-lone\n")
-    assert read_keys_file(path) == [("alpha", "sk-a"), (None, "sk-lone")]
+    path.write_text("# the team keys\n  # indented, a comment too\nalpha\tsk-a\n\nsk-lone\nbeta   sk-clé-ключ\n")
+    assert read_keys_file(path) == [("alpha", "sk-a"), (None, "sk-lone"), ("beta", "sk-clé-ключ")]
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("carol #Xk9secret", "a # after the start of a line"),  # was: `carol` accepted as a key
+        ("dave sk-dave#tail", "a # after the start of a line"),  # was: `sk-dave` accepted, the real key refused
+        ("sk-a  # a comment", "a # after the start of a line"),
+        ("sk-half\u00a0other-half", "a U+00A0 character"),  # was: split into TENANT KEY
+        ("erin sk-erin\u2003x", "a U+2003 character"),
+        ("sk-bell\x07", "a U+0007 character"),
+        ("one two three", "not 3 words"),
+        ("al/ice sk-secret-alice", "a tenant name is letters"),
+        ("tenant-1 sk-secret-alice", "`tenant-N` names are the unnamed keys'"),
+    ],
+)
+def test_every_ambiguous_keys_file_line_is_an_error_naming_its_line_never_its_key(tmp_path, line, said):
+    path = tmp_path / "keys"
+    path.write_text(f"# first\nfrank sk-frank\n{line}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 3: ") as refused:
+        read_keys_file(path)
+    assert said in str(refused.value)
+    assert not any(secret in str(refused.value) for secret in ("Xk9", "tail", "half", "sk-erin", "bell", "alice"))
+
+
+def test_a_keys_file_refuses_a_tenant_named_twice_and_a_key_given_twice(tmp_path):
+    path = tmp_path / "keys"
     path.write_text("alpha sk-a\nalpha sk-b\n")
     with pytest.raises(ValueError, match="line 2: tenant 'alpha' is named twice") as refused:
         read_keys_file(path)
     assert "sk-b" not in str(refused.value)
-    path.write_text("one two three\n")
-    with pytest.raises(ValueError, match="line 1"):
+    path.write_text("alpha sk-shared\nbeta sk-other\ngamma sk-shared\n")  # was: merged silently
+    with pytest.raises(ValueError, match="line 3: this key is given on line 1 too") as refused:
         read_keys_file(path)
+    assert "sk-shared" not in str(refused.value)
+
+
+def test_a_utf8_key_logs_in():
+    """A key with non-ASCII letters, sent as its UTF-8 bytes, as clients send it (was: read as Latin-1, never equal)."""
+    key = "sk-clé-ключ-🔑"
+    header = {"Authorization": b"Bearer " + key.encode()}
+    with live_server(create_app(DemoProvider(delay=0), store=MemoryStore(), api_keys=[("intl", key)])) as base:
+        made = httpx.post(base + "/responses", json={"input": "hi"}, headers=header, timeout=10)
+        assert made.status_code == 200, made.text
+        assert httpx.get(base + f"/responses/{made.json()['id']}", headers=header, timeout=10).status_code == 200
+        latin = {"Authorization": b"Bearer " + key.encode("utf-8").decode("latin-1").encode("utf-8")}
+        assert httpx.get(base + f"/responses/{made.json()['id']}", headers=latin, timeout=10).status_code == 401
+
+
+def test_metrics_take_their_own_key_and_are_not_served_without_one():
+    from openresponses_runtime.server import Observability
+
+    def served(**settings):
+        app = create_app(
+            DemoProvider(delay=0), store=MemoryStore(), api_keys=KEYS, observability=Observability(**settings)
+        )
+        return live_server(app)
+
+    with served(metrics_key="sk-metrics") as base:
+        root = base.removesuffix("/v1")
+        assert _create(base, KEY_A, input="hi").status_code == 200
+        for token in (None, KEY_A, KEY_B, "sk-metricz"):
+            headers = _headers(token) if token else {}
+            refused = httpx.get(root + "/metrics", headers=headers, timeout=10)
+            assert refused.status_code == 401 and refused.json()["error"]["code"] == "invalid_api_key"
+            assert "alpha" not in refused.text
+        shown = httpx.get(root + "/metrics", headers=_headers("sk-metrics"), timeout=10)
+        assert shown.status_code == 200 and 'tenant="alpha"' in shown.text
+    with served() as base:
+        for token in (None, KEY_A):
+            unserved = httpx.get(base.removesuffix("/v1") + "/metrics", headers=_headers(token) if token else {})
+            assert unserved.status_code == 404 and "--metrics-key" in unserved.json()["error"]["message"]
+            assert "alpha" not in unserved.text
 
 
 def test_responses_stored_before_tenants_belong_to_no_key(tmp_path):
@@ -246,7 +321,7 @@ def test_responses_stored_before_tenants_belong_to_no_key(tmp_path):
 @pytest.mark.parametrize("command", ["orspec serve", "a scaffold's python -m"])
 def test_a_keys_file_serves_its_tenants_apart(command, tmp_path):
     keys = tmp_path / "keys"
-    keys.write_text(f"# two teams\nalpha {KEY_A}\n{KEY_B}  # unnamed\n")
+    keys.write_text(f"# two teams\nalpha {KEY_A}\n# unnamed\n{KEY_B}\n")
     port = free_port()
     env = {}
     if command == "orspec serve":
@@ -278,19 +353,41 @@ def test_a_bad_keys_file_is_a_usage_error_naming_the_line(tmp_path):
     assert "sk-secret" not in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.process
+def test_an_api_key_beside_a_keys_file_is_refused_or_said(tmp_path):
+    keys = tmp_path / "keys"
+    keys.write_text(f"alpha {KEY_A}\n")
+    serve = [sys.executable, "-m", "orspec", "serve", "--api-keys-file", str(keys), "--store", "memory:"]
+    both = subprocess.run([*serve, "--api-key", "sk-flag"], capture_output=True, text=True, timeout=60)
+    assert both.returncode == 2 and "--api-key and --api-keys-file: give one" in both.stderr
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = {"ORSPEC_API_KEY": "sk-from-the-environment"}
+    with (
+        log.open("w") as stderr,
+        served_process([*serve, "--port", str(port)], port=port, env=env, stderr=stderr) as base,
+    ):
+        assert _create(base, KEY_A, input="hi").status_code == 200
+        assert _create(base, "sk-from-the-environment", input="hi").status_code == 401  # was: one more tenant
+    assert "$ORSPEC_API_KEY is set but not accepted: --api-keys-file gives the keys" in log.read_text()
+
+
 def test_logs_metrics_and_spans_name_the_tenant_never_the_key():
     from openresponses_runtime.server import Observability
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from .test_server_observability import access_records, metrics
+    from .test_server_observability import METRICS_KEY, access_records, metrics
 
     exporter = InMemorySpanExporter()
     tracing = TracerProvider()
     tracing.add_span_processor(SimpleSpanProcessor(exporter))
     app = create_app(
-        DemoProvider(), store=MemoryStore(), api_keys=KEYS, observability=Observability(tracer_provider=tracing)
+        DemoProvider(),
+        store=MemoryStore(),
+        api_keys=KEYS,
+        observability=Observability(tracer_provider=tracing, metrics_key=METRICS_KEY),
     )
     with access_records() as lines, live_server(app) as base:
         assert _create(base, KEY_A, input="hi").status_code == 200
@@ -331,3 +428,70 @@ def test_compaction_items_are_sealed_for_their_key():
         assert _create(base, KEY_A, **follow).status_code == 200
         handed = provider.requests[-1].input[0]["encrypted_content"]
         assert "A's secret prompt" in base64.b64decode(handed).decode()  # the provider gets its own blob back
+
+
+def test_a_sealed_blob_opens_only_in_the_type_of_item_it_was_sealed_for():
+    """A reasoning item's blob in a compaction item was a 500 (a KeyError) on both operations, and a
+    compaction item's blob in a reasoning item was accepted: the seal now binds the item type."""
+    app = create_app(DemoProvider(delay=0), store=MemoryStore(), api_keys=KEYS, reasoning_key=REASONING_KEY)
+    with live_server(app) as base:
+        thought = _create(
+            base, KEY_A, input="think", reasoning={"summary": "auto"}, include=["reasoning.encrypted_content"]
+        ).json()
+        (reasoning,) = [item for item in thought["output"] if item["type"] == "reasoning"]
+        compact = {"model": "demo", "input": [{"role": "user", "content": "to compact"}]}
+        compacted = httpx.post(base + "/responses/compact", json=compact, headers=_headers(KEY_A), timeout=30)
+        (compaction,) = compacted.json()["output"]
+        swapped = [
+            {"type": "compaction", "encrypted_content": reasoning["encrypted_content"]},
+            {"type": "reasoning", "summary": [], "encrypted_content": compaction["encrypted_content"]},
+        ]
+        for item in swapped:
+            body = {"model": "demo", "input": [item, {"role": "user", "content": "go on"}], "store": False}
+            for path in ("/responses", "/responses/compact"):
+                answer = httpx.post(base + path, json=body, headers=_headers(KEY_A), timeout=30)
+                assert answer.status_code == 400, (item["type"], path, answer.text)
+                error = answer.json()["error"]
+                assert (error["code"], error["param"]) == ("invalid_encrypted_content", "input[0].encrypted_content")
+
+
+def test_what_is_sealed_is_stored_and_listed_sealed(tmp_path):
+    """A carried compaction item and a reasoning item with a provider's own state, sent back: the
+    stored input and `input_items` keep the blobs the client sent, never the provider's opened state
+    (was: the demo's compaction blob, the conversation in base64, and the state, in the clear)."""
+    import base64
+    import sqlite3
+
+    from openresponses_runtime.server import ReasoningSummary, SQLiteStore
+
+    from ..server_helpers import RecordingProvider, StepsProvider
+
+    path = tmp_path / "responses.sqlite3"
+    steps = [ReasoningSummary("Thinking.", encrypted_content="upstream-signature-SECRET"), TextDelta("Hi")]
+    provider = RecordingProvider(StepsProvider(steps))
+    app = create_app(provider, store=SQLiteStore(path), api_keys=KEYS, reasoning_key=REASONING_KEY)
+    with live_server(app) as base:
+        compact = {"model": "demo", "input": [{"role": "user", "content": "the CONFIDENTIAL plan"}]}
+        (compaction,) = httpx.post(
+            base + "/responses/compact", json=compact, headers=_headers(KEY_A), timeout=30
+        ).json()["output"]
+        first = _create(base, KEY_A, input="think", include=["reasoning.encrypted_content"], store=False).json()
+        (reasoning,) = [item for item in first["output"] if item["type"] == "reasoning"]
+        sent = [compaction, reasoning, {"type": "message", "role": "user", "content": "go on"}]
+        made = _create(base, KEY_A, input=sent)
+        assert made.status_code == 200, made.text
+        handed = provider.requests[-1].input
+        assert "CONFIDENTIAL" in base64.b64decode(handed[0]["encrypted_content"]).decode()  # the provider's own
+        assert handed[1]["encrypted_content"] == "upstream-signature-SECRET"
+        listed = httpx.get(base + f"/responses/{made.json()['id']}/input_items", headers=_headers(KEY_A)).json()
+        by_type = {item["type"]: item for item in listed["data"]}
+        assert by_type["compaction"]["encrypted_content"] == compaction["encrypted_content"]
+        assert by_type["reasoning"]["encrypted_content"] == reasoning["encrypted_content"]
+        then = _create(base, KEY_A, input="and then", previous_response_id=made.json()["id"])
+        assert then.status_code == 200, then.text  # the history opens again for the provider
+        assert provider.requests[-1].input[0]["encrypted_content"] == handed[0]["encrypted_content"]
+        assert provider.requests[-1].input[1]["encrypted_content"] == "upstream-signature-SECRET"
+    with sqlite3.connect(path) as db:
+        rows = " ".join(str(row) for row in db.execute("SELECT * FROM responses"))
+    assert "upstream-signature-SECRET" not in rows and "CONFIDENTIAL" not in rows
+    assert base64.b64encode(b"CONFIDENTIAL").decode()[:12] not in rows

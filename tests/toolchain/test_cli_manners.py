@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -13,7 +14,9 @@ import sys
 import pytest
 from orspec.scaffold import scaffold
 
+from .. import cpu_time
 from ..conftest import RELEASES, ROOT, SHARED, run_orspec
+from ..server_helpers import stop
 
 STREAM = SHARED / "recordings" / "streams" / "openai_responses_compact_stateful_mode_stream.0.sse"
 
@@ -170,9 +173,11 @@ def test_the_serving_line_comes_once_the_port_is_taken(tmp_path, command):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # a group of its own, which `stop` ends whole if it hangs
     )
     try:
-        line = proc.stderr.readline()
+        assert select.select([proc.stderr], [], [], cpu_time.scaled(60))[0], "no serving line within 60 s"
+        line = proc.stderr.readline()  # written whole, with its newline, in one flush
         port = int(re.search(r"http://127\.0\.0\.1:(\d+)/v1/responses", line)[1])
         assert port != 0, line
         with socket.create_connection(("127.0.0.1", port), timeout=30) as client:  # at once: no retry
@@ -180,7 +185,10 @@ def test_the_serving_line_comes_once_the_port_is_taken(tmp_path, command):
             assert client.recv(9) == b"HTTP/1.1 "  # an answer, so the server runs; Ctrl-C now stops it
     finally:
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        try:
+            _, err = proc.communicate(timeout=cpu_time.scaled(30))
+        finally:
+            stop(proc)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
 

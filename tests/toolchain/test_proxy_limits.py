@@ -152,6 +152,9 @@ SECRET_NAMES = [
     "signature",
     "otp",
     "pin",
+    "key",  # these three were kept, the review found
+    "ssh_key",
+    "sig",
 ]
 KEPT_NAMES = [
     "input_tokens",
@@ -200,6 +203,27 @@ def test_scrub_redacts_at_any_depth_and_keeps_the_rest():
     assert clean["metadata"] == {"user_pw": REDACTED, "team": "blue"}
     assert clean["tools"][0]["headers"]["X-Api-Key"] == REDACTED
     assert clean["usage"] == {"input_tokens": 5} and clean["input"][1] == body["input"][1]
+
+
+def test_scrub_blanks_a_token_used_as_a_key_and_the_credentials_urls_carry():
+    """Gaps the review found: a bearer token as a JSON object's key, and URL passwords or `?token=` in values."""
+    token = "sk-client-token-123456"
+    body = {
+        "metadata": {token: "seen as a key", "note": f"the token {token} in a value"},
+        "input": "fetch https://bob:hunter2-pass@db.example/x?token=tok-SECRET&page=2 and http://a.example/?sig=SIG-SECRET",
+    }
+    text = json.dumps(scrub(body, (token,)))
+    for secret in (token, "hunter2-pass", "tok-SECRET", "SIG-SECRET"):
+        assert secret not in text, secret
+    assert "https://bob:[redacted]@db.example/x?token=[redacted]&page=2" in text  # the rest of the URL is kept
+
+
+def test_every_credential_header_the_proxy_passes_on_is_scrubbed_from_records():
+    from orspec.proxy.headers import credentials
+
+    headers = [(b"x-goog-api-key", b"goog-SECRET"), (b"cookie", b"sid=COOKIE-SECRET"), (b"accept", b"text/plain")]
+    assert set(credentials(headers)) >= {"goog-SECRET", "sid=COOKIE-SECRET"}
+    assert "text/plain" not in credentials(headers)
 
 
 def test_recorded_bodies_keep_no_sealed_reasoning_and_no_credential_field(tmp_path):

@@ -21,7 +21,7 @@ from openresponses_runtime import models
 from openresponses_runtime.events import iter_sse, parse_event
 
 from ..conftest import ROOT, SHARED
-from ..server_helpers import API_KEY, free_port, wait_answering
+from ..server_helpers import API_KEY, free_port, start, stop, wait_answering
 
 pytestmark = pytest.mark.process
 
@@ -203,18 +203,13 @@ def test_packed_tarball_installs_and_imports_in_a_fresh_folder(project, tmp_path
 def server():
     port = free_port()
     command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY, "--store", "memory:"]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = start(command)
     base = f"http://127.0.0.1:{port}/v1"
     try:
         wait_answering(proc, base)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop(proc)
 
 
 def test_client_against_orspec_serve(project, server):

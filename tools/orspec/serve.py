@@ -20,8 +20,12 @@ With `--workers`, each worker process gets its settings, keys included, with its
 (`functools.partial(worker_app, settings)`): multiprocessing's spawn pickles the factory, with
 uvicorn's config, onto the private pipe it starts each child with. No key goes through a
 worker's environment (/proc/PID/environ: any process of the same user reads it) or command line
-(every user reads it), nor into a file, however briefly; and `$ORSPEC_API_KEY` and
-`$ORSPEC_REASONING_KEY` are taken out of the environment the workers inherit.
+(every user reads it), nor into a file, however briefly; and `$ORSPEC_API_KEY`,
+`$ORSPEC_REASONING_KEY`, `$ORSPEC_METRICS_KEY` and `$ORSPEC_TENANT_SECRET` are taken out of the
+environment the workers inherit.
+
+`/metrics` names the tenants and counts their requests, so it is served only with its own key
+(`--metrics-key`, or `$ORSPEC_METRICS_KEY`), never with a client's.
 """
 
 from __future__ import annotations
@@ -103,10 +107,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
     p.add_argument("--api-key", help="the bearer token clients must send (default: $ORSPEC_API_KEY, else a random one)")
     p.add_argument(
+        "--metrics-key",
+        type=_secret,
+        help="the bearer token /metrics asks for (default: $ORSPEC_METRICS_KEY); without one /metrics is not"
+        " served: it names the tenants and counts their requests",
+    )
+    p.add_argument(
         "--api-keys-file",
         metavar="FILE",
-        help="bearer tokens, one a line: `KEY` or `TENANT KEY` (# comments); each key a tenant whose responses,"
-        " runs and sealed reasoning no other key reaches; logs and metrics name the tenant, never the key",
+        help="bearer tokens, one a line: `KEY` or `TENANT KEY` (lines starting with # are comments; any other"
+        " ambiguous line is an error); each key a tenant whose responses, runs and sealed reasoning no other key"
+        " reaches; logs and metrics name the tenant, never the key; not with --api-key",
     )
     p.add_argument(
         "--store",
@@ -186,6 +197,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=64,  # the runtime's `streams.DEFAULT_MAX_PENDING`
         help="non-streamed creates answered at once, each a whole response in memory; one more is answered"
         " 503 server_busy with Retry-After; 0: no cap (default: 64)",
+    )
+    p.add_argument(
+        "--max-pending-per-tenant",
+        type=_count_or_none,
+        default=None,
+        help="of those, the most one API key may hold, so that one key's creates cannot keep the others out"
+        " (default: all of them with one key, half with more)",
     )
     # What one request may ask (the runtime's `bounds.Bounds` and `create_app(max_body_bytes=...)`), with
     # their defaults repeated in the help: `orspec` starts without importing the runtime.
@@ -312,11 +330,16 @@ def _serve(args: argparse.Namespace) -> int:
     from .listening import listen
     from .usage import UsageError
 
+    if args.api_key and args.api_keys_file:
+        raise UsageError("--api-key and --api-keys-file: give one (a keys file holds unnamed keys too)")
     given = args.api_key or os.environ.get(_API_KEY_ENV)
     keys: list[Any] = [given] if given else []
     if args.api_keys_file:
         from openresponses_runtime.server import read_keys_file
 
+        if given:  # the file says who may call; a key from the environment beside it would be one more, unseen
+            keys = []
+            _say(args.log_format, f"${_API_KEY_ENV} is set but not accepted: --api-keys-file gives the keys")
         try:
             keys += read_keys_file(args.api_keys_file)
         except (OSError, UnicodeDecodeError) as exc:
@@ -342,6 +365,7 @@ def _serve(args: argparse.Namespace) -> int:
                 "cors_origin",
                 "max_streams_per_tenant",
                 "max_pending",
+                "max_pending_per_tenant",
                 "retention",
                 "max_body_bytes",
                 "max_input_items",
@@ -350,6 +374,8 @@ def _serve(args: argparse.Namespace) -> int:
             )
         },
         "reasoning_key": args.reasoning_key,
+        "metrics_key": args.metrics_key or os.environ.get(_METRICS_KEY_ENV),
+        "tenant_secret": os.environ.get(_TENANT_SECRET_ENV),
     }
     if args.workers > 1:
         if settings["store"] in ("memory", "memory:", ":memory:"):
@@ -358,7 +384,7 @@ def _serve(args: argparse.Namespace) -> int:
             )
         # Every worker seals reasoning items with the same key, so that any of them opens what another sealed.
         settings["reasoning_key"] = args.reasoning_key or os.environ.get(_REASONING_ENV) or secrets.token_urlsafe(32)
-        for name in (_API_KEY_ENV, _REASONING_ENV):  # the workers get the keys with their factory, not inherited
+        for name in _SECRET_ENVS:  # the workers get the keys with their factory, not inherited
             os.environ.pop(name, None)
     try:
         app = _app(settings)  # in the workers' parent too: a store that cannot be opened is said once, here
@@ -376,7 +402,7 @@ def _serve(args: argparse.Namespace) -> int:
                 stream=sys.stdout,
             )
         port = sock.getsockname()[1]
-        front = f" in front of {settings['gateway']['upstream']}" if settings["gateway"] else ""
+        front = f" in front of {_public(settings['gateway']['upstream'])}" if settings["gateway"] else ""
         _say(args.log_format, f"serving Open Responses on http://{args.host}:{port}/v1/responses{front}")
         if args.workers > 1:
             # Each worker builds its app from the settings pickled with this factory (see the module's docstring).
@@ -387,8 +413,20 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _public(url: str) -> str:
+    """`url` as a log line may show it: without the credentials or the query it may carry."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname}{port}{parts.path}"
+
+
 _API_KEY_ENV = "ORSPEC_API_KEY"
 _REASONING_ENV = "ORSPEC_REASONING_KEY"
+_METRICS_KEY_ENV = "ORSPEC_METRICS_KEY"
+_TENANT_SECRET_ENV = "ORSPEC_TENANT_SECRET"
+_SECRET_ENVS = (_API_KEY_ENV, _REASONING_ENV, _METRICS_KEY_ENV, _TENANT_SECRET_ENV)
 
 
 def worker_app(settings: dict[str, Any]) -> Any:
@@ -447,7 +485,7 @@ def _log_the_rest_as_json() -> None:
 
 
 def _app(settings: dict[str, Any]) -> Any:
-    from openresponses_runtime.server import DemoProvider, create_app, open_store
+    from openresponses_runtime.server import DemoProvider, Observability, create_app, open_store
     from openresponses_runtime.server.observability import configure_logging, installed
 
     configure_logging(settings["log_format"], debug=settings["debug"])
@@ -462,10 +500,12 @@ def _app(settings: dict[str, Any]) -> Any:
         debug=settings["debug"],
         strict=settings["strict"],
         reasoning_key=settings["reasoning_key"],
-        observability=installed(),
+        observability=installed() and Observability(metrics_key=settings.get("metrics_key")),
+        tenant_secret=settings.get("tenant_secret"),
         max_streams=settings["max_streams"],
         max_streams_per_tenant=settings["max_streams_per_tenant"],
         max_pending=settings["max_pending"],
+        max_pending_per_tenant=settings.get("max_pending_per_tenant"),
         retention=settings["retention"],
         **_bounds(settings),
     )

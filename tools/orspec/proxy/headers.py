@@ -3,6 +3,8 @@ must never keep."""
 
 from __future__ import annotations
 
+from .recorder import secret_name
+
 __all__ = ["HOP_BY_HOP", "WEBSOCKET_HANDSHAKE", "credentials", "drop_hop_by_hop"]
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded; `host` and
@@ -25,10 +27,11 @@ def drop_hop_by_hop(headers: list[tuple[bytes, bytes]], also: frozenset[bytes] =
 
 
 def credentials(headers: list[tuple[bytes, bytes]]) -> tuple[str, ...]:
-    """The client's credentials, so a record can be scrubbed of them wherever they appear."""
+    """The client's credentials, every header the proxy passes on that is named like one (`Authorization`,
+    `x-goog-api-key`, `Cookie`...), so a record can be scrubbed of them wherever they appear."""
     found = []
     for name, value in headers:
-        if name.lower() in (b"authorization", b"api-key", b"x-api-key"):
+        if name.lower() in (b"api-key", b"x-api-key") or secret_name(name.decode("latin-1")):
             text = value.decode("latin-1")
             found.append(text)
             scheme, _, token = text.partition(" ")

@@ -35,9 +35,9 @@ REDACTED = "[redacted]"
 # matches whole words, so `max_output_tokens` and `input_tokens` are kept while `access_token` is not.
 _SECRET_SUBSTRINGS = re.compile(
     r"passw|passphrase|secret|credential|authoriz|bearer|cookie|encrypted_content"
-    r"|(?:api|private|access|signing|encryption|master|license|client|session)_?key"
+    r"|(?:api|private|access|signing|encryption|master|license|client|session|ssh|gpg|pgp|secret)_?key"
 )
-_SECRET_WORDS = re.compile(r"(?:^|_)(?:pw|pwd|pass|pin|otp|jwt|token|auth|signature)(?:_|$)")
+_SECRET_WORDS = re.compile(r"(?:^|_)(?:pw|pwd|pass|pin|otp|jwt|token|auth|signature|sig)(?:_|$)|^keys?$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = re.compile(r"[^a-z0-9]+")
 
@@ -168,10 +168,13 @@ _RECORDED = tuple(f.name for f in fields(Exchange) if f.name not in ("_t0", "eve
 
 
 def scrub(value: Any, secret_values: tuple[str, ...] = ()) -> Any:
-    """`value` with credential-named fields replaced and every known secret value blanked."""
+    """`value` with credential-named fields replaced, every known secret value blanked (in object keys
+    too), and URLs in text without their password or the values of credential-named query parameters."""
     if isinstance(value, dict):
         return {
-            k: REDACTED if isinstance(k, str) and secret_name(k) and v is not None else scrub(v, secret_values)
+            scrub(k, secret_values): REDACTED
+            if isinstance(k, str) and secret_name(k) and v is not None
+            else scrub(v, secret_values)
             for k, v in value.items()
         }
     if isinstance(value, list):
@@ -180,7 +183,22 @@ def scrub(value: Any, secret_values: tuple[str, ...] = ()) -> Any:
         for secret in secret_values:
             if secret and secret in value:
                 value = value.replace(secret, REDACTED)
+        if "://" in value:
+            value = _URL.sub(_private_parts_blanked, value)
     return value
+
+
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
+_USERINFO = re.compile(r"(?<=://)([^/@\s:]*):[^/@\s]*@")
+_QUERY_PAIR = re.compile(r"([?&;])([^=&;#]+)=([^&;#]*)")
+
+
+def _private_parts_blanked(match: re.Match[str]) -> str:
+    """A URL with its password and the values of its credential-named query parameters blanked."""
+    url = _USERINFO.sub(lambda m: f"{m.group(1)}:{REDACTED}@", match.group(0))
+    return _QUERY_PAIR.sub(
+        lambda m: f"{m.group(1)}{m.group(2)}={REDACTED}" if secret_name(m.group(2)) else m.group(0), url
+    )
 
 
 class Recorder:

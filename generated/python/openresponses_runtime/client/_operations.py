@@ -240,7 +240,7 @@ class ResponsesOperations:
             response_id: Identifier of a stored response, as `id` in its response object: letters, digits, `_` and `-`. An id of any other shape cannot name a response, and the server answers 400.
             include: Optional data to add to the response, as the create request's `include`.
             stream: Ask to replay the response's events as server-sent events. Only responses created in background mode keep their events; for any other the server answers 400.
-            starting_after: With `stream`, the `sequence_number` of the last event the client already holds; the replay starts with the event after it.
+            starting_after: With `stream`, the `sequence_number` of the last event the client already holds; the replay starts with the event after it. At most 2^53, the largest integer every JSON reader holds exactly.
             timeout: Seconds for this call, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
         """
@@ -525,7 +525,7 @@ class AsyncResponsesOperations:
             response_id: Identifier of a stored response, as `id` in its response object: letters, digits, `_` and `-`. An id of any other shape cannot name a response, and the server answers 400.
             include: Optional data to add to the response, as the create request's `include`.
             stream: Ask to replay the response's events as server-sent events. Only responses created in background mode keep their events; for any other the server answers 400.
-            starting_after: With `stream`, the `sequence_number` of the last event the client already holds; the replay starts with the event after it.
+            starting_after: With `stream`, the `sequence_number` of the last event the client already holds; the replay starts with the event after it. At most 2^53, the largest integer every JSON reader holds exactly.
             timeout: Seconds for this call, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
         """

@@ -36,6 +36,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 import httpx
 
@@ -314,6 +315,52 @@ def expand_compactions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 
 
+def url_credentials(url: str) -> set[str]:
+    """What a URL carries that is a credential, in every form it travels in: its user and password (as
+    written and decoded, apart and as `user:password`, and as the Basic credential an HTTP client
+    builds from them), and its query (whole, and each value, as written and decoded)."""
+    parts = urlsplit(url)
+    found: set[str] = set()
+    user, password = parts.username or "", parts.password or ""
+    if user or password:
+        for pair in ((user, password), (unquote(user), unquote(password))):
+            found.update(pair)
+            found.add(":".join(pair))
+            found.add(base64.b64encode(":".join(pair).encode()).decode())
+    if parts.query:
+        found.add(parts.query)
+        for _, value in parse_qsl(parts.query, keep_blank_values=True):
+            found.update((value, quote(value, safe="")))
+    return found - {"", ":"}
+
+
+def blank(text: str, secrets: Iterable[str]) -> str:
+    """`text` with each of `secrets` replaced by `[redacted]`, the longest first (one may hold another)."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+# Every credential a gateway of this process holds, blanked from the gateways' log records too (an
+# upstream's frame or words logged as they came), whoever logs them.
+_HELD: set[str] = set()
+
+
+class _Redacting(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _HELD:
+            message = record.getMessage()
+            scrubbed = _URL.sub(_public_url, blank(message, _HELD))
+            if scrubbed != message:
+                record.msg, record.args = scrubbed, None
+        return True
+
+
+log.addFilter(_Redacting())
+logging.getLogger("httpx").addFilter(_Redacting())  # its request lines name the whole URL, credentials and all
+
+
 def _public_url(match: re.Match[str]) -> str:
     """A URL as a client may see it: no `user:password@`, no query, no fragment."""
     try:
@@ -403,16 +450,38 @@ class GatewayProvider:
             status=502,
         )
 
+    def credentials(self) -> set[str]:
+        """Every credential this gateway holds: its key, every header value it sends of 8 characters or
+        more (`anthropic-version: 2023-06-01` is no secret), and what its upstream URL carries
+        (`url_credentials`) of 4 or more (shorter would blank ordinary words)."""
+        headers = {value for value in self.upstream_headers().values() if len(value) >= 8}
+        held = {self.api_key, *headers, *(c for c in url_credentials(self.base_url) if len(c) >= 4)} - {""}
+        _HELD.update(held)
+        return held
+
     def scrub(self, text: str) -> str:
-        """`text` fit for the client: the upstream's key (and every other header value this gateway
-        sends) blanked, and URLs without their credentials or query (where keys often travel)."""
-        secrets = {self.api_key, *self.upstream_headers().values()} - {""}
-        for secret in sorted(secrets, key=len, reverse=True):
-            if len(secret) >= 8:  # a header like `anthropic-version: 2023-06-01` is no secret
-                text = text.replace(secret, "[redacted]")
-        return _URL.sub(_public_url, text)
+        """`text` fit for the client, a log or a record: every credential this gateway holds blanked, and
+        URLs without their credentials or query (where keys often travel)."""
+        return _URL.sub(_public_url, blank(text, self.credentials()))
+
+    @property
+    def public_url(self) -> str:
+        """The upstream's URL as it may be shown: no credentials, no query."""
+        return _URL.sub(_public_url, self.base_url)
 
     async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        self.credentials()  # known to the log filter before anything is sent (httpx logs the request's URL)
+        try:
+            async for step in self._respond(request):
+                yield step
+        except OpenResponsesError as exc:  # the client's answer: said in the gateway's words, scrubbed
+            exc.message = self.scrub(exc.message)
+            raise
+        except Exception as exc:  # a bug, or a library's error: logged with its traceback, its words scrubbed
+            exc.args = tuple(self.scrub(arg) if isinstance(arg, str) else arg for arg in exc.args)
+            raise
+
+    async def _respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
         payload = self.upstream_request(request)
         url = self.endpoint(request, payload)
         http = self._http.get()

@@ -50,10 +50,12 @@ and `[DONE]`; only the client leaving and the process stopping end it otherwise.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
 from pydantic import BaseModel, RootModel
@@ -71,6 +73,7 @@ from .asgi import (
     SpecApp,
     error_response,
     ignored_header,
+    nothing,
 )
 from .auth import Keys, bearer, current_tenant
 from .background import BackgroundRuns
@@ -91,6 +94,37 @@ from .streams import DEFAULT_MAX_PENDING, DEFAULT_MAX_STREAMS, Pending, Streams
 from .turns import Turns
 from .websocket import DEFAULT_CACHE_BYTES, DEFAULT_CACHE_TURNS, websocket_endpoint
 from .wire import DONE_FRAME
+
+T = TypeVar("T")
+
+
+class ClientGone(Exception):
+    """The client disconnected before its answer was ready."""
+
+
+async def unless_gone(receive: Receive, work: Awaitable[T]) -> T:
+    """`work`'s result, or `ClientGone` when the client disconnects first: `work` is then cancelled, so
+    that a response nobody will read stops holding its place (and its provider) at once."""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(receive))
+    try:
+        await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not task.done():  # the client left, or this request was cancelled itself
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        gone.cancel()
+    if task.cancelled():
+        raise ClientGone()
+    return task.result()
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Returns when the client has gone (the body was read already: nothing else comes)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
 
 # `json_path`, `parse_body` and `input_items` stay importable from here, where they were.
 __all__ = ["create_app", "error_response", "input_items", "json_path", "parse_body", "response_skeleton"]
@@ -186,17 +220,23 @@ class _Server:
                 raise
             headers = ignored_header(provider_request.ignored)
             return EventStream(lambda send: self.sse(send, emitter, steps, first, own_input), headers, release)
-        release = self.pending.take()  # beyond the cap: a 503 now, before the provider is called
+        release = self.pending.take(_owner())  # beyond the cap or the key's share: a 503 now, before the provider
         try:
-            steps, first = await turns.first_step(provider_request)
-            encoded = await self.turns.run(emitter, steps, first, own_input)
+            encoded = await unless_gone(receive, self.answer(provider_request, emitter, own_input))
+        except ClientGone:
+            return nothing
         finally:
-            release()
+            release()  # at once when the client went away: its response was stopped, not finished
         if self.turns.debug:
             emitter.verify()
         if emitter.error is not None:
             return error_response(emitter.error)
         return JSONAnswer(encoded, ignored_header(provider_request.ignored))
+
+    async def answer(self, request: Any, emitter: Emitter, own_input: list[dict]) -> bytes | None:
+        """A non-streamed response, made whole."""
+        steps, first = await self.turns.first_step(request)
+        return await self.turns.run(emitter, steps, first, own_input)
 
     async def sse(
         self, send: Send, emitter: Emitter, steps: AsyncIterator[Any], first: Any, own_input: list[dict]
@@ -221,9 +261,10 @@ class _Server:
         owner = _owner()
         history = await turns.history(data.get("previous_response_id"), owner)
         own = unseal_reasoning(turns.sealer, input_items(data.get("input")), tenant=owner)
-        items = unseal_reasoning(turns.sealer, history, None, tenant=owner) + unseal_compaction(
-            turns.sealer, own, tenant=owner
+        history = unseal_compaction(
+            turns.sealer, unseal_reasoning(turns.sealer, history, None, tenant=owner), None, tenant=owner
         )
+        items = history + unseal_compaction(turns.sealer, own, tenant=owner)
         model = data.get("model") or turns.default_model
         compact = getattr(turns.provider, "compact", None)
         if compact is not None:
@@ -319,6 +360,7 @@ def create_app(
     tenant_secret: str | bytes | None = None,
     max_streams_per_tenant: int | None = None,
     max_pending: int | None = DEFAULT_MAX_PENDING,
+    max_pending_per_tenant: int | None = None,
     bounds: Bounds | None = None,
     websocket_cache_turns: int = DEFAULT_CACHE_TURNS,
     websocket_cache_bytes: int = DEFAULT_CACHE_BYTES,
@@ -346,7 +388,8 @@ def create_app(
     requests, WebSocket turns, background runs); one more is refused with a 503 before it begins
     (`None` or 0: no cap; see `streams`). `max_streams_per_tenant`: the most of them one API key
     may hold (default: all with one key, half with more); `max_pending`: non-streamed creates at
-    once (default 64), one more answered 503 `server_busy`. `bounds`: what one request may ask
+    once (default 64), one more answered 503 `server_busy`; `max_pending_per_tenant`: the most of
+    them one API key may hold (default: all with one key, half with more). `bounds`: what one request may ask
     (input items, tools, the context a `previous_response_id` loads; see `bounds`).
     `websocket_cache_turns`, `websocket_cache_bytes`: the `store: false` responses a WebSocket
     connection keeps to continue from (default the newest 32, at most 16 MiB; see `websocket`).
@@ -367,6 +410,9 @@ def create_app(
     if max_streams_per_tenant is None and max_streams and len(keys.tenants) > 1:
         max_streams_per_tenant = -(-max_streams // 2)  # one key cannot take every slot
     streams = Streams(max_streams, max_streams_per_tenant)
+    if max_pending_per_tenant is None and max_pending and len(keys.tenants) > 1:
+        max_pending_per_tenant = -(-max_pending // 2)  # one key's creates cannot keep the others out
+    pending = Pending(max_pending, max_pending_per_tenant)
     turns = Turns(
         provider,
         store,
@@ -376,14 +422,15 @@ def create_app(
         debug=debug,
         bounds=bounds,
     )
-    server = _Server(keys, turns, streams, max_body_bytes, Pending(max_pending), retention)
+    server = _Server(keys, turns, streams, max_body_bytes, pending, retention)
     handlers = server.handlers()
     routes: list[Any] = []
     operations: dict[tuple[str, str], OperationApp] = {}
     for op in ROUTES:
         handler = server.stub(op) if op.handler is None else handlers[op.handler]
         operation = OperationApp(handler, op.request_model)
-        operations[op.method, op.path] = operation
+        if "{" not in op.path:  # the fast path matches paths as they are; a template is the router's to fill
+            operations[op.method, op.path] = operation
         routes.append(Route(op.path, operation, methods=[op.method], name=op.operation_id))
         if op.websocket and op.websocket_model is not None:
             endpoint = websocket_endpoint(

@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -37,6 +37,7 @@ __all__ = [
     "error_response",
     "event_stream",
     "ignored_header",
+    "nothing",
 ]
 
 log = logging.getLogger("openresponses_runtime.server")
@@ -119,6 +120,9 @@ class OperationApp:
             return error_response(exc)
         except StreamViolation:
             raise
+        except ClientDisconnect:  # gone mid-body: nobody to answer, and no fault of the server's
+            log.info("the client went away before the end of its request's body")
+            return nothing
         except Exception:
             log.exception("handler failed")
             return error_response(ServerError("The server had an error while processing your request."))
@@ -171,6 +175,10 @@ class SpecApp(Starlette):
                 await (await answer if inspect.isawaitable(answer) else answer)(scope, receive, send)
             raise
         await response(scope, receive, send)
+
+
+async def nothing(scope: Scope, receive: Receive, send: Send) -> None:
+    """The answer to a client that has gone: nothing to send."""
 
 
 def ignored_header(ignored: tuple[str, ...]) -> list[tuple[str, str]]:

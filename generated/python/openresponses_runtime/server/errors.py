@@ -163,8 +163,11 @@ class ServerBusy(ServerError):
     default_code = "server_busy"
     retry_after_seconds: ClassVar[int] = 1
 
-    def __init__(self, limit: int, **options: Any):
-        message = f"The server is answering its maximum of {limit} requests at once; retry shortly."
+    def __init__(self, limit: int, *, per_tenant: bool = False, **options: Any):
+        if per_tenant:
+            message = f"Your API key has its share of {limit} requests being answered at once; retry shortly."
+        else:
+            message = f"The server is answering its maximum of {limit} requests at once; retry shortly."
         super().__init__(message, **{"param": "stream", **options})
         self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
 

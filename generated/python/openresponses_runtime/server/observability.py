@@ -13,7 +13,11 @@ Served beside the spec's operations, without the API key:
 |---|---|
 | `GET /healthz` | 200 `{"status": "ok"}` while the process serves |
 | `GET /readyz` | 200 `{"status": "ready"}` when the store answers a read within `readiness_timeout`, else 503 with the spec's error object (`store_unavailable`) and `Retry-After` |
-| `GET /metrics` | the Prometheus text format (below) |
+| `GET /metrics` | with `Authorization: Bearer <metrics_key>`: the Prometheus text format (below); another token: 401; no `metrics_key` set: 404 |
+
+`/metrics` has a key of its own (`Observability(metrics_key=...)`, `orspec serve --metrics-key`), never
+a client's: it names every tenant and counts its requests, which no tenant may read of another. Without
+that key it is not served at all.
 
 Every HTTP request gets an id: its `X-Request-Id` header if it has a usable one (at most 128 of
 `A-Za-z0-9._:-`, other characters dropped), else a new one; the response echoes it in `X-Request-Id`.
@@ -49,6 +53,7 @@ and `OTEL_RESOURCE_ATTRIBUTES`, exporters by name, e.g. `otlp` or `console`).
 from __future__ import annotations
 
 import asyncio
+import hmac
 import importlib.util
 import json
 import logging
@@ -65,8 +70,8 @@ import anyio
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .auth import current_tenant
-from .errors import OpenResponsesError, StoreUnavailable
+from .auth import bearer, current_tenant
+from .errors import NotFound, OpenResponsesError, StoreUnavailable, Unauthorized
 from .ids import new_id
 from .routes import ROUTES
 from .store import ResponseStore
@@ -107,6 +112,7 @@ class Observability:
 
     readiness_timeout: float = 2.0
     tracer_provider: Any = None
+    metrics_key: str | None = None  # the bearer token `/metrics` asks for; None: `/metrics` is not served
 
 
 # -- the request being served ---------------------------------------------------------------------
@@ -353,7 +359,7 @@ class Observer:
     async def __call__(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
         kind = scope["type"]
         if kind == "http" and scope["path"] in _PROBES and scope["method"] in ("GET", "HEAD"):
-            await _PROBES[scope["path"]](self, send)
+            await _PROBES[scope["path"]](self, scope, send)
             return
         if kind == "websocket":
             active = self.metrics.active
@@ -531,11 +537,11 @@ async def _answer(send: Send, status: int, body: dict[str, Any], headers: dict[s
     await send({"type": "http.response.body", "body": encoded})
 
 
-async def _healthz(observer: Observer, send: Send) -> None:
+async def _healthz(observer: Observer, scope: Scope, send: Send) -> None:
     await _answer(send, 200, {"status": "ok"})
 
 
-async def _readyz(observer: Observer, send: Send) -> None:
+async def _readyz(observer: Observer, scope: Scope, send: Send) -> None:
     problem = await observer.ready()
     if problem is None:
         await _answer(send, 200, {"status": "ready"})
@@ -543,8 +549,23 @@ async def _readyz(observer: Observer, send: Send) -> None:
         await _answer(send, 503, problem.body(), dict(problem.headers))
 
 
-async def _metrics(observer: Observer, send: Send) -> None:
+async def _metrics(observer: Observer, scope: Scope, send: Send) -> None:
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    key = observer.settings.metrics_key
+    if not key:
+        error: OpenResponsesError = NotFound(
+            "No such route: GET /metrics (it is served with a metrics key of its own: orspec serve"
+            " --metrics-key, or Observability(metrics_key=...))",
+            code="route_not_found",
+        )
+        await _answer(send, error.status, error.body())
+        return
+    token = next((bearer(value) for name, value in scope["headers"] if name == b"authorization"), None)
+    if token is None or not hmac.compare_digest(token, key.encode()):
+        error = Unauthorized("/metrics takes the metrics key: send `Authorization: Bearer <metrics key>`.")
+        await _answer(send, error.status, error.body(), {"WWW-Authenticate": "Bearer"})
+        return
 
     body = generate_latest(observer.metrics.registry)
     headers = [(b"content-type", CONTENT_TYPE_LATEST.encode()), (b"content-length", str(len(body)).encode())]
@@ -552,7 +573,7 @@ async def _metrics(observer: Observer, send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-_PROBES: dict[str, Callable[[Observer, Send], Awaitable[None]]] = {
+_PROBES: dict[str, Callable[[Observer, Scope, Send], Awaitable[None]]] = {
     "/healthz": _healthz,
     "/readyz": _readyz,
     "/metrics": _metrics,

@@ -24,7 +24,9 @@ A gateway can seal more than reasoning the same way: `Sealer(key).seal(item_id, 
 
 Blobs are sealed for the API key's tenant too: the associated data carries the tenant's owner tag
 (`auth.Tenant.owner`, a keyed hash of the key), so a blob sealed for one key is refused (400) from
-another, even on the same server.
+another, even on the same server. And for the type of item they travel in (`kind`): a reasoning
+item's blob put in a compaction item (or the reverse) does not open there, a 400 like any other
+blob that does not open, never a state of one kind read as another's.
 """
 
 from __future__ import annotations
@@ -74,9 +76,10 @@ class Sealer:
         derived = HKDF(hashes.SHA256(), 32, salt=None, info=b"openresponses reasoning seal").derive(secret)
         self._aead = AESGCM(derived)
 
-    def seal(self, item_id: str, state: Any, *, tenant: str | None = None) -> str:
+    def seal(self, item_id: str, state: Any, *, tenant: str | None = None, kind: str = "") -> str:
         """`state` (anything JSON can hold) as an opaque string that only `unseal(item_id, ...)` opens,
-        and with `tenant` (an owner tag, `auth.Tenant.owner`), only `unseal(..., tenant=tenant)`.
+        and with `tenant` (an owner tag, `auth.Tenant.owner`), only `unseal(..., tenant=tenant)`; with
+        `kind` (the item type it travels in), only `unseal(..., kind=kind)`.
 
         The blob names `item_id` in the clear (it is the associated data, with the tenant), so that an
         item sent back without its id, as Codex sends reasoning, can still be opened."""
@@ -85,11 +88,11 @@ class Sealer:
             raise ValueError("an item id to seal for is at most 65535 bytes")
         nonce = os.urandom(_NONCE)
         plain = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode()
-        sealed = self._aead.encrypt(nonce, plain, _associated(bound, tenant))
+        sealed = self._aead.encrypt(nonce, plain, _associated(bound, tenant, kind))
         blob = _VERSION + len(bound).to_bytes(2, "big") + bound + nonce + sealed
         return base64.urlsafe_b64encode(blob).decode().rstrip("=")
 
-    def unseal(self, item_id: str | None, blob: str, *, tenant: str | None = None) -> Any:
+    def unseal(self, item_id: str | None, blob: str, *, tenant: str | None = None, kind: str = "") -> Any:
         """The state `seal(item_id, state)` sealed in `blob`; `BrokenSeal` for any other blob.
 
         `item_id` None: the item came without one; the blob opens for the item it was sealed for."""
@@ -106,9 +109,11 @@ class Sealer:
         if item_id is not None and item_id.encode() != bound:
             raise BrokenSeal("it was sealed for another item")
         try:
-            plain = self._aead.decrypt(rest[:_NONCE], rest[_NONCE:], _associated(bound, tenant))
+            plain = self._aead.decrypt(rest[:_NONCE], rest[_NONCE:], _associated(bound, tenant, kind))
         except InvalidTag:
-            raise BrokenSeal("it was changed, or sealed with another key, or for another API key") from None
+            raise BrokenSeal(
+                "it was changed, or sealed with another key, for another API key or for another type of item"
+            ) from None
         return json.loads(plain)
 
     def seal_reasoning(
@@ -118,12 +123,14 @@ class Sealer:
         state = {"id": item_id, **fields}
         if provider_state is not None:
             state["encrypted_content"] = provider_state
-        return self.seal(item_id, state, tenant=tenant)
+        return self.seal(item_id, state, tenant=tenant, kind="reasoning")
 
 
-def _associated(item_id: bytes, tenant: str | None) -> bytes:
-    """The associated data: the item's id, and the tenant's owner tag when sealed for one."""
-    return item_id if tenant is None else item_id + b"\x00" + tenant.encode()
+def _associated(item_id: bytes, tenant: str | None, kind: str) -> bytes:
+    """The associated data: the item's id, the tenant's owner tag when sealed for one, and the item
+    type when sealed as one (a prefix, so that no id can pass for a type)."""
+    bound = item_id if tenant is None else item_id + b"\x00" + tenant.encode()
+    return bound if not kind else kind.encode() + b"\x00" + bound
 
 
 def unseal_reasoning(
@@ -147,7 +154,7 @@ def unseal_reasoning(
             opened.append(item)
             continue
         try:
-            state = sealer.unseal(item.get("id") or None, blob, tenant=tenant)
+            state = sealer.unseal(item.get("id") or None, blob, tenant=tenant, kind="reasoning")
         except BrokenSeal as exc:
             if param is None:
                 log.warning(
@@ -172,14 +179,22 @@ def seal_compaction(sealer: Sealer, output: list[dict[str, Any]], *, tenant: str
     for item in output:
         blob = item.get("encrypted_content") if item.get("type") == "compaction" else None
         if blob and item.get("id"):
-            item = {**item, "encrypted_content": sealer.seal(item["id"], {"encrypted_content": blob}, tenant=tenant)}
+            state = {"encrypted_content": blob}
+            item = {**item, "encrypted_content": sealer.seal(item["id"], state, tenant=tenant, kind="compaction")}
         sealed.append(item)
     return sealed
 
 
-def unseal_compaction(sealer: Sealer, items: list[dict[str, Any]], *, tenant: str | None) -> list[dict[str, Any]]:
+def unseal_compaction(
+    sealer: Sealer,
+    items: list[dict[str, Any]],
+    param: str | None = "input[{}].encrypted_content",
+    *,
+    tenant: str | None,
+) -> list[dict[str, Any]]:
     """`items` with each compaction item's blob opened back into the provider's own; one that does not
-    open (forged, changed, another key's) is a 400 `invalid_encrypted_content` naming the item."""
+    open (forged, changed, another key's) is a 400 `invalid_encrypted_content` naming the item, unless
+    `param` is None: the server's own store's, sealed under a key it no longer has, go on without it."""
     if not any(item.get("type") == "compaction" for item in items):
         return items  # most requests
     opened = []
@@ -187,13 +202,19 @@ def unseal_compaction(sealer: Sealer, items: list[dict[str, Any]], *, tenant: st
         blob = item.get("encrypted_content") if item.get("type") == "compaction" else None
         if blob:
             try:
-                state = sealer.unseal(item.get("id") or None, blob, tenant=tenant)
+                state = sealer.unseal(item.get("id") or None, blob, tenant=tenant, kind="compaction")
             except BrokenSeal as exc:
+                if param is None:
+                    log.warning(
+                        "stored compaction item %s no longer opens (%s); it goes on without", item.get("id"), exc
+                    )
+                    opened.append({k: v for k, v in item.items() if k != "encrypted_content"})
+                    continue
                 raise InvalidRequest(
                     f"The encrypted_content of compaction item {item.get('id')!r} does not open: {exc}. Send "
                     "compaction items back unchanged, with the API key that compacted them.",
                     code="invalid_encrypted_content",
-                    param=f"input[{i}].encrypted_content",
+                    param=param.format(i),
                 ) from None
             item = {**item, "encrypted_content": state["encrypted_content"]}
         opened.append(item)

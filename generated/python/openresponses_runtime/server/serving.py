@@ -18,15 +18,23 @@ declared here, beside the others, for the caller to pass on. What uvicorn lacks 
   write is a segment and a system call of its own;
 - on SIGTERM or Ctrl-C it stops accepting and lets responses finish until `graceful_timeout`,
   then ends each the spec's way (`shutdown.end_responses`) and exits 0; a second signal ends
-  them at once.
+  them at once;
+- with `workers`, each worker (a replacement for one that died included) shuts down so when its
+  supervisor dies without a word (SIGKILL, the OOM killer), rather than serve on as an orphan.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import ctypes
 import logging
+import os
+import signal
 import socket
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -347,7 +355,17 @@ def serve(
 
 
 class _Worker(Process):
-    """uvicorn's worker process, running this module's server."""
+    """uvicorn's worker process, running this module's server, and following its parent: when the
+    supervisor dies (SIGKILL, the OOM killer), the worker shuts down as on SIGTERM, closing the
+    listening socket, instead of serving on as an orphan."""
+
+    def __init__(self, config: uvicorn.Config, sockets: list[socket.socket]):
+        super().__init__(config, sockets)
+        self.parent = os.getpid()  # the supervisor's, pickled with the worker's target
+
+    def target(self, sockets: list[socket.socket] | None = None) -> None:  # pragma: no cover  (in the worker)
+        follow_parent(self.parent, stopping=lambda: self.server.should_exit)
+        super().target(sockets)
 
     @property
     def server(self) -> uvicorn.Server:
@@ -356,9 +374,56 @@ class _Worker(Process):
         return self._server
 
 
+def follow_parent(parent: int, *, every: float = 0.5, stopping: Any = lambda: False) -> None:
+    """SIGTERM this process when `parent` is no longer its parent: at once on Linux (the kernel's
+    parent-death signal, `prctl(PR_SET_PDEATHSIG)`), and on every system within `every` seconds (a
+    thread that watches the parent's pid, as gunicorn's workers do; it also covers a parent-death
+    signal lost because the parent died before it was set). The watch sends nothing once `stopping()`
+    is true: a second SIGTERM would end the responses under way at once, not at the graceful deadline."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        if not stopping():
+            log.warning("the supervisor (pid %d) is gone; this worker shuts down", parent)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="orspec-parent-watch", daemon=True).start()
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
 class _Workers(Multiprocess):
+    """uvicorn's supervisor, starting this module's workers, replacements included: uvicorn's own
+    `keep_subprocess_alive` and `restart_all` name its plain `Process`, which is swapped for
+    `_Worker` while they run (in the supervisor's one thread)."""
+
     def init_processes(self) -> None:
         for _ in range(self.processes_num):
             process = _Worker(self.config, self.sockets)
             process.start()
             self.processes.append(process)
+
+    def keep_subprocess_alive(self) -> None:
+        with _workers_replaced_by_ours():
+            super().keep_subprocess_alive()
+
+    def restart_all(self) -> None:
+        with _workers_replaced_by_ours():
+            super().restart_all()
+
+
+@contextlib.contextmanager
+def _workers_replaced_by_ours() -> Any:
+    from uvicorn.supervisors import multiprocess
+
+    multiprocess.Process = _Worker  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        multiprocess.Process = Process  # type: ignore[misc]

@@ -12,7 +12,10 @@ whole cap with one key, half of it with more), so that one key cannot take every
 
 Non-streamed requests are counted apart (`Pending`, `create_app(max_pending=...)`, default 64):
 each holds its whole response in memory until it is answered, so beyond the cap a create is
-answered 503 `server_busy` with `Retry-After` before the provider is called. Clients following a
+answered 503 `server_busy` with `Retry-After` before the provider is called. Each tenant may hold
+at most `max_pending_per_tenant` of those places (by default all with one key, half with more),
+and a create whose client goes away gives its place back at once: the server stops making a
+response nobody will read (`app`), rather than holding the place until the provider is done. Clients following a
 background run's events (`GET /responses/{id}?stream=true`) are not counted: the run holds the slot.
 
 The default, 100 per process, is what one process (one core) holds with room to spare: measured
@@ -34,12 +37,15 @@ DEFAULT_MAX_STREAMS = 100
 DEFAULT_MAX_PENDING = 64  # non-streamed creates at once, each a whole response held until it is sent
 
 
-class Streams:
-    """The streams under way, and the cap on them (`limit`; `None` or 0: no cap), and on each
-    tenant's (`per_tenant`; `None` or 0: none but the whole cap)."""
+class _Places:
+    """Places taken at once, and the cap on them (`limit`; `None` or 0: no cap), and on each tenant's
+    (`per_tenant`; `None` or 0: none but the whole cap); `refusal` is the error beyond either."""
 
-    def __init__(self, limit: int | None = DEFAULT_MAX_STREAMS, per_tenant: int | None = None):
-        for name, value in (("max_streams", limit), ("max_streams_per_tenant", per_tenant)):
+    options: tuple[str, str]  # the two caps' option names, for a bad value's message
+    refusal: type[TooManyStreams] | type[ServerBusy]
+
+    def __init__(self, limit: int | None, per_tenant: int | None = None):
+        for name, value in zip(self.options, (limit, per_tenant), strict=True):
             if value is not None and value < 0:
                 raise ValueError(f"{name} must be 0 (no cap) or more, not {value}")
         self.limit = limit or None
@@ -48,12 +54,12 @@ class Streams:
         self.by_tenant: dict[str, int] = {}
 
     def take(self, tenant: str | None = None) -> Callable[[], None]:
-        """A slot for one stream of `tenant` (an owner tag), or `TooManyStreams` when all are taken, or
-        the tenant's share; call what it returns when the stream ends (more than once does no harm)."""
+        """A place for `tenant` (an owner tag), or `refusal` when all are taken, or the tenant's share;
+        call what it returns when done (more than once does no harm)."""
         if self.limit is not None and self.active >= self.limit:
-            raise TooManyStreams(self.limit)
+            raise self.refusal(self.limit)
         if tenant is not None and self.per_tenant is not None and self.by_tenant.get(tenant, 0) >= self.per_tenant:
-            raise TooManyStreams(self.per_tenant, per_tenant=True)
+            raise self.refusal(self.per_tenant, per_tenant=True)
         self.active += 1
         if tenant is not None:
             self.by_tenant[tenant] = self.by_tenant.get(tenant, 0) + 1
@@ -74,26 +80,21 @@ class Streams:
         return release
 
 
-class Pending:
-    """Non-streamed creates being answered, and the cap on them (`limit`; `None` or 0: no cap)."""
+class Streams(_Places):
+    """The streams under way: a slot each, taken before the provider is called."""
 
-    def __init__(self, limit: int | None = DEFAULT_MAX_PENDING):
-        if limit is not None and limit < 0:
-            raise ValueError(f"max_pending must be 0 (no cap) or more, not {limit}")
-        self.limit = limit or None
-        self.active = 0
+    options = ("max_streams", "max_streams_per_tenant")
+    refusal = TooManyStreams
 
-    def take(self) -> Callable[[], None]:
-        """A place for one non-streamed create, or `ServerBusy` when all are taken; call what it returns after."""
-        if self.limit is not None and self.active >= self.limit:
-            raise ServerBusy(self.limit)
-        self.active += 1
-        held = True
+    def __init__(self, limit: int | None = DEFAULT_MAX_STREAMS, per_tenant: int | None = None):
+        super().__init__(limit, per_tenant)
 
-        def release() -> None:
-            nonlocal held
-            if held:
-                held = False
-                self.active -= 1
 
-        return release
+class Pending(_Places):
+    """Non-streamed creates being answered, so that one key's creates cannot keep every other key's out."""
+
+    options = ("max_pending", "max_pending_per_tenant")
+    refusal = ServerBusy
+
+    def __init__(self, limit: int | None = DEFAULT_MAX_PENDING, per_tenant: int | None = None):
+        super().__init__(limit, per_tenant)

@@ -66,16 +66,21 @@ class Turns:
     async def prepare(
         self, data: dict[str, Any], body: Any, store: ResponseStore | None = None
     ) -> tuple[dict[str, Any], ProviderRequest, list[dict], ToolPolicy]:
-        """The response skeleton, the provider request and this turn's own input items."""
+        """The response skeleton, the provider request and this turn's own input items as sent (sealed
+        blobs sealed: what `save` stores)."""
         self.bounds.check_request(data)
         admitted = self.acceptance.admit(data, body)  # unknown tool types are never offered, nor echoed
         data, body = admitted.data, admitted.body
         owner = _owner()
-        own_input = unseal_reasoning(self.sealer, input_items(data.get("input")), tenant=owner)
+        # What the client sent is what is stored and listed (`input_items`): sealed state stays sealed
+        # at rest. Only the provider's copy, this turn's and the history's, is opened.
+        sent = input_items(data.get("input"))
+        own_input = unseal_reasoning(self.sealer, sent, tenant=owner)
         own_input = unseal_compaction(self.sealer, own_input, tenant=owner)
         previous = data.get("previous_response_id")
         history = await self.history(previous, owner, store)
         history = unseal_reasoning(self.sealer, history, None, tenant=owner)
+        history = unseal_compaction(self.sealer, history, None, tenant=owner)
         check_function_outputs(own_input, history)
         response_id = new_id("resp")
         model = data.get("model") or self.default_model
@@ -95,7 +100,7 @@ class Turns:
             metadata=response["metadata"],
             ignored=admitted.ignored,
         )
-        return response, request, own_input, policy
+        return response, request, sent, policy
 
     async def history(
         self, previous: str | None, owner: str | None, store: ResponseStore | None = None

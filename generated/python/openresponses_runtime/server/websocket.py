@@ -125,7 +125,7 @@ def _envelope(error: OpenResponsesError) -> str:
 def _peek_type(raw: bytes) -> Any:
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: `parse_body` says so
         return None
     return data.get("type") if isinstance(data, dict) else None
 
@@ -139,8 +139,8 @@ def transport_fields(raw: bytes) -> tuple[bytes, bool]:
         return raw, True  # most turns
     try:
         data = json.loads(raw)
-    except ValueError:
-        return raw, True  # not JSON: `parse_body` says so
+    except (ValueError, RecursionError):
+        return raw, True  # not JSON, or too deep: `parse_body` says so
     if not isinstance(data, dict):
         return raw, True
     generate = data.pop("generate", True)
