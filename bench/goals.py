@@ -30,6 +30,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results.json"
 
 BENCHMARKS = {
+    "default": ["default_store_bench.py", "--repeat", "3", "--seconds", "4"],
     "server": ["server_bench.py", "--repeat", "3", "--seconds", "4"],
     "proxy": ["proxy_bench.py"],
     "observability": ["observability_bench.py", "--repeat", "7", "--seconds", "3"],

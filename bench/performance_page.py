@@ -160,6 +160,9 @@ def render(results: dict) -> str:
         for goal in (goal for goal in goals if goal["benchmark"] == name):
             lines += [f"**{goal['figure']}**", ""]
             lines += _figure(goal_chart(goal))
+    default = (results["benchmarks"].get("default") or {}).get("figures")
+    if default:
+        lines += _default_store(default)
     server = (results["benchmarks"].get("server") or {}).get("figures")
     if server:
         lines += _servers(server)
@@ -182,6 +185,45 @@ def render(results: dict) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+DEFAULT_NAMES = {
+    "default": "`orspec serve` (its default SQLite file)",
+    "memory": "`orspec serve --store memory:`",
+    "workers-2": "`orspec serve --workers 2` (SQLite file)",
+    "full-sync": "`orspec serve --store-sync full` (SQLite file)",
+}
+DEFAULT_COLUMNS = [
+    ("alone p50 ms", "latency_p50_ms", "{:.2f}"),
+    ("alone p99 ms", "latency_p99_ms", "{:.2f}"),
+    ("req/s", "requests_per_second", "{:,.0f}"),
+    ("p50 ms", "loaded_p50_ms", "{:.2f}"),
+    ("p99 ms", "loaded_p99_ms", "{:.2f}"),
+    ("server µs/req", "server_us_per_request", "{:.0f}"),
+]
+
+
+def _default_store(default: dict) -> list[str]:
+    settings, figures = default["settings"], default["servers"]
+    lines = [
+        "## The default store",
+        "",
+        "From the `default` benchmark above: `orspec serve` as it starts with no store flag (a SQLite file",
+        "in WAL mode, `synchronous=NORMAL`), against the memory store, each storing every response.",
+        f"*Alone* is one request at a time on one connection ({settings['count']} of them); req/s and the",
+        f"loaded p50 and p99 come from {settings['connections']} keep-alive connections for {settings['seconds']:g} s.",
+        f"Medians of {settings['repeat']} rounds.",
+        "",
+        "| server | " + " | ".join(heading for heading, _, _ in DEFAULT_COLUMNS) + " |",
+        "|---|" + "---:|" * len(DEFAULT_COLUMNS),
+    ]
+    for name, row in figures.items():
+        cells = [DEFAULT_NAMES.get(name, name), *(shown.format(row[key]) for _, key, shown in DEFAULT_COLUMNS)]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "The commands:", ""]
+    lines += [f"- {DEFAULT_NAMES.get(name, name)}: `{row['command']}`" for name, row in figures.items()]
+    lines.append("")
+    return lines
 
 
 def _servers(server: dict) -> list[str]:

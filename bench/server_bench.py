@@ -182,9 +182,9 @@ def _shown(cmd: list[str], work: Path) -> str:
     return " ".join(parts).replace(str(Path(__file__)), "bench/server_bench.py").replace(str(work), "$TMP")
 
 
-def _start(name: str, cmd: list[str], env: dict, port: int, log: Path) -> subprocess.Popen:
+def _start(name: str, cmd: list[str], env: dict, port: int, log: Path, *, cwd: Path = ROOT) -> subprocess.Popen:
     with log.open("w") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1/responses"
     deadline = time.monotonic() + START_SECONDS
     answered = 0

@@ -5,12 +5,18 @@ import {
   APITimeoutError,
   APIUserAbortError,
   ConfigurationError,
+  describeIssues,
+  requestIdOf,
+  schemaIssues,
   statusError,
 } from "./errors.js";
 import { CREATE_RESPONSE, OPERATIONS } from "./operations.js";
-import { readSSE } from "./sse.js";
+import { ResponseAccumulator } from "./src/streaming/accumulator.js";
+import { DONE, readSSE } from "./src/streaming/sse.js";
+import { ResponseStream, withOutputText } from "./stream.js";
 
 export * from "./errors.js";
+export { outputText, ResponseStream } from "./stream.js";
 
 export const BASE_URL_ENV = "OPENRESPONSES_BASE_URL";
 export const API_KEY_ENV = "OPENRESPONSES_API_KEY";
@@ -98,6 +104,8 @@ export class OpenResponses {
       ...options.headers,
     };
     this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.validate = checkedMode(options.validate);
+    this.onInvalid = options.onInvalid ?? null;
     this.responses = new Responses(this);
   }
 
@@ -174,7 +182,65 @@ export class OpenResponses {
   }
 }
 
-async function parseAnswer(schema, response) {
+const MODES = new Set(["report", "strict"]);
+
+function checkedMode(mode = "report") {
+  if (!MODES.has(mode)) {
+    throw new ConfigurationError(
+      `validate must be "report" or "strict", not ${JSON.stringify(mode)}`,
+    );
+  }
+  return mode;
+}
+
+/**
+ * What to do with an answer or event that breaks the spec's schema: `validate` "report" (the
+ * default) passes it on as it came and tells `onInvalid`; "strict" throws.
+ */
+class Validation {
+  constructor(client, options, reply) {
+    this.mode = checkedMode(options.validate ?? client.validate);
+    this.onInvalid = options.onInvalid ?? client.onInvalid;
+    this.status = reply.status;
+    this.requestId = requestIdOf(reply.headers);
+    this.reports = [];
+  }
+
+  /** `value` checked by `schema`: what zod gave, or in report mode `value` itself, reported. */
+  check(schema, value, what) {
+    if (schema === null) return value; // a spec without a create answer: nothing to check against
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    this.invalid(value, what, schemaIssues(result.error, value), result.error);
+    return value;
+  }
+
+  /** Report, or in strict mode throw, that `value` breaks the schema. */
+  invalid(value, what, issues, cause) {
+    const type = what.type ?? null;
+    const sequenceNumber = what.sequenceNumber ?? null;
+    const subject =
+      type === null
+        ? what.subject
+        : `event ${type}${sequenceNumber === null ? "" : ` (sequence_number ${sequenceNumber})`}`;
+    const message = `${subject} breaks the spec's schema: ${describeIssues(issues)}`;
+    if (this.mode === "strict") {
+      throw new APIResponseValidationError(message, {
+        body: value,
+        issues,
+        eventType: type,
+        status: this.status,
+        requestId: this.requestId,
+        cause,
+      });
+    }
+    const report = { type, sequenceNumber, issues, message, value };
+    this.reports.push(report);
+    this.onInvalid?.(report);
+  }
+}
+
+async function parseAnswer(schema, response, validation, request) {
   const text = await response.text();
   let body;
   try {
@@ -184,17 +250,16 @@ async function parseAnswer(schema, response) {
       `the answer is not JSON: ${error.message}`,
       {
         body: text,
+        status: response.status,
+        requestId: requestIdOf(response.headers),
+        cause: error,
       },
     );
   }
-  const result = schema.safeParse(body);
-  if (!result.success) {
-    throw new APIResponseValidationError(
-      `the answer breaks the spec's schema: ${result.error.message}`,
-      { body, issues: result.error.issues },
-    );
-  }
-  return result.data;
+  const value = validation.check(schema, body, {
+    subject: `the answer to ${request}`,
+  });
+  return schema === CREATE_RESPONSE ? withOutputText(value) : value;
 }
 
 function fillPath(path, names, values) {
@@ -218,65 +283,129 @@ function queryString(names, given) {
 }
 
 /**
- * The events of one streamed answer, typed by `parseEvent`; iterate it with `for await`. When
- * the connection breaks before the response ends and the stream can be resumed (a background
- * response, or a replay), it reconnects with `starting_after` the last event read.
+ * The events of one streamed answer, typed by `parseEvent`; iterate it with `for await`. An event
+ * that breaks the spec's schema comes as it was sent and is reported (`issues`, `onInvalid`), or
+ * with `validate: "strict"` throws. When the connection breaks before the response ends and the
+ * stream can be resumed (a background response, or a replay), it reconnects with `starting_after`
+ * the last event read.
  */
 export class EventStream {
   #resume;
   #retries;
   #signal;
+  #validation;
+  #accumulator = new ResponseAccumulator();
+  #read = false; // whether the stream was read to its end
 
-  constructor(response, { resume, retries = 0, signal } = {}) {
+  constructor(response, { resume, retries = 0, signal, validation } = {}) {
     this.response = response;
     this.lastSequence = null;
     this.responseId = null;
     this.ended = false;
+    this.sawDone = false;
     this.#resume = resume;
     this.#retries = retries;
     this.#signal = signal;
+    this.#validation =
+      validation ?? new Validation({ validate: "report" }, {}, response);
+  }
+
+  /** The events that broke the schema so far, each as `onInvalid` was told of it. */
+  get issues() {
+    return this.#validation.reports;
+  }
+
+  /** The id the server gave the request (`x-request-id`), when it sent one. */
+  get requestId() {
+    return this.#validation.requestId;
   }
 
   async *[Symbol.asyncIterator]() {
+    if (this.#read) return; // read to its end already: nothing more will come
     let attempts = 0;
     for (;;) {
       const messages = readSSE(this.response.body);
-      for (;;) {
-        let next;
-        try {
-          next = await messages.next();
-        } catch (error) {
-          if (this.#signal?.aborted) {
-            throw new APIUserAbortError("the stream was aborted", {
-              cause: error,
-            });
+      try {
+        for (;;) {
+          let next;
+          try {
+            next = await messages.next();
+          } catch (error) {
+            if (this.#signal?.aborted) {
+              throw new APIUserAbortError("the stream was aborted", {
+                cause: error,
+              });
+            }
+            if (this.ended || !this.#resume || attempts >= this.#retries) {
+              throw new APIConnectionError(
+                `the stream broke: ${error.message}`,
+                {
+                  cause: error,
+                },
+              );
+            }
+            break; // resume below
           }
-          if (this.ended || !this.#resume || attempts >= this.#retries) {
-            throw new APIConnectionError(`the stream broke: ${error.message}`, {
-              cause: error,
-            });
+          if (next.done || next.value.data === DONE) {
+            this.sawDone ||= !next.done;
+            this.#read = true;
+            return;
           }
-          break; // resume below
+          const event = this.#parse(next.value.data);
+          if (event !== undefined) yield event;
         }
-        if (next.done) return;
-        if (next.value.data === "[DONE]") return;
-        yield this.#parse(next.value.data);
+      } finally {
+        await messages.return(); // releases the body: the stream ended, broke, threw or was left
       }
       attempts++;
       this.response = await this.#resume(this);
     }
   }
 
+  /**
+   * Read the rest of the stream; the response its events built, checked as a `ResponseResource`
+   * (reported or thrown as an event would be), with its `output_text`.
+   */
+  async finalResponse() {
+    if (!this.#read) for await (const _ of this);
+    const built = this.#accumulator.asObject();
+    return withOutputText(
+      this.#validation.check(CREATE_RESPONSE, built, {
+        subject: "the response the stream built",
+      }),
+    );
+  }
+
   #parse(data) {
-    let event;
+    let raw;
     try {
-      event = parseEvent(data);
+      raw = JSON.parse(data);
     } catch (error) {
-      throw new APIResponseValidationError(
-        `an event breaks the spec's schema: ${error.message}`,
-        { body: data, issues: error.issues },
+      this.#validation.invalid(
+        data,
+        { subject: "an event" },
+        [{ path: "", message: `not JSON: ${error.message}` }],
+        error,
+      );
+      return undefined;
+    }
+    let event = raw;
+    try {
+      event = parseEvent(raw);
+    } catch (error) {
+      const type = typeof raw?.type === "string" ? raw.type : "without type";
+      const sequence = raw?.sequence_number;
+      this.#validation.invalid(
+        raw,
+        {
+          type,
+          sequenceNumber: typeof sequence === "number" ? sequence : null,
+        },
+        schemaIssues(error, raw),
+        error,
       );
     }
+    this.#accumulator.feed(raw);
     if (typeof event.sequence_number === "number") {
       this.lastSequence = event.sequence_number;
     }
@@ -285,6 +414,13 @@ export class EventStream {
       this.responseId = id;
     if (TERMINAL.has(event.type)) this.ended = true;
     return event;
+  }
+
+  /** The text of the output as it arrives, delta by delta. */
+  async *textDeltas() {
+    for await (const event of this) {
+      if (event.type === "response.output_text.delta") yield event.delta;
+    }
   }
 }
 
@@ -308,7 +444,9 @@ class Responses {
       ...options,
       body,
     });
-    if (body?.stream !== true) return parseAnswer(CREATE_RESPONSE, reply);
+    const validation = new Validation(client, options, reply);
+    if (body?.stream !== true)
+      return parseAnswer(CREATE_RESPONSE, reply, validation, "POST /responses");
     // Only a background response keeps its events, to be replayed after the last one read.
     const resume =
       body.background === true && this.retrieve
@@ -328,7 +466,24 @@ class Responses {
       resume,
       retries: options.maxRetries ?? client.maxRetries,
       signal: options.signal,
+      validation,
     });
+  }
+
+  /**
+   * `POST /responses` streamed, as openai-node's `responses.stream`: a `ResponseStream` at once,
+   * to iterate, to listen to with `on`, or to wait on with `finalResponse()` and `finalText()`.
+   */
+  stream(body, options = {}) {
+    const controller = new AbortController();
+    const signal = options.signal
+      ? AbortSignal.any([options.signal, controller.signal])
+      : controller.signal;
+    const events = this.create(
+      { ...body, stream: true },
+      { ...options, signal },
+    );
+    return new ResponseStream(events, controller);
   }
 
   async #call(op, args) {
@@ -343,8 +498,9 @@ class Responses {
       path + queryString(op.query, query),
       op.body ? { ...options, body } : options,
     );
+    const validation = new Validation(client, options, reply);
     if (op.stream === null || query[op.stream] !== true) {
-      return parseAnswer(op.returns, reply);
+      return parseAnswer(op.returns, reply, validation, `${op.method} ${path}`);
     }
     const resume = op.query.includes("starting_after")
       ? (stream) =>
@@ -362,6 +518,7 @@ class Responses {
       resume,
       retries: options.maxRetries ?? client.maxRetries,
       signal: options.signal,
+      validation,
     });
   }
 }

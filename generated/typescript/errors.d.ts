@@ -13,11 +13,37 @@ export declare class APITimeoutError extends APIConnectionError {}
 /** The caller's `AbortSignal` cancelled the request. */
 export declare class APIUserAbortError extends OpenResponsesError {}
 
-/** The server answered 2xx with a body that breaks the spec's schema. */
+/** Where a value breaks the spec's schema, and how: `path` dotted (`response.output.0.status`). */
+export interface SchemaIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/**
+ * The server answered 2xx with a body, or an event, that breaks the spec's schema (thrown with
+ * `validate: "strict"`, or when the answer is not JSON at all).
+ */
 export declare class APIResponseValidationError extends OpenResponsesError {
-  constructor(message: string, details?: { body?: unknown; issues?: unknown });
+  constructor(
+    message: string,
+    details?: {
+      body?: unknown;
+      issues?: readonly SchemaIssue[];
+      eventType?: string | null;
+      status?: number | null;
+      requestId?: string | null;
+      cause?: unknown;
+    },
+  );
+  /** The answer or event as it came. */
   readonly body: unknown;
-  readonly issues: unknown;
+  readonly issues: readonly SchemaIssue[];
+  /** The type of the event that broke the schema; null for a whole answer. */
+  readonly eventType: string | null;
+  /** The answer's HTTP status. */
+  readonly status: number | null;
+  /** The id the server gave the request (`x-request-id`), when it sent one. */
+  readonly requestId: string | null;
 }
 
 /** The server answered with an HTTP error; `type`, `code` and `param` come from the spec's error object. */
@@ -29,6 +55,8 @@ export declare class APIStatusError extends OpenResponsesError {
   readonly status: number;
   readonly body: unknown;
   readonly headers: Headers | undefined;
+  /** The id the server gave the request (`x-request-id`), when it sent one. */
+  readonly requestId: string | null;
   readonly type: string | null;
   readonly code: string | null;
   readonly param: string | null;
@@ -57,3 +85,24 @@ export declare function statusError(
   body: unknown,
   headers?: Headers,
 ): APIStatusError;
+
+/** The id the server gave the request (`x-request-id`), when it sent one. */
+export declare function requestIdOf(headers?: Headers | null): string | null;
+
+/** What a `ZodError` says of `value`, one `SchemaIssue` per issue. */
+export declare function schemaIssues(
+  error: {
+    readonly issues: readonly {
+      path: readonly PropertyKey[];
+      code: string;
+      message: string;
+    }[];
+  },
+  value: unknown,
+): SchemaIssue[];
+
+/** `issues` in one line: up to `limit` of them, `path: message`. */
+export declare function describeIssues(
+  issues: readonly SchemaIssue[],
+  limit?: number,
+): string;

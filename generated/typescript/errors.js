@@ -5,6 +5,11 @@ export class OpenResponsesError extends Error {
   }
 }
 
+/** The id the server gave the request (`x-request-id`), when it sent one. */
+export function requestIdOf(headers) {
+  return headers?.get?.("x-request-id") ?? null;
+}
+
 /** The client cannot send a request as configured; thrown before sending. */
 export class ConfigurationError extends OpenResponsesError {}
 
@@ -17,12 +22,28 @@ export class APITimeoutError extends APIConnectionError {}
 /** The caller's `AbortSignal` cancelled the request. */
 export class APIUserAbortError extends OpenResponsesError {}
 
-/** The server answered 2xx with a body that breaks the spec's schema. */
+/**
+ * The server answered 2xx with a body, or an event, that breaks the spec's schema. `issues` says
+ * where and what (`path`, `message`); `eventType` names the event, when an event broke it.
+ */
 export class APIResponseValidationError extends OpenResponsesError {
-  constructor(message, { body, issues } = {}) {
-    super(message);
+  constructor(
+    message,
+    {
+      body,
+      issues = [],
+      eventType = null,
+      status = null,
+      requestId = null,
+      cause,
+    } = {},
+  ) {
+    super(message, cause === undefined ? undefined : { cause });
     this.body = body;
     this.issues = issues;
+    this.eventType = eventType;
+    this.status = status;
+    this.requestId = requestId;
   }
 }
 
@@ -33,6 +54,7 @@ export class APIStatusError extends OpenResponsesError {
     this.status = status;
     this.body = body;
     this.headers = headers;
+    this.requestId = requestIdOf(headers);
     const error =
       body !== null &&
       typeof body === "object" &&
@@ -88,4 +110,39 @@ export function statusError(status, body, headers) {
     BY_STATUS.get(status) ??
     (status >= 500 ? InternalServerError : APIStatusError);
   return new Kind(`${status}: ${told}`, { status, body, headers });
+}
+
+/**
+ * What a `ZodError` says of `value`, readably: one `{ path, message }` per issue, the path dotted
+ * (`response.output.0.status`), a missing field said as pydantic says it rather than as `undefined`.
+ */
+export function schemaIssues(error, value) {
+  return (error?.issues ?? []).map((issue) => {
+    const path = issue.path.map(String).join(".");
+    const missing =
+      issue.code === "invalid_type" && valueAt(value, issue.path) === undefined;
+    return {
+      path,
+      message: missing ? "Field required" : issue.message, // as pydantic says it
+    };
+  });
+}
+
+/** `issues` in one line: up to `limit` of them, `path: message`. */
+export function describeIssues(issues, limit = 3) {
+  const shown = issues
+    .slice(0, limit)
+    .map(({ path, message }) => `${path || "/"}: ${message}`);
+  const more = issues.length > limit ? ` (+${issues.length - limit} more)` : "";
+  return shown.join("; ") + more;
+}
+
+function valueAt(value, path) {
+  let at = value;
+  for (const key of path) {
+    if (at === null || typeof at !== "object" || !Object.hasOwn(at, key))
+      return undefined;
+    at = at[key];
+  }
+  return at;
 }

@@ -12,6 +12,13 @@ export interface UnknownType {
   toString(): string;
 }
 
+/**
+ * The schema of an object that parses to `T`: a `z.ZodObject` (its `.shape`, `.extend`, `.pick`,
+ * `.omit`) whose `parse` gives `T` itself.
+ */
+export type ObjectSchema<T> = z.ZodType<T> &
+  z.ZodObject<{ [K in keyof T]-?: z.ZodType<T[K]> }, z.core.$loose>;
+
 /** A union told apart by its tag (see union.js). */
 export declare function taggedUnion(spec: {
   key: string;

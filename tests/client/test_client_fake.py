@@ -264,12 +264,50 @@ def test_check_raises_stream_violation_naming_the_rule(serve):
     assert missing.value.rule == "done-marker"
 
 
-def test_known_event_breaking_its_schema_is_an_error(serve):
+def test_known_event_breaking_its_schema_is_passed_on_and_reported(serve):
     events = text_stream()
     del events[4]["delta"]
-    _, base = serve(streaming(events))
-    with pytest.raises(APIResponseValidationError, match="delta"):
-        list(Client(base_url=base, api_key=KEY).responses.create(model="m", input="hi", stream=True))
+    _, base = serve(streaming(events), streaming(events))
+    told = []
+    client = Client(base_url=base, api_key=KEY, on_invalid=told.append)
+    with client.responses.create(model="m", input="hi", stream=True) as stream:
+        read = list(stream)
+        final = stream.final_response()
+    assert [e.type for e in read] == [e["type"] for e in events[:-1]]
+    assert read[4].delta is None and read[4].item_id == "msg_1"  # built from the fields it has
+    assert [(i.type, i.sequence_number) for i in stream.issues] == [("response.output_text.delta", 4)]
+    assert stream.issues[0].issues[0].path == "delta" and told == stream.issues
+    assert final.output[0].content[0].text == "Hello."  # the done events carry the text
+    strict = Client(base_url=base, api_key=KEY, validate="strict")
+    with pytest.raises(APIResponseValidationError) as info:
+        list(strict.responses.create(model="m", input="hi", stream=True))
+    assert str(info.value) == (
+        "event response.output_text.delta (sequence_number 4) breaks the spec's schema: delta: Field required"
+    )
+    assert info.value.event_type == "response.output_text.delta" and info.value.status_code == 200
+
+
+def test_answer_breaking_its_schema_is_passed_on_and_reported(serve):
+    body = response_body()
+    del body["completed_at"]
+    body["status"] = 42
+    _, base = serve(ok(body), ok(body))
+    told = []
+    response = Client(base_url=base, api_key=KEY, on_invalid=told.append).responses.create(model="m", input="hi")
+    assert response.status == 42 and response.completed_at is None and response.output[0].content[0].text == "Hello."
+    assert [i.path for i in told[0].issues] == ["completed_at", "status"]
+    with pytest.raises(APIResponseValidationError, match="the answer to POST /v1/responses breaks") as info:
+        Client(base_url=base, api_key=KEY, validate="strict").responses.create(model="m", input="hi")
+    assert info.value.status_code == 200 and info.value.body["status"] == 42
+    with pytest.raises(ConfigurationError, match="validate"):
+        Client(base_url=base, api_key=KEY, validate="loose")
+
+
+def test_answer_that_is_not_json_raises_in_either_mode(serve):
+    _, base = serve(lambda: Response(b"<html>oops</html>", media_type="text/html"))
+    with pytest.raises(APIResponseValidationError, match="the answer to POST /v1/responses is not JSON") as info:
+        Client(base_url=base, api_key=KEY, max_retries=0).responses.create(model="m", input="hi")
+    assert info.value.status_code == 200 and info.value.body == b"<html>oops</html>"
 
 
 def test_timeout(serve):

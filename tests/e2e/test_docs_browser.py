@@ -44,7 +44,7 @@ def test_search_finds_function_call_output(page, site_url):
     search = page.locator("input.md-search__input")
     search.click()
     search.press_sequentially("function_call_output", delay=10)  # typed: the theme listens to key events
-    results = page.locator(".md-search-result__item")
+    results = page.locator(".md-search-result__item:not([hidden])")  # the latest release's, and the guides
     results.first.wait_for(state="visible")
     assert "function_call_output" in page.locator(".md-search-result").inner_text()
     page.screenshot(path=str(ARTIFACTS / "docs-search.png"), full_page=False)
@@ -100,3 +100,35 @@ def test_install_command_stays_inside_its_box(page, site_url, width):
         page.screenshot(path=str(ARTIFACTS / f"docs-install-{width}.png"), full_page=False)
     finally:
         page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_the_chosen_sample_language_is_remembered_on_every_page(page, site_url):
+    page.goto(f"{site_url}/reference/http-api/")
+    page.locator(".tabbed-labels label", has_text="openai-node").first.click()
+    page.goto(f"{site_url}/reference/http-openai/")  # another page, other operations
+    chosen = page.locator(".tabbed-set").evaluate_all(
+        "sets => sets.map(s => [...s.querySelectorAll(':scope > input')].findIndex(i => i.checked))"
+    )
+    labels = page.locator(".tabbed-set").first.locator(".tabbed-labels > label").all_inner_texts()
+    assert len(chosen) >= 4 and set(chosen) == {labels.index("openai-node")}, (chosen, labels)
+    page.goto(f"{site_url}/reference/2026-04-24/http-api/")  # and in another version
+    sets = page.locator(".tabbed-set")
+    visible = sets.first.locator(".tabbed-block").evaluate_all("bs => bs.map(b => b.offsetParent !== null)")
+    assert visible.index(True) == labels.index("openai-node")
+    page.screenshot(path=str(ARTIFACTS / "docs-samples-language.png"), full_page=False)
+
+
+def test_badges_on_operations_plain_tooltips_and_marked_breaking_lines(page, site_url):
+    page.goto(f"{site_url}/reference/http-api/")
+    compact = page.locator("h3#op-compactResponse ~ p .orspec-badge")
+    assert compact.first.inner_text() == "added in 2026-04-24"  # a badge, as schemas have
+    page.goto(f"{site_url}/reference/items/")
+    titles = page.locator(".orspec-badge[title]").evaluate_all("bs => bs.map(b => b.title)")
+    assert len(titles) > 5
+    for title in titles:
+        assert not any(markup in title for markup in ("<", ">code", "&quot;", "&lt;", "`")), title
+    page.goto(f"{site_url}/reference/stream-rules/#rule-sse-json")
+    marked = page.locator("h2#rule-sse-json ~ div.highlight").first.locator(".hll")
+    assert marked.all_inner_texts() == ['data: {"delta": "Hi"}\n'], marked.all_inner_texts()
+    marked.first.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "docs-rule-marked-line.png"), full_page=False)

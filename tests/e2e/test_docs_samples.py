@@ -1,6 +1,9 @@
-"""The samples on the operation pages of the reference run as published: each is read from the
-generated Markdown and run against `orspec serve` (curl and both Python clients always; the generated
-TypeScript client and openai-node when the client matrix in .cache/clients has openai and zod). A streamed curl answer also passes `orspec check-stream`."""
+"""The samples on the operation pages of every version of the reference run as published: each is
+read from the generated Markdown and run against `orspec serve` (curl and both Python clients always;
+the generated TypeScript client and openai-node when the client matrix in .cache/clients has openai
+and zod). A streamed curl answer also passes `orspec check-stream`. A sample on a stored response
+reads its id from `$RESPONSE_ID`: the test stores one first (in background mode, on a slow server,
+for a cancel)."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ..client_servers import orspec_serve
@@ -21,9 +25,10 @@ from ..server_helpers import API_KEY
 
 pytestmark = pytest.mark.process
 
-# The draft's: the releases froze no examples, so their pages have no samples.
-PAGES = [ROOT / "generated" / "docs" / "http-api.md"]
+DOCS = ROOT / "generated" / "docs"
+PAGES = sorted(p for p in DOCS.rglob("http-*.md") if "checker" not in p.parts)
 TAB = re.compile(r'^=== "([^"]+)"\n\n    (`{3,})(\w+)\n(.*?)\n    \2\n', re.M | re.S)
+OPERATION = re.compile(r"^### (GET|POST|PUT|PATCH|DELETE) (\S+)", re.M)
 
 
 def published_samples(page: Path) -> list[tuple[str, str]]:
@@ -35,18 +40,45 @@ NODE = ("openai-node", "TypeScript")
 SAMPLES = [(page, i, label, code) for page in PAGES for i, (label, code) in enumerate(published_samples(page))]
 
 
-def test_every_operation_with_an_example_has_all_four_samples():
-    labels = [label for page, _, label, _ in SAMPLES if page == PAGES[0]]
-    assert labels.count("curl") >= 3  # two examples of createResponse, one of compactResponse
-    for kind in ("Python", "openai (Python)", "openai-node"):
-        assert labels.count(kind) == labels.count("curl"), kind
-    assert labels.count("TypeScript") == 2  # createResponse's examples; the generated client has no compact
+def test_every_operation_of_every_version_has_all_five_samples():
+    for page in PAGES:
+        text = page.read_text()
+        operations = OPERATION.split(text)[1:]
+        assert operations, page
+        for method, path, section in zip(operations[::3], operations[1::3], operations[2::3], strict=True):
+            labels = [label for label, _, _, _ in TAB.findall(section)]
+            assert labels.count("curl") >= 1, (page, method, path)
+            for kind in ("Python", "openai (Python)", "TypeScript", "openai-node"):
+                assert labels.count(kind) == labels.count("curl"), (page, method, path, kind)
+            assert "Example response (" in section, (page, method, path)
+    versions = {p.parent.name if p.parent != DOCS else "draft" for p in PAGES}
+    assert versions == {"draft", "2026-01-15", "2026-04-24"}
 
 
 @pytest.fixture(scope="module")
-def server():
-    with orspec_serve("--delay", "0") as base:
-        yield {**os.environ, "OPENRESPONSES_BASE_URL": base, "OPENRESPONSES_API_KEY": API_KEY}
+def servers():
+    """A quick server, and a slow one on which a background response is still running when cancelled."""
+    with orspec_serve("--delay", "0") as quick, orspec_serve("--delay", "3") as slow:
+        yield quick, slow
+
+
+def _stored(base: str, background: bool) -> str:
+    body = {"model": "demo", "input": "Write a haiku about the sea.", "background": background, "store": True}
+    answer = httpx.post(f"{base}/responses", json=body, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["id"]
+
+
+@pytest.fixture
+def server(servers, request):
+    """The environment a sample runs in: the server, the key, and `$RESPONSE_ID` when it needs one."""
+    code = request.node.callspec.params["code"]
+    cancels = "cancel" in code
+    base = servers[1] if cancels else servers[0]
+    env = {**os.environ, "OPENRESPONSES_BASE_URL": base, "OPENRESPONSES_API_KEY": API_KEY}
+    if "RESPONSE_ID" in code:
+        env["RESPONSE_ID"] = _stored(base, background=cancels)
+    return env
 
 
 def _run(command: list[str], env: dict, cwd: Path) -> str:
@@ -67,12 +99,25 @@ def test_sample_runs_against_orspec_serve(server, tmp_path, page, index, label, 
             checked = run_orspec("check-stream", str(capture))
             assert checked.returncode == 0, checked.stdout + checked.stderr
         else:
-            assert json.loads(out)["object"] in ("response", "response.compaction"), out
+            assert json.loads(out)["object"] in (
+                "response",
+                "response.compaction",
+                "response.deleted",
+                "list",
+                "response.input_tokens",
+            ), out
         return
     script = tmp_path / "sample.py"
     script.write_text(code)
     out = _run([sys.executable, str(script)], server, tmp_path)
-    assert "completed" in out or '"object"' in out, out
+    assert _answered(out, server), out
+
+
+def _answered(out: str, env: dict) -> bool:
+    """What a sample prints: a stream's events or status, an answer's JSON, or the id it deleted."""
+    if env.get("RESPONSE_ID") and ("cancelled" in out or env["RESPONSE_ID"] in out):
+        return True
+    return "completed" in out or '"object"' in out or '"type"' in out
 
 
 @pytest.mark.parametrize(("page", "index", "label", "code"), [s for s in SAMPLES if s[2] in NODE])
@@ -88,4 +133,4 @@ def test_node_sample_runs_against_orspec_serve(server, tmp_path, page, index, la
     assert node, "node is not on PATH (.ci/services installs it)"
     (tmp_path / "sample.mjs").write_text(code)
     out = _run([node, "sample.mjs"], server, tmp_path)
-    assert "response.completed" in out or '"object"' in out, out
+    assert _answered(out, server), out

@@ -3,8 +3,13 @@ and without the option no CORS header is sent at all."""
 
 from __future__ import annotations
 
+import base64
+import json
+
 import httpx
 import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
 from ..client_servers import orspec_serve
 from ..server_helpers import API_KEY
@@ -47,3 +52,33 @@ def test_no_cors_headers_by_default():
         assert "access-control-allow-origin" not in answer.headers
         preflight = client.options(f"{base}/responses", headers=PREFLIGHT)
         assert "access-control-allow-origin" not in preflight.headers
+
+
+def _key_protocol(key: str) -> str:
+    return "openresponses-key." + base64.urlsafe_b64encode(key.encode()).decode().rstrip("=")
+
+
+def _turn(base: str, origin: str, protocols: list[str]):
+    """The subprotocol the server chose and the turn's event types, or the refusal's status."""
+    url = base.replace("http://", "ws://") + "/responses"
+    try:
+        with connect(url, origin=origin, subprotocols=protocols, open_timeout=10) as socket:
+            socket.send(json.dumps({"type": "response.create", "model": "demo", "input": "Say hi"}))
+            types = []
+            while not types or types[-1] not in ("response.completed", "response.failed", "error"):
+                types.append(json.loads(socket.recv(timeout=10))["type"])
+            return socket.subprotocol, types
+    except InvalidStatus as refused:
+        return refused.response.status_code, []
+
+
+def test_a_page_on_the_cors_origin_sends_its_websocket_key_as_a_subprotocol():
+    protocols = ["openresponses", _key_protocol(API_KEY)]
+    with orspec_serve("--delay", "0", "--cors-origin", ORIGIN) as base:
+        chosen, types = _turn(base, ORIGIN, protocols)
+        assert chosen == "openresponses" and types[-1] == "response.completed", types
+        assert _turn(base, "http://evil.example", protocols) == (401, [])  # another origin: no key taken
+        assert _turn(base, ORIGIN, ["openresponses", _key_protocol("wrong")]) == (401, [])
+        assert _turn(base, ORIGIN, ["openresponses", "openresponses-key.%%%"]) == (401, [])
+    with orspec_serve("--delay", "0") as base:  # off without --cors-origin
+        assert _turn(base, ORIGIN, protocols) == (401, [])

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 from openresponses_runtime.streaming import check_sse
-from orspec.generate.rules import breaking_streams, frames, sse, valid_events
+from orspec.generate.rules import breaking_streams, changed_lines, frames, sse, valid_events
 from orspec.pipeline import load_spec
 
 from ..conftest import ROOT
@@ -71,3 +71,26 @@ def test_typescript_checker_reports_each_rule_for_its_stream(spec, streams, tmp_
     for rule, reported in found.items():
         if rule != "schema":
             assert rule in reported, (rule, reported)
+
+
+def test_the_page_marks_the_events_each_example_changed(spec, streams):
+    valid = sse(frames(valid_events(spec.document)))
+    page = (ROOT / "generated" / "docs" / "stream-rules.md").read_text()
+    marks = {}
+    for rule, (_, stream) in streams.items():
+        marks[rule] = changed_lines(valid, stream)
+        assert marks[rule], rule
+        assert f'```text hl_lines="{" ".join(map(str, marks[rule]))}"\n{stream.strip()}' in page, rule
+    line = {rule: [streams[rule][1].splitlines()[n - 1] for n in marks[rule]] for rule in streams}
+    assert line["sse-json"] == ['data: {"delta": "Hi"}']  # the event that is not one
+    assert line["sse-header"][0] == "event: response.output_text.done"  # the header that lies
+    assert line["done-marker"][0] == "event: response.completed"  # the last event, with nothing after it
+    assert '"sequence_number":3' in line["sequence"][-1]  # the number given twice, not those after it
+    assert (
+        line["item-in-progress"][:2]
+        == [  # the event moved
+            "event: response.output_item.done",
+            line["item-in-progress"][1],
+        ]
+        and '"type":"response.output_item.done"' in line["item-in-progress"][1]
+    )

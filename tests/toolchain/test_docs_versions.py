@@ -5,11 +5,12 @@ Markdown of llms.txt."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from orspec.bundle import bundle
 from orspec.generate.history import build_history
-from orspec.llms import llms_files, plain
+from orspec.llms import llms_files, plain, published
 from orspec.releases import load_releases
 
 from ..conftest import ROOT
@@ -55,7 +56,7 @@ def test_history_says_what_each_release_added_changed_and_removed(history):
 
 def test_pages_carry_the_badges_and_a_what_changed_page_per_version():
     content = (DOCS / "2026-04-24" / "content.md").read_text()
-    assert 'orspec-removed" title="schema `DetailEnum` removed">removed in draft' in content
+    assert 'orspec-removed" title="schema DetailEnum removed">removed in draft' in content
     assert "changed in 2026-04-24" in content  # OutputTextContent.logprobs became optional
     changes = (DOCS / "2026-04-24" / "changes.md").read_text()
     clients, servers = changes.split("## For servers")
@@ -74,5 +75,51 @@ def test_llms_text_is_plain_markdown():
     assert "## Message\n" in text and "`phase`" in text
     short, full = llms_files("Site", "The reference.", {"": (DOCS / "index.md").read_text(), "items/": page})
     assert short.startswith("# Site\n\n> The reference.\n\n## Reference\n")
-    assert "- [Items](items/): " in short
+    assert "- [Items](items/): " in short and "- [Open Responses reference](./)" in short  # no empty link
     assert "## Message\n" in full
+    # Links lead to the published pages, relative to the file they are in.
+    assert ".md)" not in full and ".md#" not in full
+    assert "](content/#InputTextContent)" in full
+    _, rooted = llms_files("Site", "The reference.", {"items/": page}, "reference/2026-04-24/")
+    assert "](reference/2026-04-24/content/#InputTextContent)" in rooted
+
+
+def test_a_link_of_a_page_becomes_the_published_page_s_url():
+    assert published("items.md#Message", "", "") == "items/#Message"
+    assert published("index.md", "items/", "") == "./"
+    assert published("#Message", "items/", "") == "items/#Message"
+    assert published("../guides/client.md", "client-create/", "reference/") == "guides/client/"
+    assert published("openapi.json", "", "reference/") == "reference/openapi.json"
+    assert published("https://example.com/a.md", "", "") == "https://example.com/a.md"
+
+
+def test_each_version_ships_its_own_checker_and_models_importing_the_site_s_zod():
+    from orspec.mkdocs_hooks import ZOD, _checkers
+
+    versions = json.loads((DOCS / "versions.json").read_text())["versions"]
+    modules = _checkers(DOCS, versions)
+    for version in versions:
+        folder = f"assets/orspec/{version['id']}/"
+        mine = {uri.removeprefix(folder): text for uri, text in modules.items() if uri.startswith(folder)}
+        assert {"src/streaming/checker.js", "src/streaming/schemas.js", "models.js", "events.js"} <= set(mine)
+        assert 'from "zod"' not in "".join(mine.values())  # a browser has no bare specifiers to resolve
+        assert 'from "../../javascripts/zod/index.js"' in mine["models.js"] and ZOD.startswith("assets/javascripts/")
+        own = DOCS / version["folder"] / "checker" if version["folder"] else ROOT / "generated" / "typescript"
+        written = (own / "models.js").read_text().replace('from "zod"', 'from "../../javascripts/zod/index.js"')
+        assert mine["models.js"] == written
+    # 2026-01-15 requires `logprobs` on a text delta; the later versions do not.
+    assert modules["assets/orspec/2026-01-15/models.js"] != modules["assets/orspec/2026-04-24/models.js"]
+
+
+def test_the_site_s_zod_is_the_pinned_zod():
+    """The copy the site serves is zod as .ci/services pins it for the TypeScript package (the same
+    bytes, where .cache/typescript has it installed)."""
+    site = ROOT / "templates" / "site" / "assets" / "javascripts" / "zod"
+    pinned = re.search(r"zod@(\d+\.\d+\.\d+)", (ROOT / ".ci" / "services").read_text()).group(1)
+    assert json.loads((site / "package.json").read_text())["version"] == pinned
+    assert (site / "LICENSE").read_text().startswith("MIT License")
+    installed = ROOT / ".cache" / "typescript" / "node_modules" / "zod"
+    if not installed.is_dir():
+        pytest.skip("zod is not installed in .cache/typescript (.ci/services installs it)")
+    for path in sorted(site.rglob("*.js")):
+        assert path.read_bytes() == (installed / path.relative_to(site)).read_bytes(), path

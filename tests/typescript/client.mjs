@@ -4,6 +4,7 @@ import {
   NotFoundError,
   OpenResponses,
 } from "openresponses-runtime";
+import { StreamChecker, validateEvent } from "openresponses-runtime/streaming";
 
 const [base, key] = process.argv.slice(2);
 const client = new OpenResponses({ baseURL: base, apiKey: key });
@@ -20,6 +21,30 @@ const stream = await client.responses.create({
 });
 report.streamed = [];
 for await (const event of stream) report.streamed.push(event.type);
+report.streamSawDone = stream.sawDone;
+const live = await client.responses.create({
+  model: "demo",
+  input: "hello there",
+  stream: true,
+});
+const checker = new StreamChecker({ validate: validateEvent });
+report.liveViolations = (await checker.checkEvents(live)).map(String);
+report.liveEvents = checker.events;
+const helped = client.responses.stream({ model: "demo", input: "hello" });
+const deltas = [];
+helped.on("response.output_text.delta", (event) => deltas.push(event.delta));
+const final = await helped.finalResponse();
+report.helped = {
+  text: await helped.finalText(),
+  deltas: deltas.join(""),
+  outputText: final.output_text,
+  status: final.status,
+  sawDone: helped.sawDone,
+  issues: helped.issues.length,
+};
+const created2 = await client.responses.create({ model: "demo", input: "hi" });
+report.createdOutputText = created2.output_text;
+report.outputTextEnumerable = Object.keys(created2).includes("output_text");
 report.retrieved =
   (await client.responses.retrieve(created.id)).id === created.id;
 report.inputItems = (

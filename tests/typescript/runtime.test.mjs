@@ -6,7 +6,9 @@ import { test } from "node:test";
 
 import {
   APIConnectionError,
+  APIResponseValidationError,
   APIUserAbortError,
+  EventStream,
   BadRequestError,
   EVENT_TYPES,
   ItemParam,
@@ -298,4 +300,51 @@ test("a foreground stream whose connection breaks is an APIConnectionError", asy
   } finally {
     server.close();
   }
+});
+
+test("an EventStream releases its body when left, ended, or stopped by a strict error", async () => {
+  const delta = (n, extra = {}) =>
+    `data: ${JSON.stringify({ type: "response.output_text.delta", sequence_number: n, item_id: "m", output_index: 0, content_index: 0, delta: "x", logprobs: [], ...extra })}\n\n`;
+  const answer = (text) =>
+    new Response(text, { headers: { "x-request-id": "req_1" } });
+  const left = answer(delta(0) + delta(1) + "data: [DONE]\n\n");
+  for await (const _ of new EventStream(left)) break;
+  assert.equal(left.body.locked, false);
+  const ended = new EventStream(answer(delta(0) + "data: [DONE]\n\n"));
+  for await (const _ of ended);
+  assert.equal(ended.response.body.locked, false);
+  assert.equal(ended.sawDone, true);
+  const broken = answer(delta(0, { delta: 5 }) + delta(1));
+  const reported = new EventStream(broken);
+  const read = [];
+  for await (const event of reported) read.push(event.delta);
+  assert.deepEqual(read, [5, "x"]); // passed on as it came
+  assert.equal(
+    reported.issues[0].message,
+    "event response.output_text.delta (sequence_number 0) breaks the spec's schema: delta: Invalid input: expected string, received number",
+  );
+  assert.equal(reported.sawDone, false);
+  const strictAnswer = answer(delta(0, { delta: 5 }) + delta(1));
+  const strict = new OpenResponses({
+    baseURL: "http://127.0.0.1:9/v1",
+    apiKey: "sk",
+    validate: "strict",
+    fetch: async () => strictAnswer,
+  });
+  const stream = await strict.responses.create({
+    model: "m",
+    input: "x",
+    stream: true,
+  });
+  await assert.rejects(
+    async () => {
+      for await (const _ of stream);
+    },
+    (error) =>
+      error instanceof APIResponseValidationError &&
+      error.requestId === "req_1" &&
+      error.status === 200 &&
+      error.issues[0].path === "delta",
+  );
+  assert.equal(strictAnswer.body.locked, false);
 });

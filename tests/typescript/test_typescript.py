@@ -224,6 +224,12 @@ def test_client_against_orspec_serve(project, server):
     assert report["replayed"] == sequence[3:]
     assert report["missing"] == [True, 404, "response_not_found"]
     assert report["wrongKey"] is True and report["deleted"] is True
+    # A clean live stream checks OK as it is: the stream says that `[DONE]` came.
+    assert report["streamSawDone"] is True and report["liveViolations"] == [] and report["liveEvents"] > 5
+    helped = report["helped"]
+    assert helped["text"] == helped["deltas"] == helped["outputText"] != ""
+    assert (helped["status"], helped["sawDone"], helped["issues"]) == ("completed", True, 0)
+    assert report["createdOutputText"] and report["outputTextEnumerable"] is False
     assert report["counted"] == ["response.input_tokens", report["createdInputTokens"]]  # the same body's usage
 
 

@@ -155,6 +155,9 @@ RULES: dict[str, Rule] = {
         ("operation-text", "description-changed", (N, N), "{key} of {op} changed"),
         ("operation-deprecated", "deprecated-changed", (N, N), "{op} {state} deprecated"),
         ("response-added", "response-added", (A, N), "response {status} of {op} added"),
+        # An error status (4xx, 5xx) newly documented breaks nobody: any HTTP server may answer one,
+        # so a client already handles it by its class, and the error object is the one it knows.
+        ("error-response-added", "response-added", (N, N), "error response {status} of {op} added"),
         ("response-removed", "response-removed", (N, A), "response {status} of {op} removed"),
         ("response-description", "description-changed", (N, N), "description of response {status} changed"),
         ("response-headers", "constraint-changed", (A, A), "headers of response {status} changed"),
@@ -842,7 +845,8 @@ class _Differ:
             if status not in new_responses:
                 self.emit("response-removed", pointer, status=status, op=op)
             elif status not in old_responses:
-                self.emit("response-added", pointer, status=status, op=op)
+                kind = "error-response-added" if str(status)[:1] in "45" else "response-added"
+                self.emit(kind, pointer, status=status, op=op)
             else:
                 a, b = self.deref_old(old_responses[status]), self.deref_new(new_responses[status])
                 if self.docs and a.get("description") != b.get("description"):

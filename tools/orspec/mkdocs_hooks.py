@@ -10,9 +10,12 @@ its Reference section, so a strict build never drops one.
 Each dated release's reference (`generated/docs/<date>/`) is served under `reference/<date>/`, with
 its frozen `openapi.json` beside it; `versions.json` (written by the build) feeds the version picker
 (`assets/javascripts/orspec-versions.js`) that the hook puts at the top of every reference page, and
-the draft's pages say they are the draft. The generated TypeScript stream checker's ES modules are
-shipped as `assets/orspec/streaming/`, for the console on the operation pages
-(`assets/javascripts/orspec-console.js`), which checks a live stream in the browser with them.
+the draft's pages say they are the draft. Each version's TypeScript stream checker, with its zod
+models, is shipped as ES modules under `assets/orspec/<version>/` (the draft's from
+`generated/typescript/`, a release's generated modules from `generated/docs/<date>/checker/`), with
+the zod copy in `templates/site/assets/javascripts/zod/` that they import: the console on a version's
+operation pages (`assets/javascripts/orspec-console.js`) checks a live stream with that version's
+checker and schemas, as `orspec check-stream` does.
 
 `ORSPEC_GENERATED_DOCS` points the hook at another directory (e.g. `orspec build --out DIR`);
 `extra: {orspec_reference: ""}` in the config serves the reference at the site's root instead
@@ -39,7 +42,11 @@ SECTION = "Reference"
 RELEASES_SECTION = "Releases"
 ASSETS = TEMPLATES / "site"
 VERSIONS = "versions.json"
-CHECKER = "assets/orspec/streaming"  # where the site serves the TypeScript stream checker's modules
+CHECKER = "assets/orspec"  # where the site serves each version's stream checker, in a folder per version
+CHECKER_ENTRY = "src/streaming/index.js"  # the checker's modules are this one and what it imports
+ZOD = "assets/javascripts/zod/index.js"
+LATEST = "latest/"  # `reference/latest/...` in a guide's link: the latest release's page (the draft's without one)
+_IMPORT = re.compile(r'^\s*(?:import|export)\b[^;]*?\bfrom\s*"([^"]+)"', re.M)
 SCRIPTS = ("assets/javascripts/orspec-versions.js", "assets/javascripts/orspec-console.js")
 _OUTSIDE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./[^)]*\)")  # [text](../guides/x.md): out of the reference
 
@@ -90,9 +97,8 @@ def on_files(files: Files, config) -> Files:
     for rel, path in downloads.items():
         if path.is_file():
             files.append(File.generated(config, f"{prefix}/{rel}" if prefix else rel, abs_src_path=str(path)))
-    checker = source.parent / "typescript" / "src" / "streaming"
-    for module in sorted(checker.glob("*.js")):
-        files.append(File.generated(config, f"{CHECKER}/{module.name}", abs_src_path=str(module)))
+    for uri, content in _checkers(source, _versions(config)).items():
+        files.append(File.generated(config, uri, content=content))
     for asset in sorted(p for p in ASSETS.rglob("*") if p.is_file() and p.suffix != ".jinja"):
         uri = asset.relative_to(ASSETS).as_posix()
         if files.get_file_from_path(uri) is None:  # the project's own copy wins
@@ -101,10 +107,53 @@ def on_files(files: Files, config) -> Files:
     return files
 
 
+def _checkers(source: Path, versions: list[dict]) -> dict[str, str]:
+    """Each version's stream checker: the modules `CHECKER_ENTRY` imports, a release's generated ones
+    from its `checker/` folder, and `zod` imported from the site's copy."""
+    from orspec.generate.versions import CHECKER as RELEASE_CHECKER
+    from orspec.write import is_generated
+
+    package = source.parent / "typescript"
+    if not (package / CHECKER_ENTRY).is_file():
+        return {}  # a build without the TypeScript output: the console shows streams unchecked
+    modules = _module_graph(package, CHECKER_ENTRY)
+    out = {}
+    for version in versions:
+        own = source / version["folder"] / RELEASE_CHECKER if version["folder"] else package
+        for rel in modules:
+            borrowed = not (own / rel).is_file()  # a hand-written module, the same in every version
+            text = (package / rel if borrowed else own / rel).read_text()
+            if borrowed and is_generated(text.encode()):
+                raise PluginError(f"{own} has no {rel} of release {version['id']}; run `orspec build`")
+            uri = f"{CHECKER}/{version['id']}/{rel}"
+            zod = posixpath.relpath(ZOD, posixpath.dirname(uri))
+            out[uri] = text.replace('from "zod"', f'from "{zod}"')
+    return out
+
+
+def _module_graph(folder: Path, entry: str) -> list[str]:
+    """`entry` and every module it imports, directly or not, by relative path (bare imports left out)."""
+    found, todo = set(), [entry]
+    while todo:
+        rel = posixpath.normpath(todo.pop())
+        if rel in found:
+            continue
+        found.add(rel)
+        for target in _IMPORT.findall((folder / rel).read_text()):
+            if target.startswith("."):
+                todo.append(posixpath.join(posixpath.dirname(rel), target))
+    return sorted(found)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    """The version bar on reference pages; in a reference-only site (no prefix) there are no guides,
-    so a link out of the reference keeps its text."""
+    """The version bar on reference pages; a guide's link into `reference/latest/` leads to the
+    latest release's folder; in a reference-only site (no prefix) there are no guides, so a link out
+    of the reference keeps its text."""
     prefix = _prefix(config)
+    if prefix and f"{prefix}/{LATEST}" in markdown:
+        latest = next((v for v in _versions(config) if v["status"] == "latest"), {"folder": ""})
+        link = re.compile(rf"(\]\((?:\.\./)*){re.escape(prefix)}/{LATEST}")
+        markdown = link.sub(lambda m: f"{m.group(1)}{prefix}/{latest['folder']}", markdown)
     markdown = _with_version_bar(markdown, page.file.src_uri, page.url, prefix, config)
     if prefix:
         return markdown
@@ -140,19 +189,29 @@ def _with_version_bar(markdown: str, uri: str, url: str, prefix: str, config) ->
     return f"{head}{sep}\n{bar}{body}" if head.startswith("# ") else bar + markdown
 
 
+def on_post_page(output: str, page, config) -> str:
+    """Where the reference is, for the search's version labels (orspec-versions.js)."""
+    prefix = _prefix(config)
+    meta = f'<meta name="orspec-reference" content="{prefix + "/" if prefix else ""}">'
+    return output.replace("</head>", meta + "</head>", 1)
+
+
 def on_post_build(config) -> None:
     """`llms.txt` and `llms-full.txt` beside each version's reference, and at the site's root the
-    latest release's, with a line for every version (see orspec/llms.py)."""
+    latest release's (the draft's without a release), with a line for every version (see orspec/llms.py)."""
     from orspec.llms import llms_files
 
     source, prefix, site = _source(config), _prefix(config), Path(config.site_dir)
     versions = _versions(config)
+    latest = next((v for v in versions if v["status"] == "latest"), versions[-1])
     listing = []
     for version in versions:
         folder = source / version["folder"]
         names = sorted(p.name for p in folder.glob("*.md"))
         names = (["index.md"] if "index.md" in names else []) + [n for n in names if n != "index.md"]
         pages = {(n[:-3] + "/" if n != "index.md" else ""): (folder / n).read_text() for n in names}
+        if not prefix:  # a reference-only site: no guides to link to
+            pages = {url: _OUTSIDE_LINK.sub(r"\1", text) for url, text in pages.items()}
         base = f"{prefix}/{version['folder']}" if prefix else version["folder"]
         what = "unreleased draft" if version["status"] == "draft" else f"release {version['id']}"
         summary = f"The {config.site_name} reference, {what}, as plain Markdown."
@@ -164,10 +223,11 @@ def on_post_build(config) -> None:
         listing.append(
             f"- [{what}]({base}llms.txt): its pages; all of them in one file: [{base}llms-full.txt]({base}llms-full.txt)"
         )
-        if version["status"] == "latest" or (version is versions[-1] and not (site / "llms.txt").is_file()):
-            (site / "llms.txt").write_text(llms_files(config.site_name, summary, pages, base)[0])
-    with (site / "llms.txt").open("a") as out:
-        out.write("\n## Versions\n\n" + "\n".join(listing) + "\n")
+        if version is latest:
+            short, full = llms_files(config.site_name, summary, pages, base)
+            (site / "llms-full.txt").write_text(full)
+            root = short
+    (site / "llms.txt").write_text(root + "\n## Versions\n\n" + "\n".join(listing) + "\n")
 
 
 def _mentioned(nav) -> set[str]:

@@ -31,6 +31,7 @@ environment the workers inherit.
 from __future__ import annotations
 
 import argparse
+import base64
 import functools
 import logging
 import os
@@ -129,6 +130,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=5.0,
         help="seconds before a store that does not answer is unavailable (a 503): SQLite's busy timeout,"
         " PostgreSQL's connect, statement and pool-wait timeouts (default: 5)",
+    )
+    p.add_argument(
+        "--store-sync",
+        choices=("normal", "full"),
+        default="normal",
+        help="a SQLite store's durability: normal, a response survives the server crashing or being killed, and a"
+        " power cut or OS crash may lose the last few; full, every response is synced to the disk before it is"
+        " answered, surviving a power cut too, for a disk sync each (default: normal; PostgreSQL syncs as its"
+        " server is set)",
     )
     p.add_argument(
         "--pool-size",
@@ -356,6 +366,7 @@ def _serve(args: argparse.Namespace) -> int:
             name: getattr(args, name)
             for name in (
                 "store_timeout",
+                "store_sync",
                 "pool_size",
                 "delay",
                 "debug",
@@ -495,7 +506,12 @@ def _app(settings: dict[str, Any]) -> Any:
     provider = _gateway_provider(gateway) if gateway else DemoProvider(delay=settings["delay"])
     app = create_app(
         provider,
-        store=open_store(settings["store"], timeout=settings["store_timeout"], pool_size=settings["pool_size"]),
+        store=open_store(
+            settings["store"],
+            timeout=settings["store_timeout"],
+            pool_size=settings["pool_size"],
+            sync=settings["store_sync"],
+        ),
         api_keys=settings["key"],
         debug=settings["debug"],
         strict=settings["strict"],
@@ -514,11 +530,14 @@ def _app(settings: dict[str, Any]) -> Any:
 
 def _with_cors(app: Any, origins: list[str]) -> Any:
     """The app behind CORS headers for `origins` (none: the app itself, so browsers on other origins
-    are refused as usual). The key travels as a bearer header, not a cookie, so no credentials mode."""
+    are refused as usual). The key travels as a bearer header, not a cookie, so no credentials mode.
+    A page from one of `origins` may also open a WebSocket with its key as a subprotocol (see
+    `_WebSocketKey`), since a browser's WebSocket cannot send an `Authorization` header."""
     if not origins:
         return app
     from starlette.middleware.cors import CORSMiddleware
 
+    app = _WebSocketKey(app, origins)
     return CORSMiddleware(
         app,
         allow_origins=origins,
@@ -527,6 +546,52 @@ def _with_cors(app: Any, origins: list[str]) -> Any:
         expose_headers=["OpenResponses-Ignored", "X-Request-Id"],
         max_age=600,
     )
+
+
+class _WebSocketKey:
+    """A browser's WebSocket key, as OpenAI's Realtime API takes it: the page offers the subprotocols
+    `openresponses` and `openresponses-key.<the key in unpadded base64url>`; from an allowed origin,
+    with no `Authorization` header, the key becomes one (`Bearer <key>`) and leaves the offered
+    protocols, and the handshake answers with `openresponses`. Any other connection passes as it is."""
+
+    PROTOCOL = "openresponses"
+    KEY_PREFIX = "openresponses-key."
+
+    def __init__(self, app: Any, origins: list[str]):
+        self.app = app
+        self.origins = {origin.rstrip("/").encode() for origin in origins}
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            return await self.app(scope, receive, send)
+        headers = [(name, value) for name, value in scope["headers"]]
+        origin = next((value for name, value in headers if name == b"origin"), b"")
+        offered = [
+            word.strip()
+            for name, value in headers
+            if name == b"sec-websocket-protocol"
+            for word in value.decode("latin-1").split(",")
+        ]
+        key = next((word[len(self.KEY_PREFIX) :] for word in offered if word.startswith(self.KEY_PREFIX)), None)
+        if key is None or origin.rstrip(b"/") not in self.origins or any(n == b"authorization" for n, _ in headers):
+            return await self.app(scope, receive, send)
+        try:
+            token = base64.urlsafe_b64decode(key + "=" * (-len(key) % 4)).decode()
+        except (ValueError, UnicodeDecodeError):
+            token = ""  # refused as a missing key would be
+        rest = [word for word in offered if not word.startswith(self.KEY_PREFIX)]
+        headers = [(n, v) for n, v in headers if n != b"sec-websocket-protocol"]
+        headers.append((b"authorization", f"Bearer {token}".encode()))
+        if rest:
+            headers.append((b"sec-websocket-protocol", ", ".join(rest).encode()))
+        scope = {**scope, "headers": headers, "subprotocols": rest}
+
+        async def answer(message: Any) -> None:
+            if message["type"] == "websocket.accept" and self.PROTOCOL in rest and not message.get("subprotocol"):
+                message = {**message, "subprotocol": self.PROTOCOL}
+            await send(message)
+
+        await self.app(scope, receive, answer)
 
 
 # -- gateways ---------------------------------------------------------------------------------

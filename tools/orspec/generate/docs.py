@@ -143,6 +143,12 @@ def attr(value: Any) -> str:
     return text.replace("{", "&#123;").replace("}", "&#125;").replace("\r", "").replace("\n", "&#10;")
 
 
+def tooltip(value: Any) -> str:
+    """Plain text for a `title` in a Markdown line: Markdown would render backticks inside the
+    attribute as HTML, and a browser shows an escaped double quote there as written."""
+    return attr(str(value).replace("`", "").replace('"', "'"))
+
+
 def fence(text: str) -> str:
     """A backtick fence longer than any run of backticks in `text`, so that nothing in it closes it."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -239,6 +245,8 @@ class Operation:
     example: str = ""  # the JSON request body the console starts from, "" for an operation without one
     history: list[Any] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)  # from the spec's examples of its request body
+    console: str = ""  # JSON for the console's fields: the parameters, the models of the examples
+    response_example: tuple[str, str] | None = None  # (status, JSON) of its first JSON success answer
     stub: str = ""  # the provider method that implements it, when the runtime leaves it to the provider
 
 
@@ -642,8 +650,10 @@ def _example(schemas: dict, schema: Any, stack: tuple[str, ...], key: str) -> An
 
 def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Operation], list[WebSocket]]:
     """The operations and WebSocket modes; an operation whose request body has no example in this
-    document starts its console from the one `fallback` (another version's document) gives it."""
+    document starts its console and its samples from the ones `fallback` (another version's
+    document) gives it."""
     ops, sockets = [], []
+    websockets = {op.path for op in reader.model.operations if op.websocket is not None}
     stubbed = {(route.method, route.spec_path): route.implement for route in stubs(reader.model)}
     for op in reader.model.operations:
         ws = op.websocket
@@ -681,10 +691,7 @@ def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Oper
                     for k, v in _media(fallback, op.path, op.method, "application/json").items()
                     if k in ("example", "examples")
                 },
-            }
-            borrowed = True
-        else:
-            borrowed = False
+            }  # the samples too: a release's reader runs the same calls
         example = next(
             (request_example(reader, s, media) for m, s in op.request.items() if m == "application/json"), None
         )
@@ -701,11 +708,63 @@ def operations(reader: _Reader, fallback: dict | None = None) -> tuple[list[Oper
                 op.vendor,
                 parameters,
                 "" if example is None else json.dumps(example, indent=2, ensure_ascii=False),
-                samples=[] if borrowed else samples(op.operation_id, op.method, op.path, request_examples(media)),
+                samples=samples(
+                    op.operation_id,
+                    op.method,
+                    op.path,
+                    request_examples(media) if op.request else [("", "", None)],
+                    [p.name for p in op.parameters if p.location == "path"],
+                ),
+                console=console_fields(
+                    reader, op.parameters, request_examples(media), op.method == "post" and op.path in websockets
+                ),
+                response_example=response_example(reader, op),
                 stub=stubbed.get((op.method.upper(), op.path)) or "",
             )
         )
     return ops, sockets
+
+
+def response_example(reader: _Reader, op: Any) -> tuple[str, str] | None:
+    """(status, JSON) of the operation's first success with a JSON body: the spec's example of it,
+    else one built from its schema."""
+    for response in op.responses:
+        schema = response.content.get("application/json")
+        if response.status.startswith("2") and schema is not None:
+            node: Any = (reader.document.get("paths") or {}).get(op.path) or {}
+            for key in (op.method.lower(), "responses", response.status, "content", "application/json"):
+                node = node.get(key) if isinstance(node, dict) else None
+            media = node if isinstance(node, dict) else {}
+            return response.status, example_json(request_example(reader, schema, media))
+    return None
+
+
+def console_fields(
+    reader: _Reader, parameters: Any, examples: list[tuple[str, str, Any]], websocket: bool = False
+) -> str:
+    """What the console offers beside the body, as JSON: a field per path, query and header
+    parameter (its choices when its schema lists them), the models the spec's examples name, and
+    whether the operation runs over WebSocket too."""
+    fields = []
+    for p in parameters:
+        if p.location not in ("path", "query", "header"):
+            continue
+        schema = reader.deref(p.schema) if isinstance(p.schema, dict) else {}
+        items = reader.deref(schema.get("items")) if isinstance(schema.get("items"), dict) else {}
+        choices = (
+            schema.get("enum") or items.get("enum") or (["true", "false"] if schema.get("type") == "boolean" else [])
+        )
+        field_ = {"name": p.name, "in": p.location, "required": p.required, "list": schema.get("type") == "array"}
+        if choices:
+            field_["choices"] = [str(c).lower() if isinstance(c, bool) else str(c) for c in choices]
+        if "default" in schema:
+            field_["default"] = (
+                json.dumps(schema["default"]) if not isinstance(schema["default"], str) else schema["default"]
+            )
+        fields.append(field_)
+    models = sorted({v["model"] for _, _, v in examples if isinstance(v, dict) and isinstance(v.get("model"), str)})
+    shown = {"parameters": fields, "models": models, "websocket": websocket}
+    return json.dumps(shown, separators=(",", ":"), ensure_ascii=False)
 
 
 def _media(document: dict, path: str, method: str, media: str) -> dict:
@@ -803,6 +862,7 @@ def environment(templates: Path) -> SandboxedEnvironment:
         anchor=anchor,
         code=code,
         attr=attr,
+        tooltip=tooltip,
         badge_steps=badge_steps,
         fence=fence,
     )
@@ -888,7 +948,7 @@ def generate_docs(
     names in the Python and TypeScript packages. `history` puts "added in", "changed in" and "removed in"
     badges on schemas, fields, events and operations, and `version`'s changes on a page of their own.
     `examples_from` (the draft's document, for a release's reference): where the consoles of
-    operations without request examples of their own take theirs; their samples stay off.
+    operations without request examples of their own take theirs; and their samples too.
     """
     env = environment(templates)
     document = model.document

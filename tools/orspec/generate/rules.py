@@ -10,13 +10,16 @@ checks every stream against the stream checkers: each breaks its rule, the valid
 from __future__ import annotations
 
 import copy
+import difflib
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 from .docs import example_for
 
 ITEM = "msg_1"
+_NUMBERS = re.compile(r'"(sequence_number|output_index)":\s*-?\d+')  # renumbered after a change
 Frames = list[tuple[str | None, str]]  # (SSE `event:` header, data), `[DONE]` last
 Change = Callable[[list[dict], dict], Frames]  # the valid events and the spec -> a broken stream
 
@@ -237,6 +240,40 @@ def breaking_streams(document: dict, rules: dict[str, str]) -> dict[str, tuple[s
     }
 
 
+def changed_lines(valid: str, broken: str) -> list[int]:
+    """The lines (from 1) of `broken` that make it differ from `valid`: the events changed or
+    added, and for an event taken out, the one that now follows the gap (the last, at the end).
+    Numbers renumbered after the change are not differences, unless they are the whole change."""
+    old, new = _events_of(valid), _events_of(broken)
+    changed = _differing(_unnumbered(old), _unnumbered(new)) or sorted(_differing(old, new))[:1]
+    lines, at = [], 1
+    for i, event in enumerate(new):
+        count = event.count("\n") + 1
+        if i in changed:
+            lines.extend(range(at, at + count))
+        at += count + 1  # and the blank line after it
+    return lines
+
+
+def _events_of(stream: str) -> list[str]:
+    return [event for event in stream.split("\n\n") if event.strip()]
+
+
+def _unnumbered(events: list[str]) -> list[str]:
+    return [_NUMBERS.sub(r'"\1":0', event) for event in events]
+
+
+def _differing(old: list[str], new: list[str]) -> set[int]:
+    """The indexes in `new` of the events changed or added, and of each that follows a removal."""
+    marked: set[int] = set()
+    for op, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op in ("replace", "insert"):
+            marked.update(range(j1, j2))
+        elif op == "delete" and new:
+            marked.add(min(j1, len(new) - 1))
+    return marked
+
+
 def generate_rules_page(document: dict, machines: Any, templates_env: Any) -> dict[str, bytes]:
     """`docs/stream-rules.md`, when the spec has state machines that name rules."""
     rules = dict(getattr(machines, "rules", None) or {})
@@ -244,8 +281,13 @@ def generate_rules_page(document: dict, machines: Any, templates_env: Any) -> di
         return {}
     warnings = set(getattr(machines, "warnings", ()) or ())
     streams = breaking_streams(document, rules)
+    valid = sse(frames(valid_events(document)))
     text = templates_env.get_template("docs/stream-rules.md.jinja").render(
-        rules=[(rule, rules[rule], rule in warnings, *streams.get(rule, ("", ""))) for rule in rules],
-        valid=sse(frames(valid_events(document))),
+        rules=[
+            (rule, rules[rule], rule in warnings, what, stream, " ".join(map(str, changed_lines(valid, stream))))
+            for rule in rules
+            for what, stream in [streams.get(rule, ("", ""))]
+        ],
+        valid=valid,
     )
     return {"docs/stream-rules.md": text.encode()}

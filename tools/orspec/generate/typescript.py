@@ -306,7 +306,7 @@ class _Models:
             'import * as schemas from "./models.js";\n',
             'import { limitItems, limitKeys, taggedUnion } from "./union.js";\n',
         ]
-        dts = ['import type * as z from "zod";\n\nimport type { UnknownType } from "./union.js";\n']
+        dts = ['import type * as z from "zod";\n\nimport type { ObjectSchema, UnknownType } from "./union.js";\n']
         dts.append('\nexport type { UnknownType } from "./union.js";\n')
         for name, text in FALLBACKS.items():
             js.append(f"\n/** {text} */\nexport const {name} = z.looseObject({{ type: z.string() }});\n")
@@ -325,8 +325,11 @@ class _Models:
                 dts.append(f"\n{doc}export declare const {name}: z.ZodType<{name}>;\n{doc}" + type_alias(name, kinds))
             else:
                 shape = self.shapes[name]
-                js.append(f"\n{doc}" + statement(f"export const {name} = ", self.checked(name, self.zod(shape))) + "\n")
-                dts.append(f"\n{doc}export declare const {name}: z.ZodType<{name}>;\n{doc}")
+                schema = self.checked(name, self.zod(shape))
+                js.append(f"\n{doc}" + statement(f"export const {name} = ", schema) + "\n")
+                # An object's schema keeps `.shape`, `.extend`, `.pick` and `.omit` in its type.
+                kind = "ObjectSchema" if isinstance(schema, Call) and schema.callee == "z.looseObject" else "z.ZodType"
+                dts.append(f"\n{doc}export declare const {name}: {kind}<{name}>;\n{doc}")
                 typed = self.ts(shape)
                 if isinstance(typed, TypeLiteral):
                     body = "".join(members(typed, 1))
@@ -591,7 +594,9 @@ def _operations(model: SpecModel, models: _Models) -> tuple[str, str]:
             lines += [*doc, _method(name, streaming, "Promise<EventStream>", level)]
         query = [f"body: models.{op.body_model}"] if op.body_model else [f"query?: {query_name}"]
         plain = [*args, *query, "options?: RequestOptions"]
-        lines += [*doc, _method(name, plain, f"Promise<models.{op.returns}>", level)]
+        returns = f"models.{op.returns}"
+        returns = f"WithOutputText<{returns}>" if op.returns == answer else returns
+        lines += [*doc, _method(name, plain, f"Promise<{returns}>", level)]
     js = ['import * as models from "./models.js";\n']
     js.append(
         "\n/** The operations on one stored response, as the client calls them. */\n"
@@ -606,7 +611,7 @@ def _operations(model: SpecModel, models: _Models) -> tuple[str, str]:
     )
     dts = [
         'import type * as models from "./models.js";\n',
-        'import type { EventStream, RequestOptions } from "./client.js";\n',
+        'import type {\n  EventStream,\n  RequestOptions,\n  ResponseStream,\n  WithOutputText,\n} from "./client.js";\n',
     ]
     dts.append(
         """
@@ -633,7 +638,9 @@ export declare const OPERATIONS: readonly OperationInfo[];
     )
     dts.append(
         f"\n/** The create operation's answer. */\nexport declare const CREATE_RESPONSE: {'typeof models.' + answer if answer else 'null'};\n"
+        f"\n/** The type of the create operation's answer, which streams build too. */\nexport type CreateAnswer = {'models.' + answer if answer else 'Record<string, unknown>'};\n"
     )
+    dts.append(_create_body(model, found, request, answer))
     dts.append("".join(query_types))
     groups = sorted(g for g in dts_methods if g)
     body = "".join(dts_methods.get("", []))
@@ -645,17 +652,41 @@ export declare const OPERATIONS: readonly OperationInfo[];
             "  /** Create a response: `POST /responses`; with `stream: true`, its events as they come. */\n"
             + _method(
                 "create",
-                [f"body: models.{request} & {{ stream: true }}", "options?: RequestOptions"],
+                ["body: CreateBody & { stream: true }", "options?: RequestOptions"],
                 "Promise<EventStream>",
             )
             + "  /** Create a response: `POST /responses`; with `stream: true`, its events as they come. */\n"
-            + _method("create", [f"body: models.{request}", "options?: RequestOptions"], f"Promise<models.{answer}>")
+            + _method(
+                "create", ["body: CreateBody", "options?: RequestOptions"], f"Promise<WithOutputText<models.{answer}>>"
+            )
+            + "  /** Create a response streamed, as openai-node's `responses.stream`: a `ResponseStream` at once. */\n"
+            + _method("stream", ["body: CreateBody", "options?: RequestOptions"], "ResponseStream")
         )
     interface = (
         f"export interface Responses {{\n{create}{body}}}\n" if create or body else "export interface Responses {}\n"
     )
     dts.append(f"\n/** `client.responses`: create, and the operations on one stored response. */\n{interface}")
     return "".join(js), "".join(dts)
+
+
+def _create_body(model: SpecModel, found: tuple[str, dict] | None, request: str | None, answer: str | None) -> str:
+    """`CreateBody`, the create request's body as the client takes it: where the request has an array
+    `input` and the answer an `output`, the input may also carry the output's items as they came."""
+    if request is None:
+        return ""
+    doc = "\n/** The create request's body, as `responses.create` takes it. */\n"
+    answer_schema = next((s for s, c in class_names(model.schemas).items() if c == answer), None)
+    output = model.schemas[answer_schema].node.get("properties", {}) if answer_schema else {}
+    if "input" not in found[1].get("properties", {}) or "output" not in output:
+        return f"{doc}export type CreateBody = models.{request};\n"
+    given = f'models.{request}["input"]'
+    item = TypeUnion((f"Extract<{given}, readonly unknown[]>[number]", f'models.{answer}["output"][number]'))
+    return (
+        "\n/** An item of the create request's `input`, or of its answer's `output` (to send back as it came). */\n"
+        + type_alias("CreateInputItem", item)
+        + "\n/** The create request's body, as `responses.create` takes it: its `input` may carry output items. */\n"
+        + f'export type CreateBody = Omit<models.{request}, "input"> & {{\n  input?: {given} | CreateInputItem[];\n}};\n'
+    )
 
 
 def _create_answer(model: SpecModel) -> str | None:
@@ -758,8 +789,14 @@ for await (const event of stream) console.log(event.type);
 - `models`: a zod schema and a TypeScript type for every component schema, under the same name.
   Unknown fields and values of unknown `type`s are kept, so they round-trip.
 - `events`: `parseEvent`, `EVENT_TYPES`, `isKnownEvent`.
-- `client`: `OpenResponses`, over `fetch`, with retries, typed errors and `AbortSignal`.
+- `client`: `OpenResponses`, over `fetch`, with retries, typed errors and `AbortSignal`;
+  `responses.stream()` with `finalResponse()`, and `output_text` on a response. An answer or event
+  that breaks the schema comes as it was sent and is reported (`onInvalid`, a stream's `issues`),
+  or with `validate: "strict"` throws.
 - `sse`: `readSSE`, server-sent events from a `fetch` body.
+
+Install from a checkout with `npm install --install-links path/to/generated/typescript` (a plain
+folder install links it, and zod is not found), or from the tarball `npm pack` makes of it.
 """.encode()
 
 

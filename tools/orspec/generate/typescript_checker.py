@@ -69,8 +69,11 @@ def protocol_module(model: SpecModel) -> str:
         "// The stream protocol as data, from spec/state-machines.yaml and the spec's streaming union:",
         "// the tables the stream checker, the accumulator and the emitter read.",
         "",
-        "/** Every event type of the spec's streaming union, by its `type` value. */",
-        "export const EVENT_TYPES = {",
+        "/**",
+        " * The protocol's view of every event type of the spec's streaming union, by its `type` value",
+        " * (the package's `EVENT_TYPES` is the registry with each type's zod schema).",
+        " */",
+        "export const EVENT_PROTOCOL = {",
     ]
     for event in registry_events(model):
         out.append(f"  {_key(event.type)}: {{")
@@ -149,7 +152,7 @@ def _regex(pattern: str | None) -> str:
 
 
 DECLARATIONS = """/** What the protocol says of one event type. */
-export interface EventTypeInfo {
+export interface EventProtocol {
   /** The name of its schema in the spec (and of its model). */
   readonly schema: string;
   readonly category: string | null;
@@ -165,7 +168,7 @@ export interface EventTypeInfo {
   } | null;
 }
 
-export declare const EVENT_TYPES: Readonly<Record<string, EventTypeInfo>>;
+export declare const EVENT_PROTOCOL: Readonly<Record<string, EventProtocol>>;
 export declare const TERMINAL_EVENT_TYPES: ReadonlySet<string>;
 export declare const RESPONSE_STATUSES: Readonly<
   Record<string, readonly string[]>

@@ -39,6 +39,7 @@ from ._errors import (
 from ._loop import RunResult, ToolCall, response_text
 from ._streams import AsyncEventStream, EventStream
 from ._tools import Tool
+from ._validation import InvalidData, SchemaIssue
 from ._websocket import AsyncResponsesSession, ResponsesSession
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "ConflictError",
     "EventStream",
     "InternalServerError",
+    "InvalidData",
     "NotFoundError",
     "OpenResponsesError",
     "PermissionDeniedError",
@@ -67,6 +69,7 @@ __all__ = [
     "ResponsesSession",
     "RunResult",
     "RunStream",
+    "SchemaIssue",
     "StreamViolation",
     "Tool",
     "ToolCall",

@@ -17,16 +17,16 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
-from pydantic import ValidationError
 
 from .. import bindings
 from ._config import RETRYABLE_STATUS, Config, encode_body, retry_delay
 from ._create import AsyncCreateMethod, CreateMethod
-from ._errors import APIConnectionError, APIResponseValidationError, APITimeoutError, OpenResponsesError, status_error
+from ._errors import APIConnectionError, APITimeoutError, OpenResponsesError, status_error
 from ._loop import Loop, RunResult, ToolCall
 from ._operations import AsyncResponsesOperations, ResponsesOperations
 from ._streams import AsyncEventStream, EventStream, StreamReader
 from ._tools import Tool
+from ._validation import InvalidData
 from ._websocket import AsyncResponsesSession, ResponsesSession
 
 __all__ = ["AsyncClient", "AsyncResponses", "Client", "Responses"]
@@ -45,15 +45,10 @@ def _failure(response: httpx.Response | None, exc: Exception | None) -> tuple[Op
     return error, response.status_code in RETRYABLE_STATUS
 
 
-def _parse(model: type, response: httpx.Response) -> Any:
-    try:
-        return model.model_validate_json(response.content)
-    except ValidationError as exc:
-        raise APIResponseValidationError(
-            f"{response.request.method} {response.request.url.path} answered a body that is not a valid "
-            f"{model.__name__}: {exc.error_count()} problem(s), first: {exc.errors()[0]['msg']} at "
-            f"{'.'.join(str(p) for p in exc.errors()[0]['loc'])}"
-        ) from exc
+def _parse(model: type, response: httpx.Response, config: Config) -> Any:
+    """The answer as `model`; one that breaks the schema is reported (built leniently) or raised, as configured."""
+    subject = f"the answer to {response.request.method} {response.request.url.path}"
+    return config.validation(response.status_code, response.headers).check(model, response.content, subject)
 
 
 def _starting_after(path: str, sequence_number: int | None) -> str:
@@ -74,6 +69,10 @@ class Client:
     missing one raises `ConfigurationError` here, before any request. `timeout` (seconds) and
     `max_retries` apply to every call unless the call says otherwise. Pass `http_client` to reuse
     an `httpx.Client` of your own (proxies, transports, limits).
+
+    An answer or event that breaks the spec's schema is, by default (`validate="report"`), passed
+    on as it came, built as far as its fields allow, and reported to `on_invalid` (and in a stream's
+    `issues`); `validate="strict"` raises `APIResponseValidationError` instead.
     """
 
     def __init__(
@@ -85,8 +84,12 @@ class Client:
         max_retries: int | None = None,
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.Client | None = None,
+        validate: str = "report",
+        on_invalid: Callable[[InvalidData], Any] | None = None,
     ):
-        self.config = Config.resolve(base_url, api_key, timeout, max_retries, default_headers)
+        self.config = Config.resolve(
+            base_url, api_key, timeout, max_retries, default_headers, validate=validate, on_invalid=on_invalid
+        )
         self._http = http_client or httpx.Client()
         self._owns_http = http_client is None
         self.responses = Responses(self)
@@ -167,13 +170,15 @@ class Responses(CreateMethod, ResponsesOperations):
     ) -> Any:
         reply = self._client.request(method, path, body, stream=stream, timeout=timeout, max_retries=max_retries)
         if not stream:
-            return _parse(model, reply)
+            return _parse(model, reply, self._client.config)
 
         def resume(reader: StreamReader) -> httpx.Response:  # the same replay, from after the last event read
             again = _starting_after(path, reader.last_sequence)
             return self._client.request(method, again, stream=True, timeout=timeout, max_retries=max_retries)
 
-        return EventStream(reply, reconnect=resume, retries=self._client.retries(max_retries))
+        return EventStream(
+            reply, config=self._client.config, reconnect=resume, retries=self._client.retries(max_retries)
+        )
 
     def _create(
         self, body: dict[str, Any], *, stream: bool, check: bool, timeout: float | None, max_retries: int | None
@@ -183,7 +188,7 @@ class Responses(CreateMethod, ResponsesOperations):
                 "POST", "/responses", {**body, "stream": True}, stream=True, timeout=timeout, max_retries=max_retries
             )
             if body.get("background") is not True:  # the server keeps no events of a foreground response
-                return EventStream(reply, check=check)
+                return EventStream(reply, config=self._client.config, check=check)
 
             def resume(reader: StreamReader) -> httpx.Response:  # the response's kept events after the last read
                 replay = self.retrieve(
@@ -195,9 +200,15 @@ class Responses(CreateMethod, ResponsesOperations):
                 )
                 return replay.http_response
 
-            return EventStream(reply, check=check, reconnect=resume, retries=self._client.retries(max_retries))
+            return EventStream(
+                reply,
+                config=self._client.config,
+                check=check,
+                reconnect=resume,
+                retries=self._client.retries(max_retries),
+            )
         reply = self._client.request("POST", "/responses", body, timeout=timeout, max_retries=max_retries)
-        return _parse(bindings.ResponseObject, reply)
+        return _parse(bindings.ResponseObject, reply, self._client.config)
 
     def compact(
         self,
@@ -213,7 +224,7 @@ class Responses(CreateMethod, ResponsesOperations):
         """Shrink a conversation (`POST /responses/compact`); its `output` can start the next request's input."""
         body = _compact_body(model, input, previous_response_id, instructions, extra_body)
         reply = self._client.request("POST", "/responses/compact", body, timeout=timeout, max_retries=max_retries)
-        return _parse(bindings.CompactObject, reply)
+        return _parse(bindings.CompactObject, reply, self._client.config)
 
     def connect(self, *, check: bool = False, timeout: float | None = None) -> ResponsesSession:
         """A WebSocket session on `/responses` for turns one after another (use it as a context manager)."""
@@ -317,8 +328,12 @@ class AsyncClient:
         max_retries: int | None = None,
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
+        validate: str = "report",
+        on_invalid: Callable[[InvalidData], Any] | None = None,
     ):
-        self.config = Config.resolve(base_url, api_key, timeout, max_retries, default_headers)
+        self.config = Config.resolve(
+            base_url, api_key, timeout, max_retries, default_headers, validate=validate, on_invalid=on_invalid
+        )
         self._http = http_client or httpx.AsyncClient()
         self._owns_http = http_client is None
         self.responses = AsyncResponses(self)
@@ -397,13 +412,15 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
     ) -> Any:
         reply = await self._client.request(method, path, body, stream=stream, timeout=timeout, max_retries=max_retries)
         if not stream:
-            return _parse(model, reply)
+            return _parse(model, reply, self._client.config)
 
         async def resume(reader: StreamReader) -> httpx.Response:  # the same replay, from after the last event read
             again = _starting_after(path, reader.last_sequence)
             return await self._client.request(method, again, stream=True, timeout=timeout, max_retries=max_retries)
 
-        return AsyncEventStream(reply, reconnect=resume, retries=self._client.retries(max_retries))
+        return AsyncEventStream(
+            reply, config=self._client.config, reconnect=resume, retries=self._client.retries(max_retries)
+        )
 
     async def _create(
         self, body: dict[str, Any], *, stream: bool, check: bool, timeout: float | None, max_retries: int | None
@@ -413,7 +430,7 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
                 "POST", "/responses", {**body, "stream": True}, stream=True, timeout=timeout, max_retries=max_retries
             )
             if body.get("background") is not True:  # the server keeps no events of a foreground response
-                return AsyncEventStream(reply, check=check)
+                return AsyncEventStream(reply, config=self._client.config, check=check)
 
             async def resume(reader: StreamReader) -> httpx.Response:  # the response's kept events after the last read
                 replay = await self.retrieve(
@@ -425,9 +442,15 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
                 )
                 return replay.http_response
 
-            return AsyncEventStream(reply, check=check, reconnect=resume, retries=self._client.retries(max_retries))
+            return AsyncEventStream(
+                reply,
+                config=self._client.config,
+                check=check,
+                reconnect=resume,
+                retries=self._client.retries(max_retries),
+            )
         reply = await self._client.request("POST", "/responses", body, timeout=timeout, max_retries=max_retries)
-        return _parse(bindings.ResponseObject, reply)
+        return _parse(bindings.ResponseObject, reply, self._client.config)
 
     async def compact(
         self,
@@ -443,7 +466,7 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
         """Shrink a conversation (`POST /responses/compact`); its `output` can start the next request's input."""
         body = _compact_body(model, input, previous_response_id, instructions, extra_body)
         reply = await self._client.request("POST", "/responses/compact", body, timeout=timeout, max_retries=max_retries)
-        return _parse(bindings.CompactObject, reply)
+        return _parse(bindings.CompactObject, reply, self._client.config)
 
     def connect(self, *, check: bool = False, timeout: float | None = None) -> AsyncResponsesSession:
         """A WebSocket session on `/responses` (use it as `async with`)."""

@@ -8,13 +8,14 @@ import json
 import os
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-from ._errors import ConfigurationError
+from ._errors import ConfigurationError, request_id_of
+from ._validation import InvalidData, Validation, checked_mode
 
 BASE_URL_ENV = "OPENRESPONSES_BASE_URL"
 API_KEY_ENV = "OPENRESPONSES_API_KEY"
@@ -35,6 +36,8 @@ class Config:
     timeout: float
     max_retries: int
     headers: Mapping[str, str]
+    validate: str = "report"  # what an answer or event that breaks the schema does (see `_validation`)
+    on_invalid: Callable[[InvalidData], Any] | None = None
 
     @classmethod
     def resolve(
@@ -44,6 +47,9 @@ class Config:
         timeout: float | None,
         max_retries: int | None,
         headers: Mapping[str, str] | None,
+        *,
+        validate: str = "report",
+        on_invalid: Callable[[InvalidData], Any] | None = None,
     ) -> Config:
         """Arguments first, then `$OPENRESPONSES_BASE_URL` and `$OPENRESPONSES_API_KEY`; a missing one is an error now."""
         base_url = base_url or os.environ.get(BASE_URL_ENV)
@@ -68,7 +74,13 @@ class Config:
                 "Accept": "application/json, text/event-stream",
                 **(headers or {}),
             },
+            validate=checked_mode(validate),
+            on_invalid=on_invalid,
         )
+
+    def validation(self, status_code: int | None = None, headers: Any = None) -> Validation:
+        """The checks of one answer, from the client's settings."""
+        return Validation(self.validate, self.on_invalid, status_code=status_code, request_id=request_id_of(headers))
 
     def websocket_url(self, path: str) -> str:
         return self.base_url.replace("https://", "wss://", 1).replace("http://", "ws://", 1) + path

@@ -26,6 +26,7 @@ __all__ = [
     "RateLimitError",
     "StreamViolation",
     "UnprocessableEntityError",
+    "request_id_of",
     "status_error",
 ]
 
@@ -47,7 +48,26 @@ class APITimeoutError(APIConnectionError):
 
 
 class APIResponseValidationError(OpenResponsesError):
-    """The server answered 2xx with a body that breaks the spec's schema."""
+    """The server answered 2xx with a body, or an event, that breaks the spec's schema (raised with
+    `validate="strict"`, or when the answer is not JSON at all). `issues` say where and what."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        body: Any = None,
+        issues: tuple[Any, ...] = (),
+        event_type: str | None = None,
+        status_code: int | None = None,
+        request_id: str | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.body = body
+        self.issues = issues
+        self.event_type = event_type  # None for a whole answer
+        self.status_code = status_code
+        self.request_id = request_id
 
 
 class StreamViolation(OpenResponsesError):
@@ -69,6 +89,7 @@ class APIStatusError(OpenResponsesError):
         self.status_code = status_code
         self.body = body
         self.headers = dict(headers or {})
+        self.request_id: str | None = request_id_of(headers)
         error = body.get("error") if isinstance(body, dict) else None
         error = error if isinstance(error, dict) else {}
         self.type: str | None = _str(error.get("type"))
@@ -136,6 +157,16 @@ def status_error(status_code: int, content: bytes | str | Any, headers: Any = No
         text += f" (param: {error['param']})"
     cls = _BY_STATUS.get(status_code) or (InternalServerError if status_code >= 500 else APIStatusError)
     return cls(text, status_code=status_code, body=body, headers=headers)
+
+
+def request_id_of(headers: Any) -> str | None:
+    """The id the server gave the request (`x-request-id`), when it sent one."""
+    if not headers:
+        return None
+    value = headers.get("x-request-id")
+    if value is None and not hasattr(headers, "get_list"):  # a plain dict: header names in any case
+        value = next((v for k, v in headers.items() if k.lower() == "x-request-id"), None)
+    return value
 
 
 def _str(value: Any) -> str | None:

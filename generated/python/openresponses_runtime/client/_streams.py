@@ -4,6 +4,8 @@ An `EventStream` is a context manager and an iterator of typed events (each the 
 event type, a `GenericEvent` for a type this runtime does not know). Every event also feeds a
 `ResponseAccumulator`, so `final_response()` can rebuild the response; with `check=True` a
 `StreamChecker` sees each event as it arrives and the first broken rule raises `StreamViolation`.
+An event that breaks the spec's schema comes as it was sent (its model built as far as its fields
+allow) and is reported in `issues`, or with `validate="strict"` raises (see `_validation`).
 
 A stream that has begun is never sent again: a foreground stream whose connection breaks raises
 `APIConnectionError`. A background response keeps its events on the server, so a stream given a
@@ -15,6 +17,7 @@ once. A reconnection that brings no new event counts against `retries`, with bac
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
@@ -23,16 +26,11 @@ import httpx
 from pydantic import ValidationError
 
 from .. import bindings
-from ..events import TERMINAL_EVENT_TYPES, SSEDecoder, SSEMessage, parse_event
+from ..events import EVENT_TYPES, TERMINAL_EVENT_TYPES, GenericEvent, SSEDecoder, SSEMessage, parse_event
 from ..streaming import ResponseAccumulator, StreamChecker
-from ._config import retry_delay
-from ._errors import (
-    APIConnectionError,
-    APIResponseValidationError,
-    APITimeoutError,
-    OpenResponsesError,
-    StreamViolation,
-)
+from ._config import Config, retry_delay
+from ._errors import APIConnectionError, APITimeoutError, OpenResponsesError, StreamViolation
+from ._validation import InvalidData, SchemaIssue, Validation, lenient, schema_issues
 
 __all__ = ["AsyncEventStream", "EventStream", "StreamReader"]
 
@@ -45,20 +43,36 @@ _TEXT_DELTA = "response.output_text.delta"
 class StreamReader:
     """The per-event work both stream kinds share: type, check and accumulate one SSE message."""
 
-    __slots__ = ("checker", "accumulator", "terminal", "done", "response_id", "last_sequence", "_seen")
+    __slots__ = (
+        "checker",
+        "accumulator",
+        "validation",
+        "terminal",
+        "done",
+        "response_id",
+        "last_sequence",
+        "_seen",
+    )
 
-    def __init__(self, *, check: bool = False):
+    def __init__(self, *, check: bool = False, validation: Validation | None = None):
         self.checker = StreamChecker() if check else None
         self.accumulator = ResponseAccumulator()
+        self.validation = validation or Validation()
         self.terminal: str | None = None
-        self.done = False
+        self.done = False  # whether `data: [DONE]` came
         self.response_id: str | None = None  # where a resumed stream comes from
         self.last_sequence: int | None = None
         self._seen = 0  # violations already raised
 
+    @property
+    def issues(self) -> list[InvalidData]:
+        """The events (and the built response) that broke the schema so far."""
+        return self.validation.reports
+
     def read(self, message: SSEMessage) -> Any:
         """The typed event in `message`, or None for `[DONE]` and empty messages."""
         checker = self.checker
+        raw = None
         if checker is not None:
             event = checker.feed(message.event, message.data)
             if len(checker.violations) > self._seen:
@@ -69,19 +83,42 @@ class StreamReader:
             try:
                 event = parse_event(message.data)
             except ValidationError as exc:
-                raise APIResponseValidationError(f"an event breaks the spec's schema: {_summary(exc)}") from exc
+                raw, event = self._invalid(message.data, exc)
         if message.data == "[DONE]":
             self.done = True
         if event is None:
             return None
-        self.accumulator.feed(event)
+        self.accumulator.feed(event if raw is None else raw)
         self.last_sequence = getattr(event, "sequence_number", self.last_sequence)
         response = getattr(event, "response", None)
-        if response is not None:
-            self.response_id = response.id
+        response_id = response.get("id") if isinstance(response, dict) else getattr(response, "id", None)
+        if isinstance(response_id, str):
+            self.response_id = response_id
         if event.type in TERMINAL_EVENT_TYPES:
             self.terminal = event.type
         return event
+
+    def _invalid(self, data: str, exc: ValidationError) -> tuple[Any, Any]:
+        """An event that breaks its schema: reported (or raised); the raw event and its leniently built model."""
+        try:
+            raw = json.loads(data)
+        except ValueError as error:
+            self.validation.invalid(data, (SchemaIssue("", f"not JSON: {error}"),), subject="an event", cause=error)
+            return None, None
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if not isinstance(kind, str):
+            self.validation.invalid(raw, schema_issues(exc), subject="an event without a type", cause=exc)
+            return None, None
+        sequence = raw.get("sequence_number")
+        self.validation.invalid(
+            raw,
+            schema_issues(exc, tag=kind),
+            event_type=kind,
+            sequence_number=sequence if isinstance(sequence, int) else None,
+            cause=exc,
+        )
+        known = EVENT_TYPES.get(kind)
+        return raw, lenient(known.model if known else GenericEvent, raw)
 
     def end(self, *, expect_done: bool = True) -> None:
         """The stream is over: report what never came."""
@@ -95,10 +132,8 @@ class StreamReader:
             raise APIConnectionError("the stream ended before a terminal event (response.completed, ...)")
 
     def final_response(self) -> bindings.ResponseObject:
-        try:
-            return self.accumulator.result()
-        except ValidationError as exc:
-            raise APIResponseValidationError(f"the streamed response breaks the schema: {_summary(exc)}") from exc
+        built = self.accumulator.as_dict()
+        return self.validation.check(bindings.ResponseObject, built, "the response the stream built")
 
     def _raise_new(self) -> None:
         violation = self.checker.violations[self._seen]
@@ -110,10 +145,17 @@ class EventStream:
     """The typed events of one streamed response (blocking)."""
 
     def __init__(
-        self, response: httpx.Response, *, check: bool = False, reconnect: Reconnect | None = None, retries: int = 0
+        self,
+        response: httpx.Response,
+        *,
+        check: bool = False,
+        reconnect: Reconnect | None = None,
+        retries: int = 0,
+        config: Config | None = None,
     ):
         self.http_response = response
-        self.reader = StreamReader(check=check)
+        validation = config.validation(response.status_code, response.headers) if config else None
+        self.reader = StreamReader(check=check, validation=validation)
         self._reconnect = reconnect
         self._retries = retries
         self._events = self._iterate()
@@ -129,6 +171,16 @@ class EventStream:
 
     def __next__(self) -> Any:
         return next(self._events)
+
+    @property
+    def issues(self) -> list[InvalidData]:
+        """The events (and the built response) that broke the schema so far."""
+        return self.reader.issues
+
+    @property
+    def request_id(self) -> str | None:
+        """The id the server gave the request (`x-request-id`), when it sent one."""
+        return self.reader.validation.request_id
 
     def close(self) -> None:
         self.http_response.close()
@@ -192,9 +244,11 @@ class AsyncEventStream:
         check: bool = False,
         reconnect: AsyncReconnect | None = None,
         retries: int = 0,
+        config: Config | None = None,
     ):
         self.http_response = response
-        self.reader = StreamReader(check=check)
+        validation = config.validation(response.status_code, response.headers) if config else None
+        self.reader = StreamReader(check=check, validation=validation)
         self._reconnect = reconnect
         self._retries = retries
         self._events = self._iterate()
@@ -210,6 +264,16 @@ class AsyncEventStream:
 
     async def __anext__(self) -> Any:
         return await self._events.__anext__()
+
+    @property
+    def issues(self) -> list[InvalidData]:
+        """The events (and the built response) that broke the schema so far."""
+        return self.reader.issues
+
+    @property
+    def request_id(self) -> str | None:
+        """The id the server gave the request (`x-request-id`), when it sent one."""
+        return self.reader.validation.request_id
 
     async def close(self) -> None:
         await self.http_response.aclose()
@@ -284,9 +348,3 @@ def _broken(exc: httpx.TransportError) -> OpenResponsesError:
 
 def _ended_early() -> APIConnectionError:
     return APIConnectionError("the stream ended before a terminal event (response.completed, ...)")
-
-
-def _summary(exc: ValidationError, limit: int = 3) -> str:
-    errors = exc.errors(include_url=False, include_input=False)
-    parts = [f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in errors[:limit]]
-    return "; ".join(parts) + (f" (+{len(errors) - limit} more)" if len(errors) > limit else "")

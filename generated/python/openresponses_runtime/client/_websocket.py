@@ -46,8 +46,9 @@ def _read(reader: StreamReader, raw: str | bytes) -> Any:
 class ResponsesSession:
     """A blocking WebSocket session; `create` for a whole turn, `stream` for its events."""
 
-    def __init__(self, connection: Any, *, check: bool, timeout: float, closing: ExitStack):
+    def __init__(self, connection: Any, config: Config, *, check: bool, timeout: float, closing: ExitStack):
         self._ws = connection
+        self._config = config
         self._closing = closing
         self._check = check
         self._timeout = timeout
@@ -70,7 +71,7 @@ class ResponsesSession:
             raise status_error(exc.response.status_code, exc.response.body or b"", exc.response.headers) from exc
         except (OSError, WebSocketException) as exc:
             raise APIConnectionError(f"could not open the WebSocket: {exc}") from exc
-        return cls(connection, check=check, timeout=timeout, closing=session)
+        return cls(connection, config, check=check, timeout=timeout, closing=session)
 
     def __enter__(self) -> ResponsesSession:
         return self
@@ -85,7 +86,7 @@ class ResponsesSession:
         """Start a turn; its typed events, up to the terminal one."""
         from websockets.exceptions import ConnectionClosed
 
-        reader = StreamReader(check=self._check)
+        reader = StreamReader(check=self._check, validation=self._config.validation())
         self._ws.send(turn_message(params).decode())
         while reader.terminal is None:
             try:
@@ -144,7 +145,7 @@ class AsyncResponsesSession:
 
         from websockets.exceptions import ConnectionClosed
 
-        reader = StreamReader(check=self._check)
+        reader = StreamReader(check=self._check, validation=self._config.validation())
         await self._ws.send(turn_message(params).decode())
         while reader.terminal is None:
             try:

@@ -142,9 +142,9 @@ class Lifecycle:
         """The stored response the path names, if the caller's tenant made it; a 404 otherwise, the same
         whether it was never stored or is another tenant's, so ids of others say nothing."""
         response_id = _response_id(scope)
-        record = await self.store.get(response_id)
         tenant = current_tenant()
-        if record is None or tenant is None or not record.owned_by(tenant.owner):
+        record = await self.store.get_owned(response_id, None if tenant is None else tenant.owner)
+        if record is None:
             raise _not_found(response_id)
         return record
 

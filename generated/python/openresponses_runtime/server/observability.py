@@ -728,6 +728,9 @@ class _ObservedStore(ResponseStore):
     def get(self, response_id: str) -> Awaitable[Any]:
         return self._timed("get", self._store.get, response_id)
 
+    def get_owned(self, response_id: str, owner: str | None) -> Awaitable[Any]:
+        return self._timed("get", lambda response_id: self._store.get_owned(response_id, owner), response_id)
+
     def put(self, record: Any) -> Awaitable[Any]:
         return self._timed("put", self._store.put, record)
 

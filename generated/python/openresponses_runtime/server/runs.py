@@ -10,7 +10,6 @@ died. One ledger per store kind: `MemoryRuns` (one process), `SQLiteRuns` (one m
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -102,32 +101,23 @@ _FRAMES_TABLE = (
 
 
 class SQLiteRuns:
-    """Runs in the SQLite file of a `SQLiteStore`, in tables of their own; one connection per call."""
+    """Runs in the SQLite file of a `SQLiteStore`, in tables of their own, over the store's kept connections."""
 
     def __init__(self, store: SQLiteStore):
-        self.path = store.path
-        self.busy_timeout = store.busy_timeout
-        with self._connect() as db:
+        self._store = store
+        with store.connection() as db:
             db.execute(_RUNS_TABLE.format(prefix=""))
             db.execute(_FRAMES_TABLE.format(prefix="", blob="BLOB"))
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
-        db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout * 1000)}")
-        return db
-
     async def _do(self, sql: str, params: tuple = (), *, many: list[tuple] | None = None) -> list[tuple]:
         def work() -> list[tuple]:
-            db = self._connect()
-            try:
+            with self._store.connection() as db:
                 if many is not None:
                     db.execute("BEGIN IMMEDIATE")
                     db.executemany(sql, many)
                     db.execute("COMMIT")
                     return []
                 return db.execute(sql, params).fetchall()
-            finally:
-                db.close()
 
         with unavailable_on("keeping background runs", sqlite_unavailable):  # a 503, as the store's own calls
             return await asyncio.to_thread(work)

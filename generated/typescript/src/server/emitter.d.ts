@@ -1,3 +1,5 @@
+import type { KnownEvent } from "../../events.js";
+import type { CreateAnswer, CreateBody } from "../../operations.js";
 import type { Violation } from "../streaming/checker.js";
 
 /** What a provider yields: a few high-level steps, turned into spec-exact events by the emitter. */
@@ -49,12 +51,8 @@ export interface ErrorObject {
   message: string;
 }
 
-/** One streaming event as the emitter makes it: its `type`, `sequence_number` and fields. */
-export interface StreamEvent {
-  type: string;
-  sequence_number: number;
-  [field: string]: unknown;
-}
+/** One streaming event as the emitter makes it: an event of a type the spec defines. */
+export type StreamEvent = KnownEvent;
 
 export interface EmitterOptions {
   /** Which function calls `tool_choice` lets through; calls to others are suppressed. */
@@ -100,12 +98,9 @@ export declare class ToolPolicy {
 
 /** Builds the events of one response from its skeleton and the provider's steps. */
 export declare class Emitter {
-  constructor(
-    response: Record<string, unknown> & { output: unknown[] },
-    options?: EmitterOptions,
-  );
+  constructor(response: CreateAnswer, options?: EmitterOptions);
   /** The response, complete once the emitter finished or failed. */
-  readonly response: Record<string, unknown>;
+  readonly response: CreateAnswer;
   /** `response.created` then `response.in_progress`. */
   start(): StreamEvent[];
   /** The events for one provider step (none for a suppressed tool call). */
@@ -131,6 +126,6 @@ export declare function emitEvents(
 
 /** A complete `ResponseResource` in status `in_progress`, echoing the request's settings. */
 export declare function responseSkeleton(
-  body: Record<string, unknown> | null | undefined,
+  body: CreateBody | null | undefined,
   options?: { id?: string; model?: string },
-): Record<string, unknown> & { output: unknown[] };
+): CreateAnswer;

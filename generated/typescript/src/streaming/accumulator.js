@@ -1,7 +1,7 @@
 // Build the response of a stream from its events, as the Python runtime's `ResponseAccumulator`.
 
 import {
-  EVENT_TYPES,
+  EVENT_PROTOCOL,
   RESPONSE_STATUSES,
   TERMINAL_EVENT_TYPES,
   TEXT_PARTS,
@@ -12,7 +12,7 @@ import { DONE, iterSse } from "./sse.js";
 const PART_TEXT_EVENTS = new Set(
   Object.values(TEXT_PARTS).map(({ done }) => done),
 );
-for (const [kind, info] of Object.entries(EVENT_TYPES)) {
+for (const [kind, info] of Object.entries(EVENT_PROTOCOL)) {
   if (info.accumulates && PART_TEXT_EVENTS.has(info.accumulates.done))
     PART_TEXT_EVENTS.add(kind);
 }

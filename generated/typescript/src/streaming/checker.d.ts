@@ -58,6 +58,13 @@ export declare class StreamChecker {
   feed(eventName: string | null | undefined, data: string | object): unknown;
   /** One event already parsed. */
   feedEvent(event: unknown, eventName?: string | null): unknown;
+  /**
+   * Check a stream of parsed events to its end, such as the client's `EventStream`, whose
+   * `sawDone` says whether `data: [DONE]` came; returns every violation.
+   */
+  checkEvents(
+    events: AsyncIterable<unknown> & { readonly sawDone?: boolean },
+  ): Promise<Violation[]>;
   /** End of stream: report what never happened, and return every violation. */
   finish(): Violation[];
   /** `violations` less the end-of-stream report of a missing `[DONE]`. */

@@ -7,7 +7,7 @@
 // `openresponses_runtime.streaming.StreamChecker`; the tables come from the spec (protocol.js).
 
 import {
-  EVENT_TYPES,
+  EVENT_PROTOCOL,
   ITEM_STATUS_TYPES,
   OPAQUE_FIELDS,
   RESPONSE_STATUSES,
@@ -38,7 +38,7 @@ const TEXT_FIELD = new Map(
 // The states of the response each event needs; a spec without state machines streams by the rule
 // that only the lifecycle events and `error` may come before `response.in_progress`.
 const RESPONSE_STATES = (() => {
-  const required = Object.entries(EVENT_TYPES).filter(([, info]) =>
+  const required = Object.entries(EVENT_PROTOCOL).filter(([, info]) =>
     Object.hasOwn(info.requires, "response"),
   );
   if (required.length)
@@ -48,7 +48,7 @@ const RESPONSE_STATES = (() => {
   const lifecycle = (kind) =>
     kind === "error" || Object.hasOwn(RESPONSE_STATUSES, kind);
   return new Map(
-    Object.keys(EVENT_TYPES)
+    Object.keys(EVENT_PROTOCOL)
       .filter((kind) => !lifecycle(kind))
       .map((kind) => [kind, [IN_PROGRESS]]),
   );
@@ -391,6 +391,16 @@ export class StreamChecker {
       return null;
     }
     return outcome && "event" in outcome ? outcome.event : event;
+  }
+
+  /**
+   * Check a stream of parsed events to its end, such as the client's `EventStream`, whose
+   * `sawDone` says whether `data: [DONE]` came; returns every violation.
+   */
+  async checkEvents(events) {
+    for await (const event of events) this.feedEvent(event);
+    if (events.sawDone === true) this.feed(null, DONE);
+    return this.finish();
   }
 
   /** End of stream: report what never happened, and return every violation. */
@@ -933,7 +943,7 @@ const HANDLERS = {
   "response.function_call_arguments.done": StreamChecker.prototype.onArgsDone,
   error: StreamChecker.prototype.onError,
 };
-for (const [kind, info] of Object.entries(EVENT_TYPES)) {
+for (const [kind, info] of Object.entries(EVENT_PROTOCOL)) {
   // The text of a content part: its deltas, and the `.done` event that closes it.
   if (Object.hasOwn(HANDLERS, kind) || info.appliesTo !== "content_part")
     continue;
@@ -951,7 +961,7 @@ for (const [kind, info] of Object.entries(EVENT_TYPES)) {
 
 // What the checker does with each event type the protocol knows, looked up once per run of a type.
 const KIND_RULES = new Map(
-  Object.keys(EVENT_TYPES).map((kind) => {
+  Object.keys(EVENT_PROTOCOL).map((kind) => {
     const requires = RESPONSE_STATES.get(kind);
     const rules = {
       handler: HANDLERS[kind] ?? null,

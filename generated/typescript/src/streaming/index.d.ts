@@ -12,14 +12,13 @@ export {
   DONE,
   iterSse,
   readEvents,
-  readSse,
   readSSE,
   SSEDecoder,
   type SSEMessage,
 } from "./sse.js";
 export {
   CUSTOM_EVENT_PATTERN,
-  EVENT_TYPES,
+  EVENT_PROTOCOL,
   ITEM_STATUS_TYPES,
   OPAQUE_FIELDS,
   RESPONSE_STATUSES,
@@ -27,5 +26,5 @@ export {
   TERMINAL_EVENT_TYPES,
   TEXT_PARTS,
   WARNING_RULES,
-  type EventTypeInfo,
+  type EventProtocol,
 } from "./protocol.js";

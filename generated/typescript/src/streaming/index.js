@@ -12,17 +12,10 @@ export class ResponseAccumulator extends Accumulator {
     super({ validate: validateResponse, ...options });
   }
 }
-export {
-  DONE,
-  iterSse,
-  readEvents,
-  readSse,
-  readSSE,
-  SSEDecoder,
-} from "./sse.js";
+export { DONE, iterSse, readEvents, readSSE, SSEDecoder } from "./sse.js";
 export {
   CUSTOM_EVENT_PATTERN,
-  EVENT_TYPES,
+  EVENT_PROTOCOL,
   ITEM_STATUS_TYPES,
   OPAQUE_FIELDS,
   RESPONSE_STATUSES,

@@ -2,8 +2,11 @@
 // The stream protocol as data, from spec/state-machines.yaml and the spec's streaming union:
 // the tables the stream checker, the accumulator and the emitter read.
 
-/** Every event type of the spec's streaming union, by its `type` value. */
-export const EVENT_TYPES = {
+/**
+ * The protocol's view of every event type of the spec's streaming union, by its `type` value
+ * (the package's `EVENT_TYPES` is the registry with each type's zod schema).
+ */
+export const EVENT_PROTOCOL = {
   "response.created": {
     schema: "ResponseCreatedStreamingEvent",
     category: "lifecycle",

@@ -1,12 +1,20 @@
 import type { ResponseObject } from "../../bindings.js";
 import type { ValidationResult } from "./checker.js";
 
-/** Up to `limit` issues of a zod error as `path: message`, joined by `; `, as the Python checker says them. */
+/**
+ * Up to `limit` issues of a zod error as `path: message`, joined by `; `, as the Python checker
+ * says them; given the `value` checked, a missing field says "Field required".
+ */
 export declare function summarizeIssues(
   error: {
-    readonly issues: readonly { path: PropertyKey[]; message: string }[];
+    readonly issues: readonly {
+      path: readonly PropertyKey[];
+      code: string;
+      message: string;
+    }[];
   },
   limit?: number,
+  value?: unknown,
 ): string;
 
 /**

@@ -3,16 +3,15 @@
 // the build as the create operation's answer, see bindings.js).
 
 import { MISSING, ResponseObject } from "../../bindings.js";
+import { describeIssues, schemaIssues } from "../../errors.js";
 import { EVENT_TYPES } from "../../events.js";
 
-/** What went wrong, as the Python checker summarizes it: up to `limit` issues, `path: message`. */
-export function summarizeIssues(error, limit = 3) {
-  const issues = error.issues;
-  const parts = issues
-    .slice(0, limit)
-    .map((issue) => `${issue.path.join(".") || "/"}: ${issue.message}`);
-  const more = issues.length > limit ? ` (+${issues.length - limit} more)` : "";
-  return parts.join("; ") + more;
+/**
+ * What went wrong, as the Python checker summarizes it: up to `limit` issues, `path: message`;
+ * given the `value` checked, a missing field says "Field required", as pydantic does.
+ */
+export function summarizeIssues(error, limit = 3, value = undefined) {
+  return describeIssues(schemaIssues(error, value), limit);
 }
 
 // Each type's schema in a Map: a lookup by a type string read from JSON costs less there than on
@@ -32,7 +31,7 @@ export function validateEvent(event, type) {
   const outcome = schema.safeParse(event);
   return outcome.success
     ? { ok: true, event: outcome.data }
-    : { ok: false, message: summarizeIssues(outcome.error) };
+    : { ok: false, message: summarizeIssues(outcome.error, 3, event) };
 }
 
 /**

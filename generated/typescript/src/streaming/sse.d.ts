@@ -23,14 +23,10 @@ export declare function iterSse(
   source: Uint8Array | string | Iterable<Uint8Array | string>,
 ): Generator<SSEMessage, void, undefined>;
 
-/** The SSE messages of a byte stream, such as a fetch `Response.body`, as they arrive. */
-export declare function readSse(
-  body: ReadableStream<Uint8Array>,
-): AsyncGenerator<SSEMessage, void, undefined>;
-
 /**
- * The SSE messages of a fetch `Response`, its `body`, or any (async) iterable of chunks; a message
- * the end of the stream cut off is dropped, as the HTML standard says.
+ * The SSE messages of a fetch `Response`, its `body`, or any (async) iterable of chunks, as they
+ * arrive; a message the end of the stream cut off is dropped, as the HTML standard says, or with
+ * `keepUnfinished` delivered.
  */
 export declare function readSSE(
   source:
@@ -38,6 +34,7 @@ export declare function readSSE(
     | ReadableStream<Uint8Array>
     | AsyncIterable<Uint8Array | string>
     | Iterable<Uint8Array | string>,
+  options?: { keepUnfinished?: boolean },
 ): AsyncGenerator<SSEMessage, void, undefined>;
 
 /** The events of an Open Responses stream (a fetch `Response` or its body), up to `[DONE]`. */

@@ -1,9 +1,9 @@
 // Server-sent events: byte chunks in, split anywhere (mid-line, mid-UTF-8 character), messages
 // out. The package's one SSE reader (the root `sse.js` re-exports it). The same field rules as the
 // Python runtime's `iter_sse`: CR, LF and CRLF all end lines, comment lines are skipped, several
-// `data:` lines join with newlines. At the end of the stream, `close` (and `iterSse`, `readSse`,
-// which the checker reads with) delivers a message still open, as Python does; `end` (and
-// `readSSE`, which the client reads with) drops it, as the HTML standard does.
+// `data:` lines join with newlines. At the end of the stream, `close` (and `iterSse`, which the
+// checker reads with, and `readSSE` with `keepUnfinished`) delivers a message still open, as
+// Python does; `end` (and `readSSE`, which the client reads with) drops it, as the HTML standard does.
 
 /** The data of the SSE message that ends an Open Responses stream. */
 export const DONE = "[DONE]";
@@ -126,29 +126,23 @@ async function* chunksOf(body) {
 }
 
 /**
- * The SSE messages of a byte stream, such as a fetch `Response.body`, as they arrive; a message
- * still open at the end is delivered (`close`). Stops early, releasing the stream, when the
- * consumer breaks out of its loop.
- */
-export async function* readSse(body) {
-  const decoder = new SSEDecoder();
-  for await (const chunk of chunksOf(body)) yield* decoder.feed(chunk);
-  yield* decoder.close();
-}
-
-/**
  * The SSE messages of a fetch `Response`, its `body`, or any (async) iterable of byte or text
- * chunks; a message the end of the stream cut off is dropped (`end`), as the HTML standard says.
+ * chunks, as they arrive; a message the end of the stream cut off is dropped (`end`), as the HTML
+ * standard says, or with `keepUnfinished` delivered (`close`), as the checker reads a capture.
+ * Stops early, releasing the stream, when the consumer breaks out of its loop.
  */
-export async function* readSSE(source) {
+export async function* readSSE(source, { keepUnfinished = false } = {}) {
   const body =
-    source !== null && typeof source === "object" && "body" in source
+    source !== null &&
+    typeof source === "object" &&
+    "body" in source &&
+    !("getReader" in source)
       ? source.body
       : source;
   if (body === null || body === undefined) return;
   const decoder = new SSEDecoder();
   for await (const chunk of chunksOf(body)) yield* decoder.feed(chunk);
-  yield* decoder.end();
+  yield* keepUnfinished ? decoder.close() : decoder.end();
 }
 
 /**
@@ -161,7 +155,7 @@ export async function* readEvents(source, { parse = JSON.parse } = {}) {
     "body" in source && !("getReader" in source) ? source.body : source;
   if (!body)
     throw new TypeError("the response has no body to read events from");
-  for await (const sse of readSse(body)) {
+  for await (const sse of readSSE(body, { keepUnfinished: true })) {
     if (sse.data === DONE) return;
     yield parse(sse.data);
   }
