@@ -180,6 +180,7 @@ RUNTIME_ROWS = [
         "_keywords",
         "models",
         "events",
+        "bindings",
         "server.routes",
         "server.stubs",
         "server.skeleton",

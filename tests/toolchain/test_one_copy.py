@@ -48,6 +48,7 @@ def test_the_build_writes_only_modules_under_the_generated_header():
     )
     assert generated == [
         "__init__.py",
+        "bindings.py",
         "client/_create.py",
         "client/_operations.py",
         "events.py",

@@ -27,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     except SpecError as exc:
         _print_problems(exc.problems)
         return 1
+    except BuildCheckFailed:
+        return 1
     except UsageError as exc:
         print(f"orspec: {exc}", file=sys.stderr)
         return 2
@@ -60,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help="your templates, laid over the shipped ones file by file (same layout: registry/, server/, ...)",
+    )
+    p.add_argument(
+        "--self-check",
+        action="store_true",
+        help="before writing, import every Python module of the output in a fresh interpreter and type-check the npm"
+        " package with `tsc --strict` (where Node and .cache/typescript are found); CI sets it",
     )
     p.set_defaults(run=cmd_build)
 
@@ -197,7 +205,7 @@ def _build(args: argparse.Namespace, templates: Path) -> int:
     known = (
         [Problem(f, line, ptr, msg, Level(level)) for f, line, ptr, msg, level in previous.problems] if previous else []
     )
-    if previous and previous.inputs == inputs and previous.matches_disk(out):
+    if previous and previous.inputs == inputs and previous.matches_disk(out) and not args.self_check:
         # Same inputs, same toolchain, outputs untouched: a build would write the same bytes.
         _print_problems(known)
         print(f"up to date: {len(previous.files())} files in {out} (no input changed since the last build)")
@@ -213,6 +221,8 @@ def _build(args: argparse.Namespace, templates: Path) -> int:
     outputs, records, ran = run_stages(
         spec, templates, inputs=inputs, previous=previous, out=out, progress=_progress_printer()
     )
+    if args.self_check:
+        _check_outputs(outputs)
     if args.check:
         stale = stale_files(out, outputs)
         for path in stale:
@@ -231,6 +241,31 @@ def _build(args: argparse.Namespace, templates: Path) -> int:
     Stamp(inputs, records, problems, loaded).write(out)
     print(f"built {len(outputs)} files into {out} ({len(changed)} changed; ran {', '.join(ran) or 'no stage'})")
     return 0
+
+
+def _check_outputs(outputs: dict[str, bytes]) -> None:
+    """Import every Python module of the output in a fresh interpreter and run `tsc --strict` on
+    the npm package; a failure is a build error, before anything is written."""
+    from .pipeline import runtime_source, typescript_source
+    from .project import find_root
+    from .selfcheck import CheckFailed, check_outputs, typescript_tools
+
+    tools = typescript_tools(find_root() or find_root(Path(__file__).parent))
+    if tools is None:
+        print(
+            "orspec: --self-check: no Node or no TypeScript tools (.cache/typescript): not type-checked",
+            file=sys.stderr,
+        )
+    try:
+        check_outputs(outputs, runtime_source() | typescript_source(), tools)
+    except CheckFailed as exc:
+        for failure in exc.failures:
+            print(f"orspec: the build output does not load: {failure}", file=sys.stderr)
+        raise BuildCheckFailed from None
+
+
+class BuildCheckFailed(Exception):
+    """The output failed its check; each failure is already printed."""
 
 
 def _print_stubs(model) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from .bundle import Bundle, bundle, bundled_json
 from .cache import Stamp, digest, stage_key
 from .extensions import Fragment, extend
+from .generate.bindings import Bindings, bind, generate_bindings
 from .generate.client import generate_client, generate_client_reference
 from .generate.docs import OUT as DOCS_OUT
 from .generate.docs import environment, generate_docs
@@ -46,6 +47,7 @@ class Spec:
     fragments: list[Fragment] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
     model: SpecModel | None = None  # the typed view every stage reads; set by `load_spec`
+    bindings: Bindings | None = None  # the classes the runtime uses, by their place on the wire
 
     @property
     def document(self) -> dict:
@@ -65,12 +67,14 @@ def load_spec(path: Path, *, lenient: bool = False, known_problems: list[Problem
     spec.releases, release_problems = load_releases(spec.bundle.root)
     spec.native, native_problems = check_native_names(spec.bundle)
     spec.model = build(spec.document, spec.state_machines, spec.releases)
+    spec.bindings = bind(spec.model, spec.bundle.sources)
     if known_problems is not None:
         spec.problems = list(known_problems)
         return spec
     spec.problems = fragment_problems + validate(spec.bundle) + machine_problems + release_problems
     spec.problems += native_problems
     spec.problems += check_operations(spec.model, spec.bundle.sources)
+    spec.problems += spec.bindings.problems  # warnings: what the runtime will do without
     if lenient:
         spec.problems = [Problem(p.file, p.line, p.pointer, p.message, Level.WARNING) for p in spec.problems]
     if errors(spec.problems):
@@ -128,6 +132,12 @@ STAGES = (
         ("spec", "tool", "templates/server", "runtime"),
         lambda spec, t: generate_server(spec.model, t, spec.native),
         "the spec's operations, request and response schemas, spec/openai-native.yaml and templates/server/",
+    ),
+    Stage(
+        "bindings",
+        ("spec", "tool"),
+        lambda spec, _: generate_bindings(spec.model, spec.bindings),
+        "the spec's create operation, its answer, its streaming events and tools/orspec/generate/bindings.py",
     ),
     Stage(
         "client",

@@ -401,7 +401,7 @@ def _serve(args: argparse.Namespace) -> int:
         app = _app(settings)  # in the workers' parent too: a store that cannot be opened is said once, here
     except StoreError as exc:
         raise UsageError(f"{exc}, or pass another with --store") from None
-    except _GatewayError as exc:
+    except (_GatewayError, ValueError) as exc:  # ValueError: a package that cannot serve (see create_app)
         raise UsageError(str(exc)) from None
     limits = limits_from(args)
     uvicorn = {"log_config": _json_log_config()} if args.log_format == "json" else {}

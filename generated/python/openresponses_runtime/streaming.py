@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from . import models
+from . import bindings
 from .events import (
     DONE,
     EVENT_TYPES,
@@ -982,9 +982,11 @@ class ResponseAccumulator:
             if part is not None:
                 _append(part, "refusal" if kind.startswith("response.refusal") else "text", event, kind)
 
-    def result(self) -> models.ResponseResource:
+    def result(self) -> bindings.ResponseObject:
         """The response as a validated `ResponseResource`."""
-        return models.ResponseResource.model_validate(self.as_dict())
+        if bindings.ResponseObject is None:  # the spec defines no response object to check it with
+            raise LookupError("; ".join(bindings.MISSING))
+        return bindings.ResponseObject.model_validate(self.as_dict())
 
     def as_dict(self) -> dict[str, Any]:
         response = dict(self.response)

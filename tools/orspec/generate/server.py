@@ -26,9 +26,11 @@ from urllib.parse import urlsplit
 
 from ..bundle import SourceMap
 from ..native import NativeNames
+from ..pointers import MISSING
 from ..problems import Level, Problem
 from ..project import RUNTIME
-from ..schema import Operation, SpecModel, handler_name, ref_name
+from ..schema import Operation, SpecModel, declared_default, handler_name, ref_name
+from .bindings import json_answer, object_fields
 from .normalize import class_names
 from .package import PACKAGE, environment
 from .pyformat import format_python
@@ -38,7 +40,6 @@ STUBS_OUTPUT = f"{PACKAGE}/server/stubs.py"
 SCHEMAS_OUTPUT = f"{PACKAGE}/server/request_schemas.py"
 NATIVE_OUTPUT = f"{PACKAGE}/server/native.py"
 SKELETON_OUTPUT = f"{PACKAGE}/server/skeleton.py"
-RESPONSE_SCHEMA = "ResponseResource"
 CREATE = ("POST", "/responses")  # the create operation, by method and path template
 APP = Path("server/app.py")
 # A provider's own methods (`steps.Provider`, the gateways'), which no stub may take as its name.
@@ -304,19 +305,41 @@ class Skeleton:
     request_defaults: dict[str, Any]
 
 
+# The response fields the runtime writes whether or not the spec requires them (OpenAI's does not
+# require `status`, say), where the spec declares them.
+RUNTIME_FIELDS = frozenset(("status", "completed_at", "reasoning", "usage", "text", "store", "background"))
+
+
+def _stated(model: SpecModel, node: Any) -> Any:
+    """The value a response field declares: its `default`, else the one value its enum allows
+    (OpenAI's `object: {enum: [response]}`); MISSING if neither."""
+    found = declared_default(node)
+    if found is not MISSING:
+        return found
+    node = model.deref(node)
+    if not isinstance(node, dict):
+        return MISSING
+    values = node.get("enum")
+    return values[0] if isinstance(values, list) and len(values) == 1 else node.get("const", MISSING)
+
+
 def skeleton(model: SpecModel) -> Skeleton:
-    """The fields of `ResponseResource` and the defaults it and the create request declare."""
-    response = model.schemas.get(RESPONSE_SCHEMA)
+    """The fields of the create operation's answer and the defaults it and the create request declare."""
     create = next((op for op in model.operations if is_create(op)), None)
+    response_name = json_answer(create) if create is not None else None
+    response = model.schemas.get(response_name) if response_name else None
     request_name = create.request_schema if create is not None else None
     request = model.schemas.get(request_name) if request_name else None
-    fields = tuple(name for name in response.properties if name in response.required) if response else ()
+    properties, required = object_fields(model, response.node) if response else ({}, set())
+    fields = tuple(name for name in properties if name in required or name in RUNTIME_FIELDS)
+    declared = {k: d for k, v in properties.items() if k in fields and (d := _stated(model, v)) is not MISSING}
+    request_properties = object_fields(model, request.node)[0] if request else {}
     return Skeleton(
-        response=RESPONSE_SCHEMA,
+        response=response_name or "",
         request=request_name or "",
         fields=fields,
-        response_defaults={k: v for k, v in (response.defaults if response else {}).items() if k in fields},
-        request_defaults=dict(request.defaults) if request else {},
+        response_defaults=declared,
+        request_defaults={k: d for k, v in request_properties.items() if (d := declared_default(v)) is not MISSING},
     )
 
 

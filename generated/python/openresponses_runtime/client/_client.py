@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from .. import models
+from .. import bindings
 from ._config import RETRYABLE_STATUS, Config, encode_body, retry_delay
 from ._create import AsyncCreateMethod, CreateMethod
 from ._errors import APIConnectionError, APITimeoutError, OpenResponsesError, status_error
@@ -182,7 +182,7 @@ class Responses(CreateMethod, ResponsesOperations):
 
     def _create(
         self, body: dict[str, Any], *, stream: bool, check: bool, timeout: float | None, max_retries: int | None
-    ) -> models.ResponseResource | EventStream:
+    ) -> bindings.ResponseObject | EventStream:
         if stream:
             reply = self._client.request(
                 "POST", "/responses", {**body, "stream": True}, stream=True, timeout=timeout, max_retries=max_retries
@@ -208,7 +208,7 @@ class Responses(CreateMethod, ResponsesOperations):
                 retries=self._client.retries(max_retries),
             )
         reply = self._client.request("POST", "/responses", body, timeout=timeout, max_retries=max_retries)
-        return _parse(models.ResponseResource, reply, self._client.config)
+        return _parse(bindings.ResponseObject, reply, self._client.config)
 
     def compact(
         self,
@@ -220,11 +220,11 @@ class Responses(CreateMethod, ResponsesOperations):
         extra_body: Mapping[str, Any] | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
-    ) -> models.CompactResource:
+    ) -> bindings.CompactObject:
         """Shrink a conversation (`POST /responses/compact`); its `output` can start the next request's input."""
         body = _compact_body(model, input, previous_response_id, instructions, extra_body)
         reply = self._client.request("POST", "/responses/compact", body, timeout=timeout, max_retries=max_retries)
-        return _parse(models.CompactResource, reply, self._client.config)
+        return _parse(bindings.CompactObject, reply, self._client.config)
 
     def connect(self, *, check: bool = False, timeout: float | None = None) -> ResponsesSession:
         """A WebSocket session on `/responses` for turns one after another (use it as a context manager)."""
@@ -424,7 +424,7 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
 
     async def _create(
         self, body: dict[str, Any], *, stream: bool, check: bool, timeout: float | None, max_retries: int | None
-    ) -> models.ResponseResource | AsyncEventStream:
+    ) -> bindings.ResponseObject | AsyncEventStream:
         if stream:
             reply = await self._client.request(
                 "POST", "/responses", {**body, "stream": True}, stream=True, timeout=timeout, max_retries=max_retries
@@ -450,7 +450,7 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
                 retries=self._client.retries(max_retries),
             )
         reply = await self._client.request("POST", "/responses", body, timeout=timeout, max_retries=max_retries)
-        return _parse(models.ResponseResource, reply, self._client.config)
+        return _parse(bindings.ResponseObject, reply, self._client.config)
 
     async def compact(
         self,
@@ -462,11 +462,11 @@ class AsyncResponses(AsyncCreateMethod, AsyncResponsesOperations):
         extra_body: Mapping[str, Any] | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
-    ) -> models.CompactResource:
+    ) -> bindings.CompactObject:
         """Shrink a conversation (`POST /responses/compact`); its `output` can start the next request's input."""
         body = _compact_body(model, input, previous_response_id, instructions, extra_body)
         reply = await self._client.request("POST", "/responses/compact", body, timeout=timeout, max_retries=max_retries)
-        return _parse(models.CompactResource, reply, self._client.config)
+        return _parse(bindings.CompactObject, reply, self._client.config)
 
     def connect(self, *, check: bool = False, timeout: float | None = None) -> AsyncResponsesSession:
         """A WebSocket session on `/responses` (use it as `async with`)."""

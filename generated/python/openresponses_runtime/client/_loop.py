@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from .. import models
+from .. import bindings
 from ._config import jsonable
 from ._tools import Tool, as_tool, output_text
 
@@ -41,13 +41,13 @@ class RunResult:
     loop ran out of turns with calls still unanswered (they are in `pending_calls`).
     """
 
-    responses: list[models.ResponseResource] = field(default_factory=list)
+    responses: list[bindings.ResponseObject] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)
     stopped: Literal["completed", "max_turns"] = "completed"
     pending_calls: list[Any] = field(default_factory=list)
 
     @property
-    def final_response(self) -> models.ResponseResource:
+    def final_response(self) -> bindings.ResponseObject:
         return self.responses[-1]
 
     @property
@@ -60,7 +60,7 @@ class RunResult:
         return self.stopped == "completed"
 
 
-def response_text(response: models.ResponseResource) -> str:
+def response_text(response: bindings.ResponseObject) -> str:
     """The `output_text` parts of a response's messages, joined."""
     parts = []
     for item in response.output:
@@ -98,7 +98,7 @@ class Loop:
         """The keywords of this turn's `create`."""
         return {**self.params, "input": self.next_input}
 
-    def calls(self, response: models.ResponseResource) -> list[Any]:
+    def calls(self, response: bindings.ResponseObject) -> list[Any]:
         """Record a turn's response; the function calls still to run (none when the loop is over)."""
         self.result.responses.append(response)
         calls = [item for item in response.output if getattr(item, "type", None) == "function_call"]
@@ -132,7 +132,7 @@ class Loop:
             message = f"Error: {type(exc).__name__}: {exc}"
         return ToolCall(call.name, call.call_id, call.arguments, message, True)
 
-    def advance(self, response: models.ResponseResource, done: list[ToolCall]) -> None:
+    def advance(self, response: bindings.ResponseObject, done: list[ToolCall]) -> None:
         """Queue the outputs of a turn's calls, in call order, as the next turn's input."""
         self.result.tool_calls.extend(done)
         outputs = [{"type": "function_call_output", "call_id": c.call_id, "output": c.output} for c in done]

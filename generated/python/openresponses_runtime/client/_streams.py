@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from .. import models
+from .. import bindings
 from ..events import EVENT_TYPES, TERMINAL_EVENT_TYPES, GenericEvent, SSEDecoder, SSEMessage, parse_event
 from ..streaming import ResponseAccumulator, StreamChecker
 from ._config import Config, retry_delay
@@ -131,9 +131,9 @@ class StreamReader:
         if self.terminal is None:
             raise APIConnectionError("the stream ended before a terminal event (response.completed, ...)")
 
-    def final_response(self) -> models.ResponseResource:
+    def final_response(self) -> bindings.ResponseObject:
         built = self.accumulator.as_dict()
-        return self.validation.check(models.ResponseResource, built, "the response the stream built")
+        return self.validation.check(bindings.ResponseObject, built, "the response the stream built")
 
     def _raise_new(self) -> None:
         violation = self.checker.violations[self._seen]
@@ -227,7 +227,7 @@ class EventStream:
             if event.type == _TEXT_DELTA:
                 yield event.delta
 
-    def final_response(self) -> models.ResponseResource:
+    def final_response(self) -> bindings.ResponseObject:
         """Read the rest of the stream; the response it built."""
         for _ in self:
             pass
@@ -322,7 +322,7 @@ class AsyncEventStream:
             if event.type == _TEXT_DELTA:
                 yield event.delta
 
-    async def final_response(self) -> models.ResponseResource:
+    async def final_response(self) -> bindings.ResponseObject:
         """Read the rest of the stream; the response it built."""
         async for _ in self:
             pass

@@ -17,7 +17,7 @@ from typing import Any, get_type_hints
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .. import models
+from .. import bindings
 
 __all__ = ["Tool", "as_tool"]
 
@@ -34,7 +34,7 @@ class Tool:
         *,
         name: str | None = None,
         description: str | None = None,
-        definition: models.FunctionToolParam | Mapping[str, Any] | None = None,
+        definition: bindings.FunctionTool | Mapping[str, Any] | None = None,
     ):
         self.fn = fn
         self.is_async = inspect.iscoroutinefunction(fn)
@@ -54,7 +54,7 @@ class Tool:
         self.name: str = self.definition["name"]
 
     @classmethod
-    def from_definition(cls, definition: models.FunctionToolParam | Mapping[str, Any], fn: Callable[..., Any]) -> Tool:
+    def from_definition(cls, definition: bindings.FunctionTool | Mapping[str, Any], fn: Callable[..., Any]) -> Tool:
         """An explicit `FunctionTool` definition, run by `fn` (whose arguments are still validated)."""
         return cls(fn, definition=definition)
 

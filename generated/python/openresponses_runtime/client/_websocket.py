@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import ExitStack
 from typing import Any
 
-from .. import models
+from .. import bindings
 from ..events import SSEMessage
 from ._config import Config, encode_body
 from ._create import CREATE_PARAMS
@@ -101,7 +101,7 @@ class ResponsesSession:
         reader.end(expect_done=False)
         self._last = reader
 
-    def create(self, **params: Any) -> models.ResponseResource:
+    def create(self, **params: Any) -> bindings.ResponseObject:
         """One turn (the same keywords as `responses.create`); the response it ends with."""
         for _ in self.stream(**params):
             pass
@@ -160,7 +160,7 @@ class AsyncResponsesSession:
         reader.end(expect_done=False)
         self._last = reader
 
-    async def create(self, **params: Any) -> models.ResponseResource:
+    async def create(self, **params: Any) -> bindings.ResponseObject:
         """One turn (the same keywords as `responses.create`); the response it ends with."""
         async for _ in self.stream(**params):
             pass

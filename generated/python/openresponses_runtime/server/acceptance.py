@@ -50,7 +50,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ValidationError
 
-from .. import models
+from .. import bindings
 from .._base import UnknownContent, UnknownItem, UnknownTool
 from . import native
 from .errors import InvalidRequest
@@ -286,11 +286,11 @@ def _namespace_functions(tool: Any, at: str, report: _Report) -> Iterable[tuple[
         )
     for j, function in enumerate(functions):
         kind = function.get("type") if isinstance(function, dict) else None
-        if kind != "function":
+        if kind != "function" or bindings.FunctionTool is None:  # a tool the spec does not define
             report.add("tool", str(kind))
             continue
         try:
-            yield function, models.FunctionToolParam.model_validate_json(json.dumps(function), strict=True)
+            yield function, bindings.FunctionTool.model_validate_json(json.dumps(function), strict=True)
         except ValidationError as exc:
             error = exc.errors(include_url=False, include_context=False, include_input=False)[0]
             where = ".".join(str(step) for step in error["loc"])

@@ -80,7 +80,7 @@ from .background import BackgroundRuns
 from .bodies import DEFAULT_MAX_BODY_BYTES, check_content_type, json_path, parse_body, read_body, request_headers
 from .bounds import Bounds
 from .compaction import default_compaction
-from .emitter import Emitter
+from .emitter import Emitter, unserved
 from .errors import NotImplementedOperation
 from .ids import new_id
 from .lifecycle import Lifecycle
@@ -396,6 +396,8 @@ def create_app(
     `retention`: seconds stored responses and background runs' frames are kept (default: for ever),
     swept in a task of the server's own (see `background`).
     """
+    if gaps := unserved():  # a package built from a spec without what a response needs
+        raise ValueError(f"this package cannot serve responses: {'; '.join(gaps)}")
     keys = Keys(api_keys, secret=tenant_secret)
     if store is None or isinstance(store, str | os.PathLike):
         store = open_store(store)

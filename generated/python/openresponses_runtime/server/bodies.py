@@ -24,7 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope
 
-from .. import models
+from .. import bindings
 from .._base import UnknownItem
 from .errors import InvalidRequest
 from .nulls import disallowed_null
@@ -155,7 +155,7 @@ def parse_body(
     return data, body
 
 
-_OUTPUT_ITEM = TypeAdapter(models.ItemField)
+_OUTPUT_ITEM = TypeAdapter(bindings.OutputItem if bindings.OutputItem is not None else dict[str, Any])
 _ITEM_PATH = re.compile(r"input\[(\d+)\]\.([^.\[]+)")
 
 

@@ -14,8 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import models
-from ..events import EVENT_TYPES
+from .. import bindings
 from ..streaming import StreamChecker, Violation
 from .errors import ModelError, OpenResponsesError
 from .ids import new_id
@@ -42,45 +41,51 @@ from .wire import DONE_FRAME, dumps, loads, sse_frame
 __all__ = ["DONE_FRAME", "Emitter", "StreamViolation", "ToolPolicy", "dumps", "loads", "new_id", "sse_frame"]
 
 
-def _event(model: type) -> str:
-    """The `type` the event registry gives an event model: the emitter writes no event name itself,
-    so the events it sends follow the spec, and a model the spec dropped fails at import."""
-    for event_type, info in EVENT_TYPES.items():
-        if info.model is model:
-            return event_type
-    raise LookupError(f"the event registry has no event type for {model.__name__}")
+def _event(role: str) -> str:
+    """The `type` the spec gives the event of `role` (`bindings.EVENTS`, found in the event registry
+    by its wire value): the emitter writes no event name itself, so the events it sends follow the
+    spec. A role the spec has no event for is "" here, and `unserved()` names it."""
+    return bindings.EVENTS.get(role, "")
 
 
-_CREATED = _event(models.ResponseCreatedStreamingEvent)
-_IN_PROGRESS = _event(models.ResponseInProgressStreamingEvent)
-_FINISHED = {
-    "completed": _event(models.ResponseCompletedStreamingEvent),
-    "incomplete": _event(models.ResponseIncompleteStreamingEvent),
-}
-_FAILED = _event(models.ResponseFailedStreamingEvent)
-_ERROR = _event(models.ErrorStreamingEvent)
-_ITEM_ADDED = _event(models.ResponseOutputItemAddedStreamingEvent)
-_ITEM_DONE = _event(models.ResponseOutputItemDoneStreamingEvent)
-_PART_ADDED = _event(models.ResponseContentPartAddedStreamingEvent)
-_PART_DONE = _event(models.ResponseContentPartDoneStreamingEvent)
-_DELTA = {
-    "text": _event(models.ResponseOutputTextDeltaStreamingEvent),
-    "refusal": _event(models.ResponseRefusalDeltaStreamingEvent),
-    "reasoning": _event(models.ResponseReasoningDeltaStreamingEvent),
-}
+# The events every response needs, whatever the provider does; the rest are needed only by the
+# steps that write them (a refusal, reasoning, a function call).
+_NEEDED = ("created", "in_progress", "completed", "failed", "item_added", "item_done")
+_NEEDED += ("part_added", "part_done", "text_delta", "text_done")
+
+
+def unserved() -> list[str]:
+    """Why this package cannot serve responses (empty when it can): what the spec it was built from
+    lacks of the response object and the events every response needs, as the build reported it."""
+    if bindings.ResponseObject is not None and all(role in bindings.EVENTS for role in _NEEDED):
+        return []
+    return list(bindings.MISSING)
+
+
+_DETAILS = bindings.USAGE_DETAILS  # the counts the spec requires beyond those a provider reports
+_CREATED = _event("created")
+_IN_PROGRESS = _event("in_progress")
+_FINISHED = {"completed": _event("completed"), "incomplete": _event("incomplete")}
+_FAILED = _event("failed")
+_ERROR = _event("error")
+_ITEM_ADDED = _event("item_added")
+_ITEM_DONE = _event("item_done")
+_PART_ADDED = _event("part_added")
+_PART_DONE = _event("part_done")
+_DELTA = {"text": _event("text_delta"), "refusal": _event("refusal_delta"), "reasoning": _event("reasoning_delta")}
 # Each streamed part: its item type, the part it starts as, the field its text ends in, and the
 # event that closes that text.
 _PARTS = {
-    "text": ("message", "output_text", "text", _event(models.ResponseOutputTextDoneStreamingEvent)),
-    "refusal": ("message", "refusal", "refusal", _event(models.ResponseRefusalDoneStreamingEvent)),
-    "reasoning": ("reasoning", "reasoning_text", "text", _event(models.ResponseReasoningDoneStreamingEvent)),
+    "text": ("message", "output_text", "text", _event("text_done")),
+    "refusal": ("message", "refusal", "refusal", _event("refusal_done")),
+    "reasoning": ("reasoning", "reasoning_text", "text", _event("reasoning_done")),
 }
-_SUMMARY_PART_ADDED = _event(models.ResponseReasoningSummaryPartAddedStreamingEvent)
-_SUMMARY_PART_DONE = _event(models.ResponseReasoningSummaryPartDoneStreamingEvent)
-_SUMMARY_DELTA = _event(models.ResponseReasoningSummaryDeltaStreamingEvent)
-_SUMMARY_DONE = _event(models.ResponseReasoningSummaryDoneStreamingEvent)
-_ARGUMENTS_DELTA = _event(models.ResponseFunctionCallArgumentsDeltaStreamingEvent)
-_ARGUMENTS_DONE = _event(models.ResponseFunctionCallArgumentsDoneStreamingEvent)
+_SUMMARY_PART_ADDED = _event("summary_part_added")
+_SUMMARY_PART_DONE = _event("summary_part_done")
+_SUMMARY_DELTA = _event("summary_delta")
+_SUMMARY_DONE = _event("summary_done")
+_ARGUMENTS_DELTA = _event("arguments_delta")
+_ARGUMENTS_DONE = _event("arguments_done")
 
 
 class StreamViolation(AssertionError):
@@ -207,6 +212,8 @@ class Emitter:
     # -- events ------------------------------------------------------------------------------
 
     def _emit(self, out: list[dict[str, Any]], event: dict[str, Any]) -> None:
+        if not event["type"]:  # a step whose event the spec does not define (see `unserved`)
+            raise ModelError(f"the spec this server was built from has no event for {sorted(event)}")
         event["sequence_number"] = self.seq
         self.seq += 1
         if self.checker is not None:
@@ -581,8 +588,11 @@ class Emitter:
             "input_tokens": u.input_tokens,
             "output_tokens": u.output_tokens,
             "total_tokens": u.input_tokens + u.output_tokens,
-            "input_tokens_details": {"cached_tokens": u.cached_tokens},
-            "output_tokens_details": {"reasoning_tokens": u.reasoning_tokens},
+            "input_tokens_details": {**_DETAILS.get("input_tokens_details", {}), "cached_tokens": u.cached_tokens},
+            "output_tokens_details": {
+                **_DETAILS.get("output_tokens_details", {}),
+                "reasoning_tokens": u.reasoning_tokens,
+            },
         }
 
 

@@ -27,7 +27,7 @@ from urllib.parse import parse_qs
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope
 
-from .. import models
+from .. import bindings
 from .asgi import event_stream
 from .auth import Keys, current_tenant
 from .background import BackgroundRuns
@@ -38,7 +38,7 @@ from .wire import dumps
 __all__ = ["Lifecycle"]
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
-_INCLUDE = frozenset(value.value for value in models.IncludeEnum)
+_INCLUDE = bindings.INCLUDE
 MAX_PAGE = 100
 MAX_SEQUENCE = 2**53
 DEFAULT_PAGE = 20

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
-from .. import models
+from .. import bindings
 
 __all__ = [
     "Accepted",
@@ -198,7 +198,7 @@ class ProviderRequest:
     allowed_tools: frozenset[str]
     max_output_tokens: int | None
     reasoning: dict[str, Any] | None
-    body: models.CreateResponseBody | None = None
+    body: bindings.CreateBody | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     ignored: tuple[str, ...] = ()
 

@@ -11,6 +11,7 @@
 //
 // Starting an item closes the one before it, and the end closes whatever is still open.
 
+import { EVENTS } from "../../bindings.js";
 import { StreamChecker } from "../streaming/checker.js";
 import { pyRepr } from "../streaming/pyvalues.js";
 
@@ -94,31 +95,25 @@ export class ToolPolicy {
 
 // The text parts: the item that holds them, the part type, the field of the text, and the events.
 const PARTS = {
-  text: [
-    "message",
-    "output_text",
-    "text",
-    "response.output_text.delta",
-    "response.output_text.done",
-  ],
+  text: ["message", "output_text", "text", EVENTS.text_delta, EVENTS.text_done],
   refusal: [
     "message",
     "refusal",
     "refusal",
-    "response.refusal.delta",
-    "response.refusal.done",
+    EVENTS.refusal_delta,
+    EVENTS.refusal_done,
   ],
   reasoning: [
     "reasoning",
     "reasoning_text",
     "text",
-    "response.reasoning.delta",
-    "response.reasoning.done",
+    EVENTS.reasoning_delta,
+    EVENTS.reasoning_done,
   ],
 };
 const FINISHED = {
-  completed: "response.completed",
-  incomplete: "response.incomplete",
+  completed: EVENTS.completed,
+  incomplete: EVENTS.incomplete,
 };
 const copy = (value) => structuredClone(value);
 
@@ -166,9 +161,9 @@ export class Emitter {
   start() {
     const out = [];
     this.started = true;
-    this.#emit(out, { type: "response.created", response: this.#snapshot() });
+    this.#emit(out, { type: EVENTS.created, response: this.#snapshot() });
     this.#emit(out, {
-      type: "response.in_progress",
+      type: EVENTS.in_progress,
       response: this.#snapshot(),
     });
     return out;
@@ -237,7 +232,7 @@ export class Emitter {
         const item = this.#need("function_call", step);
         item.chunks.push(step.delta);
         this.#emit(out, {
-          type: "response.function_call_arguments.delta",
+          type: EVENTS.arguments_delta,
           item_id: item.item.id,
           output_index: item.index,
           delta: step.delta,
@@ -335,7 +330,7 @@ export class Emitter {
       param: error.param ?? null,
       message: error.message ?? "the model failed",
     };
-    this.#emit(out, { type: "error", error: payload });
+    this.#emit(out, { type: EVENTS.error, error: payload });
     this.response.status = "failed";
     this.response.completed_at = Math.floor(Date.now() / 1000);
     this.response.error = {
@@ -343,7 +338,7 @@ export class Emitter {
       message: payload.message,
     };
     this.response.usage = this.#usage();
-    this.#emit(out, { type: "response.failed", response: this.#snapshot() });
+    this.#emit(out, { type: EVENTS.failed, response: this.#snapshot() });
     return out;
   }
 
@@ -388,7 +383,7 @@ export class Emitter {
       chunks: [],
     };
     this.#emit(out, {
-      type: "response.output_item.added",
+      type: EVENTS.item_added,
       output_index: index,
       item: copy(item),
     });
@@ -425,7 +420,7 @@ export class Emitter {
       item.partField = field;
       item.item.content.push(part);
       this.#emit(out, {
-        type: "response.content_part.added",
+        type: EVENTS.part_added,
         ...this.#partIds(item),
         part: copy(part),
       });
@@ -458,7 +453,7 @@ export class Emitter {
     if (field === "text") event.logprobs = [];
     this.#emit(out, event);
     this.#emit(out, {
-      type: "response.content_part.done",
+      type: EVENTS.part_done,
       ...ids,
       part: copy(part),
     });
@@ -475,7 +470,7 @@ export class Emitter {
       const args = item.chunks.join("");
       item.item.arguments = args;
       this.#emit(out, {
-        type: "response.function_call_arguments.done",
+        type: EVENTS.arguments_done,
         item_id: item.item.id,
         output_index: item.index,
         arguments: args,
@@ -483,7 +478,7 @@ export class Emitter {
     }
     item.item.status = status;
     this.#emit(out, {
-      type: "response.output_item.done",
+      type: EVENTS.item_done,
       output_index: item.index,
       item: copy(item.item),
     });
@@ -504,35 +499,35 @@ export class Emitter {
     const index = this.output.length;
     this.output.push(item);
     this.#emit(out, {
-      type: "response.output_item.added",
+      type: EVENTS.item_added,
       output_index: index,
       item: copy(item),
     });
     const ids = { item_id: item.id, output_index: index, summary_index: 0 };
     this.#emit(out, {
-      type: "response.reasoning_summary_part.added",
+      type: EVENTS.summary_part_added,
       ...ids,
       part: { type: "summary_text", text: "" },
     });
     this.#emit(out, {
-      type: "response.reasoning_summary_text.delta",
+      type: EVENTS.summary_delta,
       ...ids,
       delta: step.text,
     });
     this.#emit(out, {
-      type: "response.reasoning_summary_text.done",
+      type: EVENTS.summary_done,
       ...ids,
       text: step.text,
     });
     this.#emit(out, {
-      type: "response.reasoning_summary_part.done",
+      type: EVENTS.summary_part_done,
       ...ids,
       part: copy(part),
     });
     item.summary.push(part);
     item.status = "completed";
     this.#emit(out, {
-      type: "response.output_item.done",
+      type: EVENTS.item_done,
       output_index: index,
       item: copy(item),
     });
@@ -553,13 +548,13 @@ export class Emitter {
     const index = this.output.length;
     this.output.push(item);
     this.#emit(out, {
-      type: "response.output_item.added",
+      type: EVENTS.item_added,
       output_index: index,
       item: copy(item),
     });
     item.status = finalStatus;
     this.#emit(out, {
-      type: "response.output_item.done",
+      type: EVENTS.item_done,
       output_index: index,
       item: copy(item),
     });

@@ -1,10 +1,10 @@
-import type { ResponseResource } from "../../models.js";
+import type { ResponseObject } from "../../bindings.js";
 
 /** Builds the response of a stream from its events. */
 export declare class ResponseAccumulator {
   /** `validate`: what `result()` checks the built response with (the streaming module passes zod's). */
   constructor(options?: {
-    validate?: (response: Record<string, unknown>) => ResponseResource;
+    validate?: (response: Record<string, unknown>) => ResponseObject;
   });
   /** The latest lifecycle event's response snapshot. */
   response: Record<string, unknown>;
@@ -17,6 +17,6 @@ export declare class ResponseAccumulator {
   feed(event: unknown): void;
   /** The response as a plain object: the latest snapshot, with the streamed items if it lists none. */
   asObject(): Record<string, unknown>;
-  /** The response as a validated `ResponseResource`; throws a `ZodError` if it breaks the schema. */
-  result(): ResponseResource;
+  /** The response as a validated response object; throws a `ZodError` if it breaks the schema. */
+  result(): ResponseObject;
 }

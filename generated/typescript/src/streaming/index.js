@@ -6,7 +6,7 @@ import { validateResponse } from "./schemas.js";
 export { checkSse, StreamChecker, Violation } from "./checker.js";
 export { summarizeIssues, validateEvent, validateResponse } from "./schemas.js";
 
-/** Builds the response of a stream from its events; `result()` validates it with the zod `ResponseResource`. */
+/** Builds the response of a stream from its events; `result()` validates it with the zod schema of the spec's response object. */
 export class ResponseAccumulator extends Accumulator {
   constructor(options = {}) {
     super({ validate: validateResponse, ...options });

@@ -1,4 +1,4 @@
-import type { ResponseResource } from "../../models.js";
+import type { ResponseObject } from "../../bindings.js";
 import type { ValidationResult } from "./checker.js";
 
 /**
@@ -26,5 +26,5 @@ export declare function validateEvent(
   type: string,
 ): ValidationResult | null;
 
-/** The response as a validated `ResponseResource`; throws a `ZodError` if it breaks the schema. */
-export declare function validateResponse(response: unknown): ResponseResource;
+/** The response as a validated response object; throws a `ZodError` if it breaks the schema. */
+export declare function validateResponse(response: unknown): ResponseObject;

@@ -1,9 +1,10 @@
 // Schema validation for the stream checker: each core event through the zod schema `parseEvent`
-// uses for its type, and the accumulated response through `ResponseResource`.
+// uses for its type, and the accumulated response through the spec's response object (found by
+// the build as the create operation's answer, see bindings.js).
 
+import { MISSING, ResponseObject } from "../../bindings.js";
 import { describeIssues, schemaIssues } from "../../errors.js";
 import { EVENT_TYPES } from "../../events.js";
-import { ResponseResource } from "../../models.js";
 
 /**
  * What went wrong, as the Python checker summarizes it: up to `limit` issues, `path: message`;
@@ -33,7 +34,11 @@ export function validateEvent(event, type) {
     : { ok: false, message: summarizeIssues(outcome.error, 3, event) };
 }
 
-/** The response as a validated `ResponseResource`; throws a `ZodError` if it breaks the schema. */
+/**
+ * The response as a validated response object; throws a `ZodError` if it breaks the schema, and an
+ * `Error` if the spec the package was built from defines no response object.
+ */
 export function validateResponse(response) {
-  return ResponseResource.parse(response);
+  if (ResponseObject === null) throw new Error(MISSING.join("; "));
+  return ResponseObject.parse(response);
 }
