@@ -68,7 +68,7 @@ def test_every_discriminator_maps_every_variant():
         assert set(node["discriminator"]["mapping"].values()) == refs, node["discriminator"]
     items = DOCUMENT["components"]["schemas"]["ItemParam"]["discriminator"]["mapping"]
     assert items["message"] == "#/components/schemas/MessageItemParam"
-    assert items["acme:web_search_call"] == "#/components/schemas/AcmeWebSearchCall"  # vendor variants too
+    assert items["acme:web_search_call"] == "#/components/schemas/AcmeWebSearchCallParam"  # vendor variants too, in their input form
     roles = DOCUMENT["components"]["schemas"]["MessageItemParam"]["discriminator"]
     assert roles["propertyName"] == "role" and set(roles["mapping"]) == {"user", "system", "developer", "assistant"}
 
@@ -254,7 +254,7 @@ items = TypeAdapter(list[m.ItemParam]).validate_python([
     {"type": "item_reference", "id": "msg_1"},
 ])
 kinds = [type(getattr(i.root, "root", i.root)).__name__ for i in items]
-assert kinds == ["DeveloperMessageItemParam", "AcmeWebSearchCall", "ItemReferenceParam"], kinds
+assert kinds == ["DeveloperMessageItemParam", "AcmeWebSearchCallParam", "ItemReferenceParam"], kinds
 try:
     m.ItemParam.model_validate({"type": "message", "role": "robot", "content": "x"})
 except Exception as exc:

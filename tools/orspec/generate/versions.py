@@ -23,8 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..bundle import SourceMap
 from ..releases import Release
 from ..schema import build
+from .bindings import bind, generate_bindings
 from .docs import OUT, generate_docs
 from .history import History, build_history
 from .typescript import ROOT as TS_ROOT
@@ -62,7 +64,8 @@ def release_docs(
         for path, data in pages.items():
             out[f"{OUT}/{release.date}/{path.removeprefix(OUT + '/')}"] = data
         # Every generated ES module, so that whatever the checker imports is the release's own.
-        modules = generate_typescript(model) | generate_typescript_checker(model)
+        bound = generate_bindings(model, bind(model, SourceMap()))  # a release's problems are not reported
+        modules = generate_typescript(model) | generate_typescript_checker(model) | bound
         for path, data in modules.items():
             if path.endswith(".js"):
                 name = path.removeprefix(f"{TS_ROOT}/")
