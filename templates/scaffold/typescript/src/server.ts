@@ -11,7 +11,12 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { Duplex } from "node:stream";
-import { ROUTES, type Route } from "openresponses-runtime";
+import {
+  ROUTES,
+  type CreateAnswer,
+  type CreateBody,
+  type Route,
+} from "openresponses-runtime";
 import {
   acceptUpgrade,
   refuseUpgrade,
@@ -84,7 +89,7 @@ export interface ServerOptions {
 }
 
 interface Stored {
-  response: Record<string, unknown>;
+  response: CreateAnswer;
   input: Item[];
   /** Earlier turns and this input: what a continuation of this response starts from. */
   context: Item[];
@@ -181,7 +186,10 @@ export function createProviderServer(
           "previous_response_id",
           "previous_response_not_found",
         );
-      history = [...previous.context, ...(previous.response.output as Item[])];
+      // Output items go back into the context as the wire has them; an item type the package does not
+      // know is typed by a brand that no plain string matches, hence the widening through unknown.
+      const output = previous.response.output as unknown as Item[];
+      history = [...previous.context, ...output];
     }
     const policy = ToolPolicy.fromRequest(body.tools, body.tool_choice);
     return {
@@ -200,7 +208,8 @@ export function createProviderServer(
   ) {
     const request = turn(body, run.signal, local);
     const emitter = new Emitter(
-      responseSkeleton(body, { model: body.model ?? "demo" }),
+      // The body passed the create schema on its way in (`validated`), so it is a CreateBody.
+      responseSkeleton(body as CreateBody, { model: body.model ?? "demo" }),
       { policy: request.policy },
     );
     const events = emitEvents(emitter, provider.respond(request));
