@@ -68,7 +68,9 @@ def test_every_discriminator_maps_every_variant():
         assert set(node["discriminator"]["mapping"].values()) == refs, node["discriminator"]
     items = DOCUMENT["components"]["schemas"]["ItemParam"]["discriminator"]["mapping"]
     assert items["message"] == "#/components/schemas/MessageItemParam"
-    assert items["acme:web_search_call"] == "#/components/schemas/AcmeWebSearchCallParam"  # vendor variants too, in their input form
+    assert (
+        items["acme:web_search_call"] == "#/components/schemas/AcmeWebSearchCallParam"
+    )  # vendor variants too, in their input form
     roles = DOCUMENT["components"]["schemas"]["MessageItemParam"]["discriminator"]
     assert roles["propertyName"] == "role" and set(roles["mapping"]) == {"user", "system", "developer", "assistant"}
 
