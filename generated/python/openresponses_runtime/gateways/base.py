@@ -39,7 +39,6 @@ from typing import Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 from urllib.request import getproxies, proxy_bypass
 
-from ..events import SSEDecoder
 from ..server import (
     Accepted,
     InvalidRequest,
@@ -57,6 +56,7 @@ from ..server import (
 from ..server.ids import new_id
 from ..server.wire import dumps, loads
 from ..upstream import Upstream, UpstreamError, UpstreamResponse
+from .stream import PlainShape, PlainText, finish_reading, json_events, replayable
 
 __all__ = [
     "EFFORTS",
@@ -64,6 +64,8 @@ __all__ = [
     "MODEL_NOT_FOUND",
     "OTHER",
     "ErrorRule",
+    "PlainShape",
+    "PlainText",
     "GatewayProvider",
     "UpstreamClient",
     "UpstreamResponse",
@@ -79,12 +81,11 @@ __all__ = [
     "loads",
     "new_id",
     "reasoning_asked",
+    "replayable",
     "upstream_error",
 ]
 
 log = logging.getLogger("openresponses_runtime.gateways")
-
-_FINISH_SECONDS = 1.0  # what an upstream gets to end its body after its last event
 
 
 # -- input, as the upstreams take it --------------------------------------------------------
@@ -221,62 +222,6 @@ class UpstreamClient:
 async def read_all(reply: UpstreamResponse) -> bytes:
     """An answer's whole body."""
     return b"".join([chunk async for chunk in reply.iter_any()])
-
-
-async def json_events(reply: UpstreamResponse) -> AsyncIterator[dict[str, Any]]:
-    """The JSON objects of an upstream's SSE stream, up to `data: [DONE]` or the end of the body.
-
-    A frame that is not a JSON object is skipped and logged. A connection that breaks off simply
-    ends the objects: the gateway notices that the answer never finished. Each object is parsed
-    when it is asked for: a whole network read's objects alive at once (hundreds) cost more in
-    garbage collection than their parsing."""
-    decoder = SSEDecoder()
-    body = reply.iter_any()
-    try:
-        async for data in body:
-            for message in decoder.feed(data):
-                if message.data == "[DONE]":
-                    await finish_reading(body)
-                    return
-                try:  # `_object`, inlined: this runs once an upstream event
-                    event = loads(message.data)
-                except ValueError:
-                    event = None
-                if type(event) is dict:
-                    yield event
-                else:
-                    _object(message.data)  # not an object: skipped, and logged
-        for message in decoder.close():
-            if message.data == "[DONE]":
-                return
-            if (event := _object(message.data)) is not None:
-                yield event
-    except UpstreamError as exc:
-        log.warning("the upstream's stream broke off: %s", exc)
-
-
-def _object(data: str) -> dict[str, Any] | None:
-    try:
-        event = loads(data)  # by orjson when installed; no upstream API sends integers beyond 64 bits
-    except ValueError:
-        event = None
-    if not isinstance(event, dict):
-        log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
-        return None
-    return event
-
-
-async def finish_reading(rest: AsyncIterator[Any]) -> None:
-    """Read what is left of an answer after its last event, so that its connection goes back to the
-    pool for the next turn: a connection whose body was not read to its end is closed, and a new one
-    costs a TCP and TLS handshake. An upstream that keeps the body open past `_FINISH_SECONDS`
-    keeps its connection closed, as before."""
-    try:
-        async with asyncio.timeout(_FINISH_SECONDS):
-            async for _ in rest:
-                pass
-    except (TimeoutError, UpstreamError):
-        pass
 
 
 async def aiter_of(events: Iterable[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
@@ -516,45 +461,38 @@ class GatewayProvider:
         return _URL.sub(_public_url, self.base_url)
 
     async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        # One generator from the upstream's events to the server: each layer more costs every event.
         self.credentials()  # known to the log filter before anything is sent
         try:
-            async for step in self._respond(request):
-                yield step
-        except OpenResponsesError as exc:  # the client's answer: said in the gateway's words, scrubbed
+            payload = self.upstream_request(request)
+            url = self.endpoint(request, payload)
+            try:
+                reply = await self._http.post(url, dumps(payload), self.upstream_headers())
+            except UpstreamError as exc:  # before the answer began: no stream to end
+                raise ModelError(
+                    f"The upstream at {url} cannot be reached: {exc}", code="upstream_unreachable", status=502
+                ) from None
+            try:
+                if reply.status != 200:
+                    body = await self._whole(reply, url)
+                    raise self.upstream_error(reply.status, body, reply.header(b"retry-after") or None)
+                kind = reply.header(b"content-type").split(";")[0].strip().lower()
+                if kind == "text/event-stream":
+                    events = self.stream_events(reply)
+                else:  # some servers answer whole whatever the request asked: read it as its events
+                    events = aiter_of(self.whole_answer(kind, await self._whole(reply, url)))
+                yield Accepted()  # the client's stream begins now, however long the upstream thinks
+                async for step in self.steps(request, events):
+                    yield step
+                await finish_reading(events)  # what follows the last event: the end of the body
+            finally:
+                reply.close()  # back to the pool if read to its end, else closed (which cancels upstream)
+        except OpenResponsesError as exc:  # the client's answer (an upstream's error event too): scrubbed
             exc.message = self.scrub(exc.message)
             raise
         except Exception as exc:  # a bug, or a library's error: logged with its traceback, its words scrubbed
             exc.args = tuple(self.scrub(arg) if isinstance(arg, str) else arg for arg in exc.args)
             raise
-
-    async def _respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
-        payload = self.upstream_request(request)
-        url = self.endpoint(request, payload)
-        try:
-            reply = await self._http.post(url, dumps(payload), self.upstream_headers())
-        except UpstreamError as exc:  # before the answer began: no stream to end
-            raise ModelError(
-                self.scrub(f"The upstream at {url} cannot be reached: {exc}"), code="upstream_unreachable", status=502
-            ) from None
-        try:
-            if reply.status != 200:
-                body = await self._whole(reply, url)
-                raise self.upstream_error(reply.status, body, reply.header(b"retry-after") or None)
-            kind = reply.header(b"content-type").split(";")[0].strip().lower()
-            if kind == "text/event-stream":
-                events = self.stream_events(reply)
-            else:  # some servers answer whole whatever the request asked: read it as its events
-                events = aiter_of(self.whole_answer(kind, await self._whole(reply, url)))
-            yield Accepted()  # the client's stream begins now, however long the upstream thinks
-            try:
-                async for step in self.steps(request, events):
-                    yield step
-            except OpenResponsesError as exc:  # an error event of the upstream's, in its words
-                exc.message = self.scrub(exc.message)
-                raise
-            await finish_reading(events)  # what follows the last event: the end of the body
-        finally:
-            reply.close()  # back to the pool if read to its end, else closed (which cancels upstream)
 
     async def _whole(self, reply: UpstreamResponse, url: str) -> bytes:
         try:

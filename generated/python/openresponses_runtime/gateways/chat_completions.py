@@ -65,7 +65,16 @@ from ..server import (
     TextDelta,
     UsageReport,
 )
-from .base import GatewayProvider, UpstreamResponse, expand_compactions, json_events, reasoning_asked
+from .base import (
+    GatewayProvider,
+    PlainShape,
+    PlainText,
+    UpstreamResponse,
+    expand_compactions,
+    json_events,
+    reasoning_asked,
+    replayable,
+)
 
 __all__ = ["ChatCompletionsProvider", "chat_chunks", "steps_from_chunks", "to_chat_messages", "to_chat_request"]
 
@@ -232,11 +241,11 @@ def _error_message(error: Any) -> str:
     return str(error)
 
 
-def chat_chunks(reply: UpstreamResponse) -> AsyncIterator[dict[str, Any]]:
-    """The JSON chunks of a Chat Completions SSE stream, up to `[DONE]` or the end of the body. An
-    `event: error` frame comes through as the `{"error": ...}` it carries; `steps_from_chunks`
-    notices an answer that never finished."""
-    return json_events(reply)
+def chat_chunks(reply: UpstreamResponse) -> AsyncIterator[dict[str, Any] | PlainText]:
+    """The JSON chunks of a Chat Completions SSE stream, up to `[DONE]` or the end of the body, plain
+    text chunks as `PlainText`. An `event: error` frame comes through as the `{"error": ...}` it
+    carries; `steps_from_chunks` notices an answer that never finished."""
+    return json_events(reply, _PLAIN)
 
 
 def _usage(chunk: dict[str, Any]) -> UsageReport | None:
@@ -295,8 +304,26 @@ def _delta_of(choice: Any) -> dict[str, Any] | None:
 _TEXT_ONLY = frozenset({"content", "role"})
 
 
-async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
-    """Chat Completions chunks as steps (choice 0 only).
+def _plain_text(chunk: dict[str, Any]) -> str | None:
+    """The text of a chunk that is more text and nothing else (no usage, no finish), else None."""
+    choices = chunk.get("choices")
+    if "x_groq" in chunk or chunk.get("usage") is not None or chunk.get("error") is not None:
+        return None
+    if type(choices) is not list or len(choices) != 1 or type(choices[0]) is not dict:
+        return None
+    choice = choices[0]
+    delta = choice.get("delta")
+    if type(delta) is not dict or not delta.keys() <= _TEXT_ONLY or choice.get("finish_reason"):
+        return None
+    content = delta.get("content")
+    return content if type(content) is str and choice.get("index", 0) == 0 else None
+
+
+_PLAIN = PlainShape(b'"content"', _plain_text)
+
+
+async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any] | PlainText]) -> AsyncIterator[Step]:
+    """Chat Completions chunks (or `PlainText` ones) as steps (choice 0 only).
 
     Reasoning streams as it arrives and ends when anything else starts. Tool calls stream by
     `index`: the first delta of an index carries `id` and `function.name` (some upstreams split
@@ -356,7 +383,16 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
         pending = None
         return steps
 
+    chunks, again = replayable(chunks)
     async for chunk in chunks:
+        if type(chunk) is PlainText:  # a run of chunks of more text (see `_plain_text`): most of most answers
+            if reasoning or pending or open_call:  # the first one ends what is open: read it whole
+                again.extend(chunk.first())
+                continue
+            for text in chunk[0]:
+                if text:
+                    yield TextDelta(text)
+            continue
         if "usage" in chunk or "x_groq" in chunk:
             usage = _usage(chunk) or usage
         if chunk.get("error") is not None:

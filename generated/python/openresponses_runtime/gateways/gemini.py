@@ -102,14 +102,19 @@ from ..server import (
 from .base import (
     MODEL_NOT_FOUND,
     GatewayProvider,
+    PlainShape,
+    PlainText,
+    UpstreamResponse,
     content_text,
     data_url,
     effort_table,
     expand_compactions,
     ignore,
+    json_events,
     loads,
     new_id,
     reasoning_asked,
+    replayable,
 )
 
 __all__ = [
@@ -416,7 +421,34 @@ def _kept_signature(signature: str, on: str) -> ReasoningEnd:
     return ReasoningEnd(json.dumps({"gemini": {"thoughtSignature": signature, "part": on}}))
 
 
-async def steps_from_responses(events: AsyncIterator[dict[str, Any]], *, parallel: bool = True) -> AsyncIterator[Step]:
+# What a chunk may hold besides its candidate and still be text and nothing more.
+_PLAIN_KEYS = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId", "createTime"})
+
+
+def _plain_text(event: dict[str, Any]) -> str | None:
+    """The text of a chunk of one text part of candidate 0 and nothing more (usage aside), else None."""
+    candidates = event.get("candidates")
+    if not event.keys() <= _PLAIN_KEYS or type(candidates) is not list or len(candidates) != 1:
+        return None
+    usage, candidate = event.get("usageMetadata"), candidates[0]
+    if (usage is not None and type(usage) is not dict) or type(candidate) is not dict:
+        return None
+    content = candidate.get("content")
+    if not candidate.keys() <= {"content", "index"} or candidate.get("index", 0) != 0 or type(content) is not dict:
+        return None
+    parts = content.get("parts")
+    if type(parts) is not list or len(parts) != 1 or type(parts[0]) is not dict or parts[0].keys() != {"text"}:
+        return None
+    text = parts[0]["text"]
+    return text if type(text) is str else None
+
+
+_PLAIN = PlainShape(b'"text"', _plain_text)
+
+
+async def steps_from_responses(
+    events: AsyncIterator[dict[str, Any] | PlainText], *, parallel: bool = True
+) -> AsyncIterator[Step]:
     """`GenerateContentResponse` chunks as steps, part by part (see the module docstring).
 
     Usage is cumulative (the last chunk's wins); the answer ends at a `finishReason`, or at a
@@ -438,7 +470,18 @@ async def steps_from_responses(events: AsyncIterator[dict[str, Any]], *, paralle
         thinking, kept, signature = False, signature, None
         return [_kept_signature(kept, "thought") if kept else ReasoningEnd()]
 
+    events, again = replayable(events)
     async for event in events:
+        if type(event) is PlainText:  # a run of text chunks (see `_plain_text`)
+            if thinking:  # the first ends the thought: read it whole
+                again.extend(event.first())
+                continue
+            if type(kept := event.template.like.get("usageMetadata")) is dict:  # each the same as this
+                usage = kept
+            for text in event[0]:
+                if text:
+                    yield TextDelta(text)
+            continue
         if event.get("error") is not None:
             for step in end_thinking():
                 yield step
@@ -630,6 +673,9 @@ class GeminiProvider(GatewayProvider):
 
     def tokens_counted(self, answer: dict[str, Any]) -> Any:
         return answer.get("totalTokens")
+
+    def stream_events(self, reply: UpstreamResponse) -> AsyncIterator[dict[str, Any] | PlainText]:
+        return json_events(reply, _PLAIN)
 
     def steps(self, request: ProviderRequest, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
         return steps_from_responses(events, parallel=getattr(request.body, "parallel_tool_calls", None) is not False)
