@@ -9,7 +9,6 @@ import random
 from pathlib import Path
 
 import pytest
-
 from openresponses_runtime.gateways import anthropic_messages, chat_completions, gemini
 from openresponses_runtime.gateways.stream import PlainText, json_events
 
@@ -54,7 +53,9 @@ def _text_stream(shape: str, texts: list[str], *, crlf: bool = False) -> bytes:
         body = b"".join(message(event) for event in text)
         body = message({"id": "c", "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}) + body
     elif shape == "anthropic":
-        deltas = [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}} for t in texts]
+        deltas = [
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}} for t in texts
+        ]
         body = b"".join(message(event, "content_block_delta") for event in deltas)
     else:
         chunks = [{"candidates": [{"content": {"parts": [{"text": t}], "role": "model"}, "index": 0}]} for t in texts]
@@ -62,7 +63,7 @@ def _text_stream(shape: str, texts: list[str], *, crlf: bool = False) -> bytes:
     return body.replace(b"\n", b"\r\n") if crlf else body
 
 
-TEXTS = ["a", "", "é \\ \"q\" \u2028", "line\nbreak", "\ud83d\ude00", "x" * 300, "b", "c", "d"]
+TEXTS = ["a", "", 'é \\ "q" \u2028', "line\nbreak", "\ud83d\ude00", "x" * 300, "b", "c", "d"]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -89,7 +90,7 @@ def test_messages_that_only_look_like_plain_text_are_read_whole(shape: str):
         lead + b"data: " + data.replace(b'"q"', b'"q",\ndata: "r"') + b"\n\n",  # over two data lines
         lead + b"data: " + data.replace(b'"q"', b"5") + b"\n\n",  # not a string
         lead + b"data: " + data.replace(b'"q"', b'"\\x"') + b"\n\n",  # not JSON
-        b"data: {\"other\": 1}\n\n",
+        b'data: {"other": 1}\n\n',
         b"data: not json\n\n",
     ]
     rng = random.Random(7)
