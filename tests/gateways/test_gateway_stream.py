@@ -115,3 +115,11 @@ def test_recorded_streams_read_the_same(shape: str):
         assert _expanded(_read([body], SHAPES[shape])) == whole, path.name
         for _ in range(5):
             assert _expanded(_read(_split(body, rng), SHAPES[shape])) == whole, path.name
+
+
+def test_a_plain_message_with_two_values_where_its_text_goes_is_not_two_texts():
+    body = _text_stream("chat", ["a", "b", "c", "d"])
+    bad = body.replace(b'"b"', b'"b", "x"')  # invalid JSON where one text was: skipped, never a text "x"
+    whole = _read([bad])
+    assert _expanded(_read([bad], SHAPES["chat"])) == whole
+    assert [e["choices"][0]["delta"]["content"] for e in whole[1:]] == ["a", "c", "d"]

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import re
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -148,9 +148,7 @@ async def json_events(reply: UpstreamResponse, plain: PlainShape | None = None) 
                 if template is not None and split_by is not template:
                     parts.extendleft(reversed([(piece, template) for piece in _plain_runs(part, template)]))  # type: ignore[arg-type]
                     continue
-                offset = 0
-                for message in part.split(b"\n\n"):  # type: ignore[union-attr]
-                    offset += len(message) + 2
+                for message, offset in _each_message(part):  # type: ignore[arg-type]
                     raw = _data(message)
                     if raw is None:
                         continue
@@ -230,18 +228,21 @@ def _message_by_message(region: bytes, template: Template) -> list[bytes | list[
 
 
 def _run(strings: list[bytes], template: Template) -> list[Any]:
-    """Plain text messages' texts (JSON strings, several to an item where joined with `,\\n`) as
-    one `PlainText`, parsed at once; as events one by one if one of them is not a JSON string
-    after all (an escape JSON has not, say)."""
-    try:
-        texts = _fast_loads(b"[" + b",\n".join(strings) + b"]")
-    except ValueError:
-        texts = None
-    if type(texts) is list and all(type(text) is str for text in texts):
-        return [_new_plain(PlainText, (texts, template))]
+    """Plain text messages' texts (JSON strings on one line each, several to an item where joined
+    with `,\n`) as one `PlainText`, parsed at once; as events one by one if one is not a JSON
+    string after all (a number, an escape JSON has not). A raw line break is no part of a JSON
+    string: each `,\n` is between two texts, and a text that is one value is a string if it begins so."""
+    joined = b",\n".join(strings)
+    separators = joined.count(b",\n")
+    if joined[:1] == b'"' and separators == joined.count(b',\n"'):
+        try:
+            texts = _fast_loads(b"[" + joined + b"]")
+        except ValueError:
+            texts = ()
+        if len(texts) == separators + 1:  # one value a text, not two (`"a", "b"`, which JSON has not)
+            return [_new_plain(PlainText, (texts, template))]
     head, tail = template.head, template.tail
-    strings = b",\n".join(strings).split(b",\n")
-    return [event for string in strings if (event := _object(head + string + tail)) is not None]
+    return [event for string in joined.split(b",\n") if (event := _object(head + string + tail)) is not None]
 
 
 def _object(data: bytes) -> dict[str, Any] | None:
@@ -274,7 +275,7 @@ class SSEData:
         if b"\r" in text:  # CRLF or CR line ends, made LF; a CR last may be half of a CRLF: held
             if text[-1:] == b"\r":
                 text, held = text[:-1], b"\r"
-            text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            text = _lf(text)
         end = text.rfind(b"\n\n")
         if end < 0:
             self._pending = text + held
@@ -285,8 +286,25 @@ class SSEData:
     def close(self) -> bytes:
         """A message still open at the end of the stream, its blank line added."""
         rest, self._pending = self._pending, b""
-        rest = rest.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        rest = _lf(rest)
         return rest + b"\n\n" if rest.strip(b"\n") else b""
+
+
+def _lf(text: bytes) -> bytes:
+    """`text` with LF line ends (split and joined: faster than `bytes.replace`)."""
+    text = b"\n".join(text.split(b"\r\n"))
+    return text.replace(b"\r", b"\n") if b"\r" in text else text
+
+
+def _each_message(region: bytes) -> Iterator[tuple[bytes, int]]:
+    """The messages of `region` (whole ones), each with where the next begins; one at a time, as a
+    template learned on the way reads the rest."""
+    at = 0
+    while at < len(region):
+        end = region.find(b"\n\n", at)
+        end = len(region) if end < 0 else end
+        yield region[at:end], end + 2
+        at = end + 2
 
 
 def _data(message: bytes) -> bytes | None:
