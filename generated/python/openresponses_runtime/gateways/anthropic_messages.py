@@ -649,6 +649,7 @@ class AnthropicMessagesProvider(GatewayProvider):
         anthropic_version: str = ANTHROPIC_VERSION,
         extra_body: dict[str, Any] | None = None,
         timeout: float = 600.0,
+        ca_file: str | None = None,
         server_tools: Iterable[str] = (),
         thinking_budgets: Mapping[str, int] | None = None,
         thinking_levels: Mapping[str, str] | None = None,
@@ -663,6 +664,7 @@ class AnthropicMessagesProvider(GatewayProvider):
             models=models,
             extra_body=extra_body,
             timeout=timeout,
+            ca_file=ca_file,
         )
         self.max_tokens = max_tokens
         self.anthropic_version = anthropic_version

@@ -33,6 +33,7 @@ import base64
 import json
 import logging
 import re
+import ssl
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -55,7 +56,7 @@ from ..server import (
 # The one place the gateways take JSON and ids from.
 from ..server.ids import new_id
 from ..server.wire import dumps, loads
-from ..upstream import Upstream, UpstreamError, UpstreamResponse
+from ..upstream import Upstream, UpstreamError, UpstreamResponse, tls_context
 from .stream import PlainShape, PlainText, finish_reading, json_events, replayable
 
 __all__ = [
@@ -369,7 +370,8 @@ class GatewayProvider:
     `steps` (the upstream's events as the request's steps) and `whole_answer` (a 200 that did not stream, as
     events); optionally `stream_events` (the events of a streamed answer, SSE by default),
     `error_message` and `error_rules`. `model` replaces the model every request names; else
-    `models` renames the ones it lists and the rest pass through.
+    `models` renames the ones it lists and the rest pass through. An https upstream's certificate
+    is checked against the system's authorities, or `ca_file`'s (a PEM bundle: a private CA's).
     """
 
     error_rules: ClassVar[Mapping[int, ErrorRule]] = {}  # this upstream's own, over ERROR_RULES
@@ -383,6 +385,7 @@ class GatewayProvider:
         models: Mapping[str, str] | None,
         extra_body: Mapping[str, Any] | None,
         timeout: float,
+        ca_file: str | None = None,
     ):
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
@@ -390,7 +393,12 @@ class GatewayProvider:
         self.models = dict(models or {})
         self.extra_body = dict(extra_body or {})
         self.timeout = timeout
-        self._http = UpstreamClient(timeout)
+        if ca_file is not None:  # read now: a bundle that cannot be used is the deployment's error, at start
+            try:
+                tls_context(ca_file)
+            except (OSError, ssl.SSLError) as exc:
+                raise ValueError(f"the CA file {ca_file}: {getattr(exc, 'strerror', None) or exc}") from None
+        self._http = UpstreamClient(timeout, ca_file)
 
     # -- what each gateway defines
 

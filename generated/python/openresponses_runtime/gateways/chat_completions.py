@@ -511,6 +511,7 @@ class ChatCompletionsProvider(GatewayProvider):
         reasoning_field: str | None = None,
         extra_body: dict[str, Any] | None = None,
         timeout: float = 120.0,
+        ca_file: str | None = None,
     ):
         base_url = base_url or os.environ.get("CHAT_COMPLETIONS_BASE_URL")
         if not base_url:
@@ -524,6 +525,7 @@ class ChatCompletionsProvider(GatewayProvider):
             models=models,
             extra_body=extra_body,
             timeout=timeout,
+            ca_file=ca_file,
         )
         # OpenAI's newer models refuse max_tokens; most compatible servers know only max_tokens.
         openai = urlsplit(self.base_url).hostname == "api.openai.com"

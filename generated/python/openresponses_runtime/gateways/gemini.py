@@ -620,6 +620,7 @@ class GeminiProvider(GatewayProvider):
         models: Mapping[str, str] | None = None,
         extra_body: dict[str, Any] | None = None,
         timeout: float = 600.0,
+        ca_file: str | None = None,
         thinking_budgets: Mapping[str, int] | None = None,
         thinking_levels: Mapping[str, str] | None = None,
     ):
@@ -633,6 +634,7 @@ class GeminiProvider(GatewayProvider):
             models=models,
             extra_body=extra_body,
             timeout=timeout,
+            ca_file=ca_file,
         )
         self.thinking_budgets = effort_table(
             DEFAULT_THINKING_BUDGETS,
