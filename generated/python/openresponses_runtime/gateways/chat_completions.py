@@ -10,6 +10,8 @@ count, so `POST /responses/input_tokens` answers 501 `not_implemented`. Requests
 | an assistant message and the function calls after it | one `assistant` message with `content` and `tool_calls` |
 | `function_call_output` | a `tool` message with its `tool_call_id` |
 | a reasoning item this gateway made from `reasoning_details` | `reasoning_details` on the next assistant message |
+| a reasoning item this gateway made without `reasoning_details` (from `reasoning_content`, say) | left out, as the upstream asks |
+| another model's reasoning item | left out: Chat Completions takes no reasoning text back; named `item:reasoning` in `OpenResponses-Ignored` when it held text |
 | function tools under `tool_choice` | `tools`, `tool_choice` (`required` with one tool: that function) |
 | `max_output_tokens` | `max_tokens`, or `max_completion_tokens` for api.openai.com (`max_tokens_field`) |
 | `text.format` json_schema / json_object | `response_format` |
@@ -71,6 +73,7 @@ from .base import (
     PlainText,
     UpstreamResponse,
     expand_compactions,
+    ignore,
     json_events,
     reasoning_asked,
     replayable,
@@ -127,6 +130,16 @@ def _reasoning_details(item: dict[str, Any]) -> list[Any] | None:
     return details if isinstance(details, list) else None
 
 
+def _dropped(item: dict[str, Any]) -> bool:
+    """A reasoning item with text that is not this gateway's (ours keep their `reasoning_details`,
+    none at all for an upstream that gives none): its text goes nowhere upstream."""
+    return (
+        item.get("type") == "reasoning"
+        and _reasoning_details(item) is None
+        and bool(item.get("content") or item.get("summary"))
+    )
+
+
 def to_chat_messages(items: list[dict[str, Any]], instructions: str | None = None) -> list[dict[str, Any]]:
     """The Open Responses context as Chat Completions messages."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": instructions}] if instructions else []
@@ -157,7 +170,7 @@ def to_chat_messages(items: list[dict[str, Any]], instructions: str | None = Non
             text = output if isinstance(output, str) else _content_text(output)
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": text})
         elif kind == "reasoning":
-            details = _reasoning_details(item)
+            details = _reasoning_details(item) or None
             continue
         else:
             continue  # item references and vendor items have no chat equivalent
@@ -188,7 +201,10 @@ def to_chat_request(
     reasoning_field: str = "reasoning_effort",
 ) -> dict[str, Any]:
     """The streamed Chat Completions request for one turn; `reasoning_field` is where `reasoning`
-    goes: `reasoning_effort` (OpenAI's), or `reasoning` (OpenRouter's object)."""
+    goes: `reasoning_effort` (OpenAI's), or `reasoning` (OpenRouter's object). Reasoning text that
+    cannot go back is named in `request.ignored`."""
+    if any(_dropped(item) for item in expand_compactions(request.input)):
+        ignore(request, "reasoning", kind="item")
     payload: dict[str, Any] = {
         "model": model,
         "messages": to_chat_messages(request.input, request.instructions),
@@ -347,7 +363,8 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any] | PlainText]) -
         if not reasoning:
             return []
         reasoning = False
-        kept = json.dumps({"reasoning_details": details}) if details else None
+        # Kept even when there are none: the item is then known for ours, whose text no upstream takes back.
+        kept = json.dumps({"reasoning_details": details})
         details = []
         return [ReasoningEnd(kept)]
 

@@ -13,7 +13,8 @@ Requests translate so:
 | `function_call_output` | a `functionResponse` part in a `user` content: the `name` and `id` of its call; `response` the output when it is a JSON object, else `{"output": <the output>}` |
 | consecutive items of one role | one content: a turn's text, calls and signatures; the responses to parallel calls |
 | a reasoning item this gateway made | its `thoughtSignature`, byte for byte, on the part it came with (a thought part with the item's text, a function call, the text before it, or an empty text part) |
-| a reasoning item without a signature, or someone else's | left out: Gemini takes back only signatures, not thought summaries |
+| a reasoning item this gateway made without a signature | left out: Gemini takes back only signatures, not thought summaries |
+| someone else's reasoning item | left out, and named `item:reasoning` in `OpenResponses-Ignored` when it held text |
 | `gemini:part` items | the part they keep, in place |
 | `gemini:grounding` items | left out: the grounded text goes back as text |
 | function tools under `tool_choice` | `tools[].functionDeclarations` (`parameters` as `parametersJsonSchema`), `toolConfig.functionCallingConfig.mode` `AUTO` (not sent: the default), `ANY` (`required`; one function: `allowedFunctionNames`), `NONE` |
@@ -192,6 +193,20 @@ def _kept(item: dict[str, Any]) -> dict[str, Any] | None:
     return gemini if isinstance(gemini, dict) and isinstance(gemini.get("thoughtSignature"), str) else None
 
 
+_UNSIGNED_THOUGHT = json.dumps({"gemini": {"part": "thought"}})  # thoughts that came with no signature
+
+
+def _dropped(item: dict[str, Any]) -> bool:
+    """A reasoning item with text that is not this gateway's: its text goes nowhere upstream."""
+    if item.get("type") != "reasoning" or not (item.get("content") or item.get("summary")):
+        return False
+    try:
+        kept = loads(item.get("encrypted_content") or "")
+    except ValueError:
+        return True
+    return not (isinstance(kept, dict) and isinstance(kept.get("gemini"), dict))
+
+
 def _call_part(item: dict[str, Any]) -> dict[str, Any]:
     try:
         arguments = loads(item.get("arguments") or "{}")
@@ -358,6 +373,8 @@ def to_gemini_request(
     `reasoning` is sent, by `budgets` or `levels`: the module docstring's table). What the model
     cannot take is left out and named in `request.ignored`."""
     system, contents = to_gemini_contents(request.input, request.instructions)
+    if any(_dropped(item) for item in expand_compactions(request.input)):
+        ignore(request, "reasoning", kind="item")  # thought text Gemini cannot take back: said so
     payload: dict[str, Any] = {"contents": contents}
     if system:
         payload["systemInstruction"] = {"parts": system}
@@ -468,7 +485,8 @@ async def steps_from_responses(
         if not thinking:
             return []
         thinking, kept, signature = False, signature, None
-        return [_kept_signature(kept, "thought") if kept else ReasoningEnd()]
+        # Marked even without a signature: the item is then known for ours, whose text Gemini never takes back.
+        return [_kept_signature(kept, "thought") if kept else ReasoningEnd(_UNSIGNED_THOUGHT)]
 
     events, again = replayable(events)
     async for event in events:
