@@ -32,7 +32,6 @@ import asyncio
 import base64
 import json
 import logging
-import re
 import ssl
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from typing import Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 from urllib.request import getproxies, proxy_bypass
 
+from ..redaction import REDACTED, public_urls
 from ..server import (
     Accepted,
     InvalidRequest,
@@ -301,8 +301,6 @@ def expand_compactions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # -- the provider ----------------------------------------------------------------------------
 
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
-
 
 def url_credentials(url: str) -> set[str]:
     """What a URL carries that is a credential, in every form it travels in: its user and password (as
@@ -327,7 +325,7 @@ def blank(text: str, secrets: Iterable[str]) -> str:
     """`text` with each of `secrets` replaced by `[redacted]`, the longest first (one may hold another)."""
     for secret in sorted(secrets, key=len, reverse=True):
         if secret in text:
-            text = text.replace(secret, "[redacted]")
+            text = text.replace(secret, REDACTED)
     return text
 
 
@@ -340,7 +338,7 @@ class _Redacting(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if _HELD:
             message = record.getMessage()
-            scrubbed = _URL.sub(_public_url, blank(message, _HELD))
+            scrubbed = public_urls(blank(message, _HELD))
             if scrubbed != message:
                 record.msg, record.args = scrubbed, None
         return True
@@ -348,19 +346,6 @@ class _Redacting(logging.Filter):
 
 log.addFilter(_Redacting())
 logging.getLogger("httpx").addFilter(_Redacting())  # a project's own httpx logs request lines, whole URLs and all
-
-
-_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@")
-
-
-def _public_url(match: re.Match[str]) -> str:
-    """A URL as a client may see it: no `user:password@`, no query, no fragment."""
-    try:
-        url = urlsplit(_USERINFO.sub(r"\1", match.group(0)))  # whatever the user part holds (brackets, say)
-        port = f":{url.port}" if url.port else ""
-    except ValueError:
-        return "[a URL]"
-    return f"{url.scheme}://{url.hostname or ''}{port}{url.path}"
 
 
 class GatewayProvider:
@@ -460,13 +445,13 @@ class GatewayProvider:
 
     def scrub(self, text: str) -> str:
         """`text` fit for the client, a log or a record: every credential this gateway holds blanked, and
-        URLs without their credentials or query (where keys often travel)."""
-        return _URL.sub(_public_url, blank(text, self.credentials()))
+        URLs without their credentials (`redaction.public_urls`)."""
+        return public_urls(blank(text, self.credentials()))
 
     @property
     def public_url(self) -> str:
-        """The upstream's URL as it may be shown: no credentials, no query."""
-        return _URL.sub(_public_url, self.base_url)
+        """The upstream's URL as it may be shown: no credentials (`redaction.public_urls`)."""
+        return public_urls(self.base_url)
 
     async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
         # One generator from the upstream's events to the server: each layer more costs every event.
