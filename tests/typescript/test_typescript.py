@@ -107,6 +107,21 @@ def test_route_table_is_the_python_servers(project):
     ]
 
 
+def test_type_is_a_string_that_still_narrows(project):
+    """`const t: string = value.type` compiles for every open union, and `switch (value.type)` still
+    types each case as its member alone (type_string.ts)."""
+    declared = {
+        name
+        for path in PACKAGE.glob("*.d.ts")
+        for name, members in re.findall(r"^export type (\w+) =([^;]*);", path.read_text(), flags=re.M)
+        if re.search(r"\bUnknown\w+\s*$", members)
+    }
+    listed = (HERE / "type_string.ts").read_text().split("type OPEN_UNIONS = [", 1)[1].split("];", 1)[0]
+    assert declared and {name.strip() for name in listed.split(",") if name.strip()} == declared
+    result = tsc(project, "type_string.ts")
+    assert result.returncode == 0, result.stdout[-4000:]
+
+
 def test_tsc_refuses_a_field_read_before_narrowing(project):
     result = tsc(project, "unnarrowed.ts")
     assert result.returncode != 0
