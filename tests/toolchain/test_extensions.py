@@ -91,6 +91,20 @@ def test_shipped_fragments_merge_with_provenance():
     assert schemas["CreateResponseBody"]["properties"]["anthropic:mcp_servers"]["x-openresponses-vendor"] == "anthropic"
 
 
+def test_no_fictional_vendor_ships():
+    # `acme` is the tests' example vendor (tests/fixtures/spec-with-vendor): the spec and everything
+    # built from it (models, npm package, docs, openapi.json, bindings) name no vendor that does not exist.
+    shipped = [
+        path
+        for folder in (ROOT / "spec", ROOT / "generated")
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+        and not any(part.startswith(".") or part == "__pycache__" for part in path.relative_to(folder).parts)
+    ]
+    assert len(shipped) > 100
+    assert [str(path) for path in shipped if re.search(rb"(?i)acme", path.read_bytes())] == []
+
+
 def test_a_fragment_of_every_kind_merges_with_provenance(vendor_build):
     # The `acme` fixture fragment declares one extension of each kind, the response field included.
     bundled = json.loads((vendor_build / "openapi.json").read_text())
