@@ -121,12 +121,17 @@ class StoredResponse:
     size: int = field(default=0, compare=False)  # the length of the JSON it was read from (0: not read)
 
     def to_json(self) -> str:
+        return self.encode().decode()
+
+    def encode(self) -> bytes:
+        """`to_json` as UTF-8 bytes, made in one copy (the response can be as large as a request body)."""
         record = {"previous_response_id": self.previous_response_id, "input": self.input, "output": self.output}
         if self.owner is not None:
             record["owner"] = self.owner
         if self.response_json is None:
-            return dumps({**record, "response": self.response}).decode()  # orjson when installed: every response
-        return (dumps(record)[:-1] + b',"response":' + self.response_json + b"}").decode()
+            return dumps({**record, "response": self.response})  # orjson when installed: every response
+        head = dumps(record)
+        return b"".join((memoryview(head)[:-1], b',"response":', self.response_json, b"}"))
 
     @classmethod
     def from_json(cls, response_id: str, text: str) -> StoredResponse:
@@ -293,7 +298,7 @@ class MemoryStore(ResponseStore):
     """Responses in a dict, for tests and demos."""
 
     def __init__(self) -> None:
-        self._records: dict[str, str] = {}
+        self._records: dict[str, bytes] = {}
         self._owners: dict[str, str] = {}
 
     async def get(self, response_id: str) -> StoredResponse | None:
@@ -307,7 +312,7 @@ class MemoryStore(ResponseStore):
         return _owned(await self.get(response_id), owner)
 
     async def put(self, record: StoredResponse) -> None:
-        self._records[record.id] = record.to_json()  # a copy, so callers cannot change what is stored
+        self._records[record.id] = record.encode()  # a copy, so callers cannot change what is stored
         if record.owner is not None:
             self._owners[record.id] = record.owner
 
