@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from json.decoder import scanstring
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -26,8 +27,10 @@ from starlette.types import Receive, Scope
 
 from .. import bindings
 from .._base import UnknownItem
+from .bounds import Bounds
 from .errors import InvalidRequest
 from .nulls import disallowed_null
+from .wire import dumps
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "check_content_type", "json_path", "parse_body", "read_body", "request_headers"]
 
@@ -109,20 +112,25 @@ def check_content_type(value: str | None) -> None:
         )
 
 
-def parse_body(
-    raw: bytes, model: type, check: Callable[[dict[str, Any]], None] | None = None
-) -> tuple[dict[str, Any], Any]:
+def parse_body(raw: bytes, model: type, bounds: Bounds | None = None) -> tuple[dict[str, Any], Any]:
     """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise.
 
-    `check` sees the object before it is validated (what one request may ask, `bounds`): validating
-    170,000 items costs far more memory than counting them."""
+    `bounds` (what one request may ask) are checked before the object is validated, and its
+    bounded arrays are counted as they are decoded: 170,000 items past the bound are read one at
+    a time and dropped, never held as 170,000 dicts, let alone validated."""
     try:
         text = raw.decode(_encoding(raw), "surrogatepass")
-        data, integral = _loads(text)
+        data, integral = _loads(text, bounds.counted if bounds is not None else None)
+    except _Overflow as over:
+        assert bounds is not None
+        bounds.check_counts(over.counts.get("input", 1), over.counts.get("tools", 0))
+        raise AssertionError("an array past its bound passed it") from None  # pragma: no cover
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
     except RecursionError:
         raise InvalidRequest("The request body nests JSON too deeply.", code="invalid_json") from None
+    nulls = "null" in text
+    del text  # the decoded object and the bytes are enough from here on: one copy of the body fewer
     if not isinstance(data, dict):
         raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
     if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(data):
@@ -130,10 +138,10 @@ def parse_body(
             "The request body is not valid JSON: a \\u escape encodes a lone surrogate, which is no character.",
             code="invalid_json",
         )
-    if check is not None:
-        check(data)
+    if bounds is not None:
+        bounds.check_request(data)
     if _default_message_type(data.get("input")) or integral:
-        raw = json.dumps(data, ensure_ascii=False).encode()
+        raw = dumps(data)
     try:
         # Strict, from the JSON text: `"stream": "yes"`, `"top_p": false` or `"temperature": "1"`
         # are not the spec's types, and lax mode would coerce them (to True, 0.0 and 1.0).
@@ -149,7 +157,7 @@ def parse_body(
                 f"Invalid value for '{param or 'body'}': {best['msg']}.", code="invalid_value", param=param
             ) from None
     # The models take `null` for any optional field; the spec does not (and without the word, no null).
-    null_at = disallowed_null(data, model) if "null" in text else None
+    null_at = disallowed_null(data, model) if nulls else None
     if null_at is not None:
         raise InvalidRequest(f"Invalid value for '{null_at}': it may not be null.", code="invalid_value", param=null_at)
     return data, body
@@ -191,26 +199,105 @@ def _in_output_form(data: dict[str, Any], errors: list[Any], model: type) -> Any
         return None
 
 
-def _loads(text: str) -> tuple[Any, bool]:
+def _loads(text: str, counted: Mapping[str, int] | None = None) -> tuple[Any, bool]:
     """`json.loads(text)` refusing `NaN` and infinite numbers, with whole floats (`16.0`) read as
     ints: JSON Schema counts them as integers, pydantic's strict mode would not (floats still
-    accept ints). Also whether there was such a float, so the body is validated re-encoded."""
-    if _FLOAT.search(text) is None:  # no float in the body: the shared decoder reads it the same
-        if text[:1] == "{" and text[-1:] == "}":  # nothing around the object: `decode` would find the same
-            data, end = _DECODER.raw_decode(text)
-            if end == len(text):
-                return data, False
-        return _DECODER.decode(text), False
+    accept ints). Also whether there was such a float, so the body is validated re-encoded.
+
+    `counted`: top-level arrays and their bounds (`Bounds.counted`); `_Overflow` when one holds
+    more, raised once the whole text has been read (bad JSON is still refused as bad JSON)."""
     integral: list[str] = []
+    if _FLOAT.search(text) is None:  # no float in the body: the shared decoder reads it the same
+        decoder = _DECODER
+    else:
 
-    def number(literal: str) -> float | int:
-        value = _finite_float(literal)
-        if value.is_integer() and abs(value) <= 2**53:
-            integral.append(literal)
-            return int(value)
-        return value
+        def number(literal: str) -> float | int:
+            value = _finite_float(literal)
+            if value.is_integer() and abs(value) <= 2**53:
+                integral.append(literal)
+                return int(value)
+            return value
 
-    return json.JSONDecoder(parse_constant=_no_constant, parse_float=number).decode(text), bool(integral)
+        decoder = json.JSONDecoder(parse_constant=_no_constant, parse_float=number)
+    # An array of n items has n - 1 commas: with fewer than any bound, no array can pass its bound.
+    if counted and text.count(",") >= min(counted.values()):
+        try:
+            return _counting_decode(text, decoder, counted), bool(integral)
+        except (ValueError, StopIteration, IndexError):
+            integral.clear()  # not the object `_counting_decode` reads: `decode` says what is wrong
+    elif decoder is _DECODER and text[:1] == "{" and text[-1:] == "}":
+        # Nothing around the object: `decode` would find the same.
+        data, end = _DECODER.raw_decode(text)
+        if end == len(text):
+            return data, False
+    return decoder.decode(text), bool(integral)
+
+
+class _Overflow(Exception):
+    """A body whose bounded arrays hold more than their bounds, with each one's count."""
+
+    def __init__(self, counts: dict[str, int]):
+        super().__init__(counts)
+        self.counts = counts
+
+
+def _counting_decode(text: str, decoder: json.JSONDecoder, counted: Mapping[str, int]) -> dict[str, Any]:
+    """The JSON object `text` as `decoder.decode` reads it, its members decoded one by one and the
+    arrays of `counted` one item at a time, counted: past its bound an item is read and dropped.
+    `_Overflow` at the end when one was past its bound; `ValueError` or `StopIteration` where the
+    text is not a JSON object (the caller decodes it whole, for `decode`'s own error)."""
+    scan, space = decoder.scan_once, _SPACE.match
+    data: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    at = space(text, 0).end()
+    if text[at] != "{":
+        raise ValueError("not an object")
+    at = space(text, at + 1).end()
+    while text[at] != "}":
+        if text[at] != '"':
+            raise ValueError("no member name")
+        key, at = scanstring(text, at + 1, True)
+        at = space(text, at).end()
+        if text[at] != ":":
+            raise ValueError("no colon")
+        at = space(text, at + 1).end()
+        counts.pop(key, None)  # a repeated name: its last value is the one kept, as in `decode`
+        if key in counted and text[at] == "[":
+            data[key], counts[key], at = _counting_array(text, at, scan, counted[key])
+        else:
+            data[key], at = scan(text, at)
+        at = space(text, at).end()
+        if text[at] == ",":
+            at = space(text, at + 1).end()
+            if text[at] != '"':
+                raise ValueError("a comma before the end")
+        elif text[at] != "}":
+            raise ValueError("no comma")
+    if space(text, at + 1).end() != len(text):
+        raise ValueError("extra data")
+    if any(count > counted[key] for key, count in counts.items()):
+        raise _Overflow(counts)
+    return data
+
+
+def _counting_array(text: str, at: int, scan: Callable[[str, int], tuple[Any, int]], bound: int) -> tuple[list, int, int]:
+    """The array at `at`, its first `bound` items kept; also how many it has, and where it ends."""
+    items: list[Any] = []
+    count = 0
+    at = _SPACE.match(text, at + 1).end()
+    if text[at] == "]":
+        return items, 0, at + 1
+    while True:
+        item, at = scan(text, at)
+        count += 1
+        if count <= bound:
+            items.append(item)
+        at = _SPACE.match(text, at).end()
+        if text[at] == "]":
+            return items, count, at + 1
+        if text[at] != ",":
+            raise ValueError("no comma")
+        at = _SPACE.match(text, at + 1).end()
 
 
 def _encoding(raw: bytes) -> str:
@@ -236,6 +323,7 @@ def _finite_float(text: str) -> float:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _FLOAT = re.compile(r"[0-9][.eE]")  # every JSON float has one of these after a digit
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
+_SPACE = re.compile(r"[ \t\n\r]*")  # what JSON counts as whitespace
 
 
 def _has_lone_surrogate(value: Any) -> bool:
