@@ -1,0 +1,91 @@
+"""One request's memory: the bounded arrays of a body (`input`, `tools`) are counted as it is
+decoded, so a body past a bound is refused without becoming one Python object per item, and the
+counting decoder reads every body as `json.loads` does, or fails where it fails."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import pytest
+from openresponses_runtime import bindings
+from openresponses_runtime.server import Bounds, bodies
+from openresponses_runtime.server.errors import InvalidRequest
+
+COUNTED = {"input": 2, "tools": 1}  # small bounds: every body below with a comma is decoded counting
+
+
+def _outcome(text: str, counted: dict[str, int] | None):
+    try:
+        return bodies._loads(text, counted)
+    except ValueError as exc:  # the message too: the client reads it
+        return f"error: {exc}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"input": [1, 2], "x": [1, 2, 3]}',
+        ' \n{ "input" : [ {"a": 1.0} , "b" ] ,\t"tools":[ ] , "n": 2.5 } \r\n',
+        '{"input": [1, 2, 3], "input": [1]}',  # a repeated name: the last value counts
+        '{"input": "a, b, c", "tools": {"a": [1, 2, 3]}}',
+        '{"nested": {"input": [1, 2, 3, 4]}, "input": [[1, 2, 3], [4]]}',
+        '{"input": [1, 2,], "a": 1}',
+        '{"input": [1 2], "a": 1}',
+        '{"input": [1, 2], "a": 1,}',
+        '{"input": [1, 2] "a": 1}',
+        '{"input": [1, 2], a: 1}',
+        '{"input": [1, 2], "a" 1}',
+        '{"input": [1, 2], "a": 1}, {}',
+        '{"input": [1, 2], "a": NaN}',
+        '{"input": [1, 2], "a": 1e400}',
+        '{"input": [1, 2], "a": "\x01"}',
+        '[{"input": 1}, 2, 3]',
+        '{"input": [1, 2]',
+        '{"input": [1, 2',
+        '{"input": [1, 2], "a": 1}  ',
+    ],
+)
+def test_the_counting_decoder_reads_as_json_loads(text):
+    """As the whole-text decoder reads it (`test_bodies_decode_as_json_loads_reads_them` pins that
+    one to `json.loads`), with the same error where it fails."""
+    counting = _outcome(text, COUNTED)
+    assert counting == _outcome(text, None)
+
+
+def test_an_array_past_its_bound_is_counted_whole_and_kept_only_to_its_bound():
+    with pytest.raises(bodies._Overflow) as over:
+        bodies._loads('{"input": [1, 2, 3, 4, 5], "tools": [{}], "input_x": [1, 2, 3]}', COUNTED)
+    assert over.value.counts == {"input": 5, "tools": 1}
+    # Bad JSON after the array is still refused as bad JSON, not as too many items.
+    with pytest.raises(ValueError, match="Expecting"):
+        bodies._loads('{"input": [1, 2, 3, 4, 5], "tools": }', COUNTED)
+
+
+def test_a_body_past_a_bound_is_refused_with_its_count_and_little_memory():
+    item = {"role": "user", "content": "hi"}
+    raw = json.dumps({"model": "m", "input": [item] * 170_000}).encode()
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidRequest) as refused:
+            bodies.parse_body(raw, bindings.CreateBody, Bounds())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    error = refused.value
+    assert (error.code, error.param, error.status) == ("too_many_items", "input", 400)
+    assert "has 170000 input items" in error.message and "at most 10000" in error.message
+    # The text (one copy of the body) and the 10,000 items kept; decoded whole, the items alone
+    # took some nine times the body.
+    assert peak < 3 * len(raw), peak / len(raw)
+
+
+def test_tools_past_their_bound_are_refused_before_validation():
+    tools = [{"type": "function", "name": f"f{i}", "parameters": {"type": "object"}} for i in range(3)]
+    raw = json.dumps({"model": "m", "input": "hi", "tools": tools}).encode()
+    with pytest.raises(InvalidRequest) as refused:
+        bodies.parse_body(raw, bindings.CreateBody, Bounds(max_tools=2))
+    assert (refused.value.code, refused.value.param) == ("too_many_tools", "tools")
+    assert "offers 3 tools" in refused.value.message
+    data, body = bodies.parse_body(raw, bindings.CreateBody, Bounds(max_tools=3))
+    assert data["tools"] == tools and len(body.tools) == 3
