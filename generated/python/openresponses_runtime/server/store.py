@@ -123,15 +123,27 @@ class StoredResponse:
     def to_json(self) -> str:
         return self.encode().decode()
 
-    def encode(self) -> bytes:
-        """`to_json` as UTF-8 bytes, made in one copy (the response can be as large as a request body)."""
-        record = {"previous_response_id": self.previous_response_id, "input": self.input, "output": self.output}
-        if self.owner is not None:
-            record["owner"] = self.owner
+    def encode(self) -> bytes | bytearray:
+        """`to_json` as UTF-8 bytes. With `response_json`, built in place, one part at a time: a
+        response can be as large as a request body, and each part is, once, beside the whole."""
         if self.response_json is None:
+            record = {"previous_response_id": self.previous_response_id, "input": self.input, "output": self.output}
+            if self.owner is not None:
+                record["owner"] = self.owner
             return dumps({**record, "response": self.response})  # orjson when installed: every response
-        head = dumps(record)
-        return b"".join((memoryview(head)[:-1], b',"response":', self.response_json, b"}"))
+        built = bytearray(b'{"previous_response_id":')
+        built += dumps(self.previous_response_id)
+        built += b',"input":'
+        built += dumps(self.input)
+        built += b',"output":'
+        built += dumps(self.output)
+        if self.owner is not None:
+            built += b',"owner":'
+            built += dumps(self.owner)
+        built += b',"response":'
+        built += self.response_json
+        built += b"}"
+        return built
 
     @classmethod
     def from_json(cls, response_id: str, text: str) -> StoredResponse:
@@ -298,7 +310,7 @@ class MemoryStore(ResponseStore):
     """Responses in a dict, for tests and demos."""
 
     def __init__(self) -> None:
-        self._records: dict[str, bytes] = {}
+        self._records: dict[str, bytes | bytearray] = {}
         self._owners: dict[str, str] = {}
 
     async def get(self, response_id: str) -> StoredResponse | None:
