@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from json.decoder import scanstring
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, RootModel, TypeAdapter, ValidationError
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope
 
@@ -187,7 +187,50 @@ def parse_body(raw: bytes, model: type, bounds: Bounds | None = None) -> tuple[d
     null_at = disallowed_null(data, model) if nulls else None
     if null_at is not None:
         raise InvalidRequest(f"Invalid value for '{null_at}': it may not be null.", code="invalid_value", param=null_at)
+    if len(raw) >= _SHARED_FROM:
+        _share_strings(body, data)
     return data, body
+
+
+_SHARED_FROM = 256 * 1024  # a smaller body's strings are not worth the walk
+_LONG = 256  # characters: a string this long is worth sharing
+
+
+def _share_strings(body: Any, data: Any) -> None:
+    """Give the model `body` the long strings of `data`, the object it was validated from: read
+    from the JSON text, it has a copy of each of its own, and the two live as long as the request.
+    A string is shared only where both hold equal ones at the same place."""
+    pending = [(body, data)]
+    while pending:
+        value, sent = pending.pop()
+        if isinstance(value, BaseModel):
+            if isinstance(value, RootModel):
+                places: Iterable[tuple[Any, Any, Any]] = [(value.__dict__, "root", sent)]
+            elif isinstance(sent, dict):
+                fields = type(value).model_fields
+                places = [
+                    (value.__dict__, name, sent[field.alias or name])
+                    for name, field in fields.items()
+                    if (field.alias or name) in sent and name in value.__dict__
+                ]
+                extra = value.__pydantic_extra__
+                if extra:
+                    places += [(extra, key, sent[key]) for key in extra if key in sent]
+            else:
+                continue
+        elif isinstance(value, list) and isinstance(sent, list) and len(value) == len(sent):
+            places = [(value, index, item) for index, item in enumerate(sent)]
+        elif isinstance(value, dict) and isinstance(sent, dict):
+            places = [(value, key, sent[key]) for key in value if key in sent]
+        else:
+            continue
+        for holder, key, given in places:
+            held = holder[key]
+            if type(held) is str:
+                if type(given) is str and len(held) >= _LONG and held == given:
+                    holder[key] = given
+            elif isinstance(held, BaseModel | list | dict):
+                pending.append((held, given))
 
 
 _OUTPUT_ITEM = TypeAdapter(bindings.OutputItem if bindings.OutputItem is not None else dict[str, Any])
@@ -309,9 +352,10 @@ def _counting_decode(text: str, decoder: json.JSONDecoder, counted: Mapping[str,
 
 def _counting_array(
     text: str, at: int, scan: Callable[[str, int], tuple[Any, int]], bound: int
-) -> tuple[list, int, int]:
+) -> tuple[list[Any], int, int]:
     """The array at `at`, its first `bound` items kept; also how many it has, and where it ends."""
     items: list[Any] = []
+    keep, after = items.append, _AFTER_ITEM.match
     count = 0
     at = _SPACE.match(text, at + 1).end()
     if text[at] == "]":
@@ -320,13 +364,13 @@ def _counting_array(
         item, at = scan(text, at)
         count += 1
         if count <= bound:
-            items.append(item)
-        at = _SPACE.match(text, at).end()
-        if text[at] == "]":
-            return items, count, at + 1
-        if text[at] != ",":
+            keep(item)
+        end = after(text, at)
+        if end is None:
             raise ValueError("no comma")
-        at = _SPACE.match(text, at + 1).end()
+        at = end.end()
+        if end[1] is not None:
+            return items, count, at
 
 
 def _encoding(raw: bytes) -> str:
@@ -353,6 +397,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _FLOAT = re.compile(r"[0-9][.eE]")  # every JSON float has one of these after a digit
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 _SPACE = re.compile(r"[ \t\n\r]*")  # what JSON counts as whitespace
+_AFTER_ITEM = re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*|(\]))")  # an array's comma, or its end
 
 
 def _has_lone_surrogate(value: Any) -> bool:
