@@ -35,8 +35,8 @@ from .wire import dumps
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "check_content_type", "json_path", "parse_body", "read_body", "request_headers"]
 
 # 16 MiB: a request with a few images inline (base64 data URLs) fits; one body raises the
-# server's peak memory about 8 to 12 times its size (bench/request_memory.py), so the cap bounds
-# what one request costs to some 200 MB. Larger media belong behind URLs or file ids.
+# server's peak memory at most some 8 times its size (bench/request_memory.py), so the cap bounds
+# what one request costs to some 140 MB. Larger media belong behind URLs or file ids.
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 
 

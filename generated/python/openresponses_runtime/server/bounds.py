@@ -8,7 +8,8 @@ documented default; a request beyond one is refused with the spec's error object
 | `max_context_bytes`: the stored conversation a `previous_response_id` loads, as stored JSON | 16 MiB | 400 `context_too_large` / `previous_response_id` |
 
 Why these: a 5.8 MB body of 170,000 tiny items took a server from 59 to 351 MB (each item is a
-dict, then a model, then an event), so items are counted, not only bytes; 10,000 is more than any
+dict, then a model, then an event), so items are counted, not only bytes, and as the body is
+decoded (`bodies`): an item past the bound is read and dropped. 10,000 is more than any
 conversation a model's context holds. 512 tools is four times the most a major API documents.
 A chain of long turns loads its whole context for a 100-byte request: 16 MiB of stored JSON is
 beyond any model's context window, and bounds what one small request can make the server hold.
