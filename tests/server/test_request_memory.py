@@ -1,9 +1,11 @@
 """One request's memory: the bounded arrays of a body (`input`, `tools`) are counted as it is
-decoded, so a body past a bound is refused without becoming one Python object per item, and the
-counting decoder reads every body as `json.loads` does, or fails where it fails."""
+decoded, so a body past a bound is refused without becoming one Python object per item; the
+counting decoder reads every body as `json.loads` does, or fails where it fails; a declared body is
+read into one buffer; the model shares the decoded object's long strings."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import tracemalloc
 
@@ -89,3 +91,37 @@ def test_tools_past_their_bound_are_refused_before_validation():
     assert "offers 3 tools" in refused.value.message
     data, body = bodies.parse_body(raw, bindings.CreateBody, Bounds(max_tools=3))
     assert data["tools"] == tools and len(body.tools) == 3
+
+
+def _receive(*chunks: bytes):
+    messages = iter(
+        [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
+    )
+
+    async def receive():
+        return next(messages)
+
+    return receive
+
+
+@pytest.mark.parametrize("declared", [100_000, 99_990, 100_010])
+def test_a_declared_body_is_read_whole_into_one_buffer(declared):
+    """Read into a buffer of the declared size; should the HTTP parser pass more or fewer bytes,
+    what came is what is read, within the limit."""
+    chunks = [b"a" * 65_536, b"b" * (100_000 - 65_536)]
+    body = asyncio.run(bodies.read_body(_receive(*chunks), str(declared), 200_000))
+    assert body == b"".join(chunks)
+    with pytest.raises(InvalidRequest) as refused:
+        asyncio.run(bodies.read_body(_receive(*chunks), str(declared), 99_999))
+    assert (refused.value.status, refused.value.code) == (413, "request_too_large")
+
+
+def test_the_model_shares_the_long_strings_of_the_object_it_was_validated_from():
+    """One copy of a long text for the request's life, not one in the object and one in the model."""
+    items = [{"role": "user", "content": f"{i} " + "x" * 1_000} for i in range(300)]
+    raw = json.dumps({"model": "m", "input": items, "instructions": "y" * 300_000, "metadata": {"k": "z" * 300}})
+    data, body = bodies.parse_body(raw.encode(), bindings.CreateBody, Bounds())
+    assert body.instructions is data["instructions"]
+    assert all(body.input[i].content is data["input"][i]["content"] for i in (0, 7, 299))
+    assert body.metadata["k"] is data["metadata"]["k"]
+    assert body.model == "m" and body.input[7].content.startswith("7 x")

@@ -89,7 +89,7 @@ async def read_body(receive: Receive, declared: str | None, limit: int) -> bytes
         if int(declared) > limit:
             raise _too_large(limit)
         if int(declared) > _BUFFERED:
-            return await _read_declared(receive, int(declared))
+            return await _read_declared(receive, int(declared), limit)
     chunks = []
     size = 0
     while True:
@@ -110,10 +110,10 @@ async def read_body(receive: Receive, declared: str | None, limit: int) -> bytes
 _BUFFERED = 64 * 1024  # a body smaller than this is one or two chunks: joined, as cheap as a buffer
 
 
-async def _read_declared(receive: Receive, length: int) -> bytearray:
-    """The `length` bytes the client declared; the server's HTTP parser never sends more."""
+async def _read_declared(receive: Receive, length: int, limit: int) -> bytearray:
+    """The body the client declared `length` bytes long, in a buffer of that size. Should the
+    server's HTTP parser pass more or fewer bytes, the buffer grows or shrinks to what came."""
     body = bytearray(length)
-    view = memoryview(body)
     size = 0
     while True:
         message = await receive()
@@ -122,10 +122,12 @@ async def _read_declared(receive: Receive, length: int) -> bytearray:
         if message["type"] != "http.request":
             continue
         chunk = message.get("body", b"")
-        view[size : size + len(chunk)] = chunk
+        body[size : size + len(chunk)] = chunk  # in place while it fits
         size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
         if not message.get("more_body", False):
-            view.release()
+            del body[size:]
             return body
 
 
