@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from json.decoder import scanstring
 from typing import Any
 
@@ -190,49 +190,50 @@ def parse_body(raw: bytes, model: type, bounds: Bounds | None = None) -> tuple[d
     if null_at is not None:
         raise InvalidRequest(f"Invalid value for '{null_at}': it may not be null.", code="invalid_value", param=null_at)
     if len(raw) >= _SHARED_FROM:
-        _share_strings(body, data)
+        _share_strings(body, data, int(len(raw) * _PLACES_PER_BYTE))
     return data, body
 
 
 _SHARED_FROM = 256 * 1024  # a smaller body's strings are not worth the walk
 _LONG = 256  # characters: a string this long is worth sharing
+_PLACES_PER_BYTE = 1 / 32  # the walk's budget: a body of many tiny values is not walked whole
 
 
-def _share_strings(body: Any, data: Any) -> None:
+def _share_strings(body: Any, data: Any, budget: int) -> None:
     """Give the model `body` the long strings of `data`, the object it was validated from: read
     from the JSON text, it has a copy of each of its own, and the two live as long as the request.
-    A string is shared only where both hold equal ones at the same place."""
-    pending = [(body, data)]
-    while pending:
-        value, sent = pending.pop()
-        if isinstance(value, BaseModel):
-            if isinstance(value, RootModel):
-                places: Iterable[tuple[Any, Any, Any]] = [(value.__dict__, "root", sent)]
-            elif isinstance(sent, dict):
-                fields = type(value).model_fields
-                places = [
-                    (value.__dict__, name, sent[field.alias or name])
-                    for name, field in fields.items()
-                    if (field.alias or name) in sent and name in value.__dict__
-                ]
-                extra = value.__pydantic_extra__
-                if extra:
-                    places += [(extra, key, sent[key]) for key in extra if key in sent]
-            else:
-                continue
-        elif isinstance(value, list) and isinstance(sent, list) and len(value) == len(sent):
-            places = [(value, index, item) for index, item in enumerate(sent)]
-        elif isinstance(value, dict) and isinstance(sent, dict):
-            places = [(value, key, sent[key]) for key in value if key in sent]
-        else:
-            continue
-        for holder, key, given in places:
+    A string is shared only where both hold equal ones at the same place; the walk looks at
+    `budget` places at most, and holds one iterator per level of nesting."""
+    levels = [_places(body, data)]
+    while levels and budget > 0:
+        for holder, key, given in levels[-1]:
+            budget -= 1
             held = holder[key]
             if type(held) is str:
                 if type(given) is str and len(held) >= _LONG and held == given:
                     holder[key] = given
             elif isinstance(held, BaseModel | list | dict):
-                pending.append((held, given))
+                levels.append(_places(held, given))
+                break
+        else:
+            levels.pop()
+
+
+def _places(value: Any, sent: Any) -> Iterator[tuple[Any, Any, Any]]:
+    """(holder, key, what `sent` holds there) for each value `value` holds where `sent` holds one."""
+    if isinstance(value, RootModel):
+        yield value.__dict__, "root", sent
+    elif isinstance(value, BaseModel) and isinstance(sent, dict):
+        for name, field in type(value).model_fields.items():
+            key = field.alias or name
+            if key in sent and name in value.__dict__:
+                yield value.__dict__, name, sent[key]
+        extra = value.__pydantic_extra__ or {}
+        yield from ((extra, key, sent[key]) for key in extra if key in sent)
+    elif isinstance(value, list) and isinstance(sent, list) and len(value) == len(sent):
+        yield from ((value, index, given) for index, given in enumerate(sent))
+    elif isinstance(value, dict) and isinstance(sent, dict):
+        yield from ((value, key, sent[key]) for key in value if key in sent)
 
 
 _OUTPUT_ITEM = TypeAdapter(bindings.OutputItem if bindings.OutputItem is not None else dict[str, Any])
