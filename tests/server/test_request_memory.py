@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import tracemalloc
 
+import httpx
 import pytest
 from openresponses_runtime import bindings
 from openresponses_runtime.server import Bounds, bodies
 from openresponses_runtime.server.errors import InvalidRequest
+
+from ..conftest import ROOT
+from ..server_helpers import API_KEY, free_port, start, stop, wait_answering
+
+sys.path.insert(0, str(ROOT / "bench"))  # the benchmarks are scripts, not a package
+import request_memory  # noqa: E402
 
 COUNTED = {"input": 2, "tools": 1}  # small bounds: every body below with a comma is decoded counting
 
@@ -125,3 +133,27 @@ def test_the_model_shares_the_long_strings_of_the_object_it_was_validated_from()
     assert all(body.input[i].content is data["input"][i]["content"] for i in (0, 7, 299))
     assert body.metadata["k"] is data["metadata"]["k"]
     assert body.model == "m" and body.input[7].content.startswith("7 x")
+
+
+@pytest.mark.process
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["170k tiny items (the probe's)", "10k items of 800 bytes", "one 8 MB message"])
+def test_one_request_raises_the_servers_peak_by_at_most_ten_times_its_body(shape):
+    """The goal of `bench/request_memory.py`, held in CI: `orspec serve`'s peak RSS over one request
+    of each shape, warmed up by one small request first."""
+    raw = request_memory.body_of(request_memory.SHAPES[shape])
+    port = free_port()
+    command = [sys.executable, "-m", "orspec", "serve", "--port", str(port), "--api-key", API_KEY]
+    proc = start([*command, "--store", "memory:", "--delay", "0"])
+    try:
+        base = f"http://127.0.0.1:{port}/v1"
+        wait_answering(proc, base)
+        headers = {"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"}
+        assert httpx.post(base + "/responses", json={"input": "warm"}, headers=headers, timeout=30).status_code == 200
+        before = request_memory.status_kb(proc.pid, "VmHWM")
+        answer = httpx.post(base + "/responses", content=raw, headers=headers, timeout=120)
+        rise = (request_memory.status_kb(proc.pid, "VmHWM") - before) * 1024
+    finally:
+        stop(proc)
+    assert answer.status_code == (400 if "tiny" in shape else 200), answer.text[:300]
+    assert rise <= 10 * len(raw), f"{rise / len(raw):.1f}x the body"
