@@ -35,7 +35,9 @@ function* answer(body) {
     })}\n\n`;
   const messages = body.messages ?? [];
   const last = messages.at(-1) ?? {};
-  const [said, images] = text([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
+  const [said, images] = text(
+    [...messages].reverse().find((m) => m.role === "user")?.content ?? "",
+  );
   const budget = body.max_tokens ?? body.max_completion_tokens ?? Infinity;
   let used = 0;
   let finish = "stop";
@@ -43,7 +45,11 @@ function* answer(body) {
   const calls = last.role === "tool" ? [] : called(body, said);
   for (const [index, name] of calls.entries()) {
     const id = `call_${index}_${name}`;
-    yield chunk({ tool_calls: [{ index, id, type: "function", function: { name, arguments: "" } }] });
+    yield chunk({
+      tool_calls: [
+        { index, id, type: "function", function: { name, arguments: "" } },
+      ],
+    });
     for (const piece of ['{"city": ', '"Paris"}']) {
       yield chunk({ tool_calls: [{ index, function: { arguments: piece } }] });
       used += 1;
@@ -51,8 +57,15 @@ function* answer(body) {
     finish = "tool_calls";
   }
   if (!calls.length) {
-    const seen = images ? ` (and ${images} image${images === 1 ? "" : "s"})` : "";
-    const reply = last.role === "tool" ? `The function returned: ${last.content}` : said ? `You said${seen}: ${said}` : "Hello!";
+    const seen = images
+      ? ` (and ${images} image${images === 1 ? "" : "s"})`
+      : "";
+    const reply =
+      last.role === "tool"
+        ? `The function returned: ${last.content}`
+        : said
+          ? `You said${seen}: ${said}`
+          : "Hello!";
     for (const word of reply.match(/\S+\s*|\s+/g)) {
       if (used >= budget) {
         finish = "length";
@@ -64,7 +77,11 @@ function* answer(body) {
   }
   yield chunk({}, finish);
   const prompt = Math.max(1, Math.floor(JSON.stringify(messages).length / 4));
-  yield chunk(null, null, { prompt_tokens: prompt, completion_tokens: used, total_tokens: prompt + used });
+  yield chunk(null, null, {
+    prompt_tokens: prompt,
+    completion_tokens: used,
+    total_tokens: prompt + used,
+  });
   yield "data: [DONE]\n\n";
 }
 
@@ -73,17 +90,33 @@ export async function startUpstream(key = UPSTREAM_KEY) {
   const server = createServer(async (req, res) => {
     const chunks = [];
     for await (const chunk of req) chunks.push(chunk);
-    const send = (status, value) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
-    if (req.url !== `${API_ROOT}/chat/completions`) return send(404, { error: { message: "no such route" } });
+    const send = (status, value) =>
+      res
+        .writeHead(status, { "content-type": "application/json" })
+        .end(JSON.stringify(value));
+    if (req.url !== `${API_ROOT}/chat/completions`)
+      return send(404, { error: { message: "no such route" } });
     if (req.headers.authorization !== `Bearer ${key}`) {
-      return send(401, { error: { message: "Incorrect API key provided.", type: "invalid_request_error", code: "invalid_api_key" } });
+      return send(401, {
+        error: {
+          message: "Incorrect API key provided.",
+          type: "invalid_request_error",
+          code: "invalid_api_key",
+        },
+      });
     }
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    if (!body.stream) return send(400, { error: { message: "this fake upstream only streams" } });
+    if (!body.stream)
+      return send(400, {
+        error: { message: "this fake upstream only streams" },
+      });
     res.writeHead(200, { "content-type": "text/event-stream" });
     for (const piece of answer(body)) res.write(piece);
     res.end();
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { server, url: `http://127.0.0.1:${server.address().port}${API_ROOT}` };
+  return {
+    server,
+    url: `http://127.0.0.1:${server.address().port}${API_ROOT}`,
+  };
 }

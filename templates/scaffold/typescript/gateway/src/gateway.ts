@@ -20,9 +20,19 @@ export class GatewayError extends OpenResponsesError {
 }
 
 /** How an upstream's error status is answered: [status, type, code, what the message begins with]. */
-const REFUSED = [400, "invalid_request", "upstream_invalid_request", "The upstream refused the request"] as const;
+const REFUSED = [
+  400,
+  "invalid_request",
+  "upstream_invalid_request",
+  "The upstream refused the request",
+] as const;
 // The upstream's words about the gateway's own key are not the client's business, so they are not quoted.
-const UNAUTHORIZED = [500, "server_error", "upstream_unauthorized", "The gateway's upstream credentials were refused"] as const;
+const UNAUTHORIZED = [
+  500,
+  "server_error",
+  "upstream_unauthorized",
+  "The gateway's upstream credentials were refused",
+] as const;
 const ERROR_RULES: Record<number, readonly [number, string, string, string]> = {
   400: REFUSED,
   413: REFUSED, // too large for the upstream: the request must change
@@ -30,25 +40,51 @@ const ERROR_RULES: Record<number, readonly [number, string, string, string]> = {
   401: UNAUTHORIZED,
   403: UNAUTHORIZED,
   404: [404, "not_found", "model_not_found", "The upstream has no such model"],
-  429: [429, "too_many_requests", "rate_limit_exceeded", "The upstream is rate limited"],
-  503: [503, "model_error", "upstream_overloaded", "The upstream is overloaded"],
+  429: [
+    429,
+    "too_many_requests",
+    "rate_limit_exceeded",
+    "The upstream is rate limited",
+  ],
+  503: [
+    503,
+    "model_error",
+    "upstream_overloaded",
+    "The upstream is overloaded",
+  ],
 };
 
 /** The spec's error for an upstream's error `status` and its own `message`. */
 export function upstreamError(status: number, message: string): GatewayError {
   const rule = ERROR_RULES[status];
-  if (!rule) return new GatewayError(502, `The upstream failed (${status}): ${message}`, "model_error", "model_error");
+  if (!rule)
+    return new GatewayError(
+      502,
+      `The upstream failed (${status}): ${message}`,
+      "model_error",
+      "model_error",
+    );
   const [answer, type, code, wording] = rule;
   const text = rule === UNAUTHORIZED ? `${wording}.` : `${wording}: ${message}`;
-  return new GatewayError(answer, text, type, code, code === "model_not_found" ? "model" : null);
+  return new GatewayError(
+    answer,
+    text,
+    type,
+    code,
+    code === "model_not_found" ? "model" : null,
+  );
 }
 
 /** The message of an upstream's error body, whichever way it spells it. */
 function errorMessage(body: string): string {
   try {
-    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
+    const parsed = JSON.parse(body) as {
+      error?: { message?: unknown } | string;
+      message?: unknown;
+    };
     const error = Array.isArray(parsed) ? parsed[0]?.error : parsed.error; // Gemini may answer a list
-    const message = typeof error === "string" ? error : (error?.message ?? parsed.message);
+    const message =
+      typeof error === "string" ? error : (error?.message ?? parsed.message);
     if (typeof message === "string") return message;
   } catch {
     // not JSON: its text, cut short, says it
@@ -73,21 +109,60 @@ export async function post(
     });
   } catch (error) {
     if (signal.aborted) throw error;
-    const reason = error instanceof Error ? (error.cause ?? error).toString() : String(error);
-    throw new GatewayError(502, `The upstream cannot be reached: ${reason}`, "model_error", "upstream_unreachable");
+    const reason =
+      error instanceof Error
+        ? (error.cause ?? error).toString()
+        : String(error);
+    throw new GatewayError(
+      502,
+      `The upstream cannot be reached: ${reason}`,
+      "model_error",
+      "upstream_unreachable",
+    );
   }
   if (!reply.ok) {
     const text = await reply.text();
     // Gemini refuses a bad key with a 400 whose reason says so: the gateway's key, not the client's request.
-    throw upstreamError(reply.status === 400 && text.includes("API_KEY_INVALID") ? 401 : reply.status, errorMessage(text));
+    throw upstreamError(
+      reply.status === 400 && text.includes("API_KEY_INVALID")
+        ? 401
+        : reply.status,
+      errorMessage(text),
+    );
   }
   return reply;
 }
 
-/** The JSON data of each event an upstream streams (up to `[DONE]`, which some send). */
-export async function* jsonEvents<T>(reply: Response): AsyncGenerator<T> {
-  if (!reply.headers.get("content-type")?.includes("text/event-stream")) {
-    throw new GatewayError(502, "The upstream answered without an event stream", "model_error", "upstream_bad_response");
+/**
+ * The JSON data of each event an upstream streams (up to `[DONE]`, which some send). An upstream that
+ * answers whole whatever was asked (a JSON body) gives `whole(body)` as its events.
+ */
+export async function* jsonEvents<T>(
+  reply: Response,
+  whole: (body: unknown) => T[] = (body) => [body as T],
+): AsyncGenerator<T> {
+  const kind = reply.headers.get("content-type") ?? "";
+  if (kind.includes("application/json")) {
+    let body: unknown;
+    try {
+      body = await reply.json();
+    } catch {
+      throw new GatewayError(
+        502,
+        "The upstream answered with a body that is not JSON",
+        "model_error",
+        "upstream_bad_response",
+      );
+    }
+    return yield* whole(body);
+  }
+  if (!kind.includes("text/event-stream")) {
+    throw new GatewayError(
+      502,
+      `The upstream answered ${kind || "without a content type"}, not an event stream`,
+      "model_error",
+      "upstream_bad_response",
+    );
   }
   for await (const message of readSSE(reply)) {
     if (message.data === "[DONE]") return;
@@ -95,7 +170,12 @@ export async function* jsonEvents<T>(reply: Response): AsyncGenerator<T> {
     try {
       yield JSON.parse(message.data) as T;
     } catch {
-      throw new GatewayError(502, `The upstream sent an event that is not JSON: ${message.data.slice(0, 80)}`, "model_error", "upstream_bad_response");
+      throw new GatewayError(
+        502,
+        `The upstream sent an event that is not JSON: ${message.data.slice(0, 80)}`,
+        "model_error",
+        "upstream_bad_response",
+      );
     }
   }
 }
@@ -105,19 +185,25 @@ export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((part: { text?: unknown }) => (typeof part?.text === "string" ? part.text : ""))
+    .map((part: { text?: unknown }) =>
+      typeof part?.text === "string" ? part.text : "",
+    )
     .join("");
 }
 
 /** A `data:` URL's media type and base64 data; null for any other URL. */
-export function dataUrl(url: string): { mediaType: string; data: string } | null {
+export function dataUrl(
+  url: string,
+): { mediaType: string; data: string } | null {
   const found = /^data:([^;,]+);base64,(.*)$/s.exec(url);
   return found ? { mediaType: found[1]!, data: found[2]! } : null;
 }
 
 /** Compaction: the conversation in one opaque `compaction` item, which `expandCompactions` opens again. */
 export function compact(items: Item[]): Item[] {
-  const blob = Buffer.from(JSON.stringify(expandCompactions(items))).toString("base64");
+  const blob = Buffer.from(JSON.stringify(expandCompactions(items))).toString(
+    "base64",
+  );
   return [{ type: "compaction", id: newId("cmp"), encrypted_content: blob }];
 }
 
@@ -126,7 +212,11 @@ export function expandCompactions(items: Item[]): Item[] {
   return items.flatMap((item) => {
     if (item.type !== "compaction") return [item];
     try {
-      const held = JSON.parse(Buffer.from(String(item.encrypted_content ?? ""), "base64").toString("utf8"));
+      const held = JSON.parse(
+        Buffer.from(String(item.encrypted_content ?? ""), "base64").toString(
+          "utf8",
+        ),
+      );
       return Array.isArray(held) ? expandCompactions(held as Item[]) : [];
     } catch {
       return []; // someone else's compaction: nothing a gateway can read
