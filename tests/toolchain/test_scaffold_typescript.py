@@ -66,6 +66,7 @@ def run(command: list[str], cwd: Path, *, env: dict | None = None, timeout: floa
 
 def project(tmp_path: Path, template: str = "demo") -> Path:
     """A TypeScript provider beside an orspec checkout, so it installs the package from its folder."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "orspec").symlink_to(ROOT, target_is_directory=True)
     out = tmp_path / "acme-llm"
     scaffold("Acme LLM", out, lang="typescript", template=template, orspec_path=tmp_path / "orspec")
@@ -115,6 +116,16 @@ def test_writes_a_typescript_project_on_the_package_and_no_path_of_this_machine(
     for path in out.rglob("*"):
         if path.is_file():
             assert str(tmp_path) not in path.read_text() and str(ROOT) not in path.read_text(), path
+
+
+@pytest.mark.process
+def test_prettier_leaves_every_templates_typescript_as_it_is(tmp_path):
+    needed("node", shutil.which("node"))
+    prettier = needed("prettier", TOOLS / "prettier" / "bin" / "prettier.cjs")
+    outs = [project(tmp_path / template, template) for template in TEMPLATES]
+    sources = [str(out / folder) for out in outs for folder in ("src", "test", "package.json", "tsconfig.json")]
+    done = run(["node", str(prettier), "--check", *sources], tmp_path, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:]
 
 
 def test_only_known_templates_and_languages(tmp_path):
