@@ -199,6 +199,36 @@ export function dataUrl(
   return found ? { mediaType: found[1]!, data: found[2]! } : null;
 }
 
+/** An `input_file` part as the upstream takes it: its name, media type and base64 data. */
+export interface InlineFile {
+  filename: string;
+  mediaType: string;
+  data: string;
+}
+
+/** An `input_file` part's inline data; a file by id or URL is refused (400): a gateway has nowhere to read it. */
+export function inlineFile(part: {
+  filename?: string;
+  file_data?: string;
+  file_url?: string;
+}): InlineFile {
+  const filename = part.filename ?? "file";
+  if (!part.file_data) {
+    throw new GatewayError(
+      400,
+      "input_file: only inline files (file_data) can go to this upstream",
+      "invalid_request",
+      "unsupported_content",
+      "input",
+    );
+  }
+  const inline = dataUrl(part.file_data);
+  const guessed = filename.endsWith(".pdf") ? "application/pdf" : "text/plain";
+  return inline
+    ? { filename, ...inline }
+    : { filename, mediaType: guessed, data: part.file_data };
+}
+
 /** Compaction: the conversation in one opaque `compaction` item, which `expandCompactions` opens again. */
 export function compact(items: Item[]): Item[] {
   const blob = Buffer.from(JSON.stringify(expandCompactions(items))).toString(
