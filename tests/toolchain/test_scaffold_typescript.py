@@ -33,7 +33,7 @@ from ..gateways import test_gateway_anthropic_recordings as anthropic
 from ..gateways import test_gateway_gemini_recordings as gemini
 from ..gateways import test_gateway_recordings as chat
 from ..server_helpers import free_port
-from ..upstream_replay import UPSTREAM_KEY, output_text, upstream
+from ..upstream_replay import UPSTREAM_KEY, next_turn, output_text, upstream
 
 TOOLS = ROOT / ".cache" / "typescript" / "node_modules"
 SET_UP = "npm install && npm run build && ORSPEC_API_KEY=sk-local npm start"
@@ -335,3 +335,69 @@ def test_gemini_gateway_carries_each_recording(shared, gateway_server, name):
     thoughts = usage.get("thoughtsTokenCount") or 0
     assert final["usage"]["input_tokens"] == usage["promptTokenCount"] + (usage.get("toolUsePromptTokenCount") or 0)
     assert final["usage"]["output_tokens"] == (usage.get("candidatesTokenCount") or 0) + thoughts
+
+
+# -- what goes back next turn -----------------------------------------------------------------
+
+
+def second_turn(base: str, first_body: dict, carried_by: str, call_output: str) -> None:
+    """The first turn (`first_body`, answered by the upstream's next recording), then the turn after it,
+    carried by `previous_response_id` or by the client sending the whole history; both must succeed."""
+    if carried_by == "client":
+        first_body = {**first_body, "store": False}
+    first = httpx.post(base + "/responses", json={**first_body, "stream": False}, headers=HEADERS, timeout=60)
+    assert first.status_code == 200, first.text
+    second = next_turn({**first_body, "stream": False}, first.json(), carried_by, call_output)
+    reply = httpx.post(base + "/responses", json=second, headers=HEADERS, timeout=60)
+    assert reply.status_code == 200, reply.text
+
+
+@pytest.mark.process
+@pytest.mark.slow
+@pytest.mark.parametrize("name", anthropic.THINKING)
+@pytest.mark.parametrize("carried_by", ["previous_response_id", "client"])
+def test_anthropic_gateway_sends_thinking_back_byte_for_byte(shared, gateway_server, name, carried_by):
+    base, replay = gateway_server("anthropic-messages")
+    request, body, kind = anthropic.load(name)
+    anthropic.answer(replay, body, kind)
+    anthropic.answer(replay, (anthropic.RECORDINGS / "text.response.sse").read_bytes(), "text/event-stream")
+    second_turn(base, anthropic.responses_body(request), carried_by, "1.0")
+    messages = replay.requests[-1]["messages"]
+    turn = messages[len(anthropic.semantic(request)["messages"])]  # the assistant turn the first answer made
+    assert turn["role"] == "assistant"
+    recorded = [
+        {"type": "thinking", "thinking": b["thinking"], "signature": b["signature"]}
+        if b["type"] == "thinking"
+        else {"type": "redacted_thinking", "data": b["data"]}
+        for b in anthropic.recorded_answer(body, kind)["blocks"]
+        if b["type"] in ("thinking", "redacted_thinking")
+    ]
+    assert [b for b in turn["content"] if b["type"] in ("thinking", "redacted_thinking")] == recorded
+    calls = [b for b in turn["content"] if b["type"] == "tool_use"]
+    results = [b for b in messages[-1]["content"] if isinstance(b, dict) and b["type"] == "tool_result"]
+    assert [b["id"] for b in calls] == [b["tool_use_id"] for b in results]
+
+
+@pytest.mark.process
+@pytest.mark.slow
+@pytest.mark.parametrize("name", gemini.SIGNED)
+@pytest.mark.parametrize("carried_by", ["previous_response_id", "client"])
+def test_gemini_gateway_sends_every_signature_back_byte_for_byte(shared, gateway_server, name, carried_by):
+    base, replay = gateway_server("gemini")
+    request, body, kind, _ = gemini.load(name)
+    replay.answer(body, content_type=kind)
+    replay.answer((gemini.RECORDINGS / "01_text_json.response.json").read_bytes(), content_type="application/json")
+    second_turn(base, gemini.responses_body(request, gemini.model_of(name)), carried_by, '{"ok": true}')
+    turn = replay.requests[-1]["contents"][len(request["contents"])]  # the model turn the first answer made
+    assert turn["role"] == "model"
+    recorded = [
+        part
+        for chunk in gemini.chunks(body, kind)
+        for candidate in chunk.get("candidates") or ()
+        for part in candidate["content"].get("parts") or ()
+        if "thoughtSignature" in part
+    ]
+    sent = [part for part in turn["parts"] if "thoughtSignature" in part]
+    assert [p["thoughtSignature"] for p in sent] == [p["thoughtSignature"] for p in recorded]
+    for part, original in zip(sent, recorded, strict=True):  # on a part of the kind it came with
+        assert part.get("functionCall", {}).get("name") == original.get("functionCall", {}).get("name")
