@@ -401,3 +401,28 @@ def test_gemini_gateway_sends_every_signature_back_byte_for_byte(shared, gateway
     assert [p["thoughtSignature"] for p in sent] == [p["thoughtSignature"] for p in recorded]
     for part, original in zip(sent, recorded, strict=True):  # on a part of the kind it came with
         assert part.get("functionCall", {}).get("name") == original.get("functionCall", {}).get("name")
+
+
+@pytest.mark.process
+@pytest.mark.slow
+@pytest.mark.parametrize("carried_by", ["previous_response_id", "client"])
+def test_chat_completions_gateway_sends_openrouters_signed_reasoning_back(shared, gateway_server, carried_by):
+    base, replay = gateway_server("chat-completions")
+    name = "openrouter-claude-reasoning"
+    request, body, kind = chat.load(name)
+    signatures = [
+        detail["signature"]
+        for message in iter_sse(body)
+        if message.data.startswith("{")
+        for choice in json.loads(message.data).get("choices") or ()
+        for detail in (choice.get("delta") or {}).get("reasoning_details") or ()
+        if detail.get("signature")
+    ]
+    assert len(signatures) == 1  # what the recording holds
+    replay.answer(body, content_type=kind)
+    replay.answer(body, content_type=kind)
+    second_turn(base, chat.responses_body(request), carried_by, "1.0")
+    assistant = replay.requests[-1]["messages"][1]
+    assert assistant["role"] == "assistant" and assistant["content"] == chat.recorded(body)["text"]
+    (detail,) = assistant["reasoning_details"]
+    assert detail["signature"] == signatures[0] and detail["text"] == chat.recorded(body)["reasoning"]
