@@ -46,6 +46,7 @@ from .errors import NotFound, StoreUnavailable
 from .wire import dumps, loads
 
 __all__ = [
+    "Conversation",
     "MemoryStore",
     "PostgresStore",
     "ResponseStore",
@@ -172,6 +173,23 @@ class ResponseStore(Protocol):
         store reads it in one query."""
         return await walk(self, response_id)
 
+    async def conversation(self, response_id: str, owner: str | None = None) -> Conversation:
+        """What continuing `response_id` needs of its chain (see `Conversation`): with `owner`, only the
+        turns that tenant made count, from the newest back. By default read from `chain`; PostgreSQL
+        reads only the items, in one query."""
+        turns = await self.chain(response_id)
+        if owner is not None:
+            for index, record in enumerate(turns):
+                if not record.owned_by(owner):
+                    turns = turns[:index]
+                    break
+        items: list[dict] = []
+        for record in reversed(turns):
+            items.extend(record.input)
+            items.extend(record.output)
+        missing = turns[-1].previous_response_id if turns else response_id
+        return Conversation(items, len(turns), missing, sum(record.size for record in turns))
+
     async def open(self) -> None:
         """Open what the store keeps open (a connection pool); the server calls it as it starts."""
 
@@ -181,6 +199,16 @@ class ResponseStore(Protocol):
     def pool_stats(self) -> dict[str, int]:
         """Connections of the store's pool by state (`idle`, `busy`, `waiting`); empty without a pool."""
         return {}
+
+
+@dataclass
+class Conversation:
+    """The chain up to a response as its next turn reads it."""
+
+    items: list[dict[str, Any]]  # input + output of every turn that counts, oldest first
+    turns: int  # how many turns count, at most `MAX_CHAIN + 2`
+    missing: str | None  # the id the chain stops short at (a turn missing, or not the owner's); None: complete
+    size: int  # the stored JSON those turns were read from, which `max_context_bytes` bounds
 
 
 def _owned(record: StoredResponse | None, owner: str | None) -> StoredResponse | None:
@@ -196,7 +224,7 @@ def complete(store: Any) -> ResponseStore:
     return _Completed(store)
 
 
-_ASKED = ("get", "get_owned", "put", "delete", "chain", "open", "aclose", "pool_stats")
+_ASKED = ("get", "get_owned", "put", "delete", "chain", "conversation", "open", "aclose", "pool_stats")
 
 
 class _Completed(ResponseStore):
@@ -233,27 +261,18 @@ async def context(
     tenant's turn is missing, as if it had never been stored. Without, every turn counts (a script's
     own reading of its store). `max_bytes`: the most stored JSON the chain may hold; beyond, the
     400 `context_too_large` (`param`)."""
-    turns = await store.chain(response_id)
-    if owner is not None:
-        for index, record in enumerate(turns):
-            if not record.owned_by(owner):
-                turns = turns[:index]
-                break
-    if len(turns) > MAX_CHAIN:
+    found = await store.conversation(response_id, owner)
+    if found.turns > MAX_CHAIN:
         raise NotFound(f"The chain of responses before '{response_id}' is too long.", param=param)
-    missing = turns[-1].previous_response_id if turns else response_id
+    missing = found.missing
     if missing is not None:  # the chain stops short of its first turn
         where = "" if missing == response_id else f" (it comes before '{response_id}' in the conversation)"
         raise NotFound(
             f"Previous response with id '{missing}' not found{where}.", code="previous_response_not_found", param=param
         )
     if max_bytes is not None:
-        Bounds(max_context_bytes=max_bytes).check_context(sum(record.size for record in turns), response_id, param)
-    items: list[dict] = []
-    for record in reversed(turns):
-        items.extend(record.input)
-        items.extend(record.output)
-    return items
+        Bounds(max_context_bytes=max_bytes).check_context(found.size, response_id, param)
+    return found.items
 
 
 async def walk(store: ResponseStore, response_id: str) -> list[StoredResponse]:
@@ -770,6 +789,86 @@ _PG_OWNER_COLUMN = """DO $$ BEGIN
   END IF;
 END $$"""
 
+# Each response's input and output items, one row each in order (its `inputs` input items first),
+# with its owner, apart from the response object: continuing a chain reads items, never responses.
+_PG_ITEMS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS orspec_response_items ("
+    " response_id TEXT NOT NULL, position INTEGER NOT NULL, owner TEXT, item TEXT NOT NULL,"
+    " PRIMARY KEY (response_id, position))"
+)
+
+# A table from before holds each whole record in `data`: once, in the transaction that creates the
+# tables, its items move to the items table, `data` keeps only the response, and `inputs` (NOT NULL:
+# a server of the layout before, still running, fails to save rather than save a record half read)
+# says where the input items end. `json`, not `jsonb`: each item keeps its text byte for byte.
+_PG_ITEMS_APART = """DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                 AND table_name = 'orspec_responses' AND column_name = 'inputs') THEN
+    ALTER TABLE orspec_responses ADD COLUMN inputs INTEGER;
+    INSERT INTO orspec_response_items (response_id, position, owner, item)
+      SELECT r.id, e.n - 1, r.owner, e.item::text
+      FROM orspec_responses r, json_array_elements(r.data::json -> 'input') WITH ORDINALITY AS e(item, n)
+      UNION ALL
+      SELECT r.id, json_array_length(r.data::json -> 'input') + e.n - 1, r.owner, e.item::text
+      FROM orspec_responses r, json_array_elements(r.data::json -> 'output') WITH ORDINALITY AS e(item, n);
+    UPDATE orspec_responses SET inputs = json_array_length(data::json -> 'input'), data = (data::json -> 'response')::text;
+    ALTER TABLE orspec_responses ALTER COLUMN inputs SET NOT NULL;
+  END IF;
+END $$"""
+
+# A response's items as one text, their JSON joined by commas ('' for none).
+_PG_ITEMS_OF = (
+    "(SELECT string_agg(i.item, ',' ORDER BY i.position) FROM orspec_response_items i"
+    " WHERE i.response_id = {row}.id AND i.owner IS NOT DISTINCT FROM {row}.owner)"
+)
+_PG_GET = (
+    "SELECT r.previous_response_id, r.owner, r.inputs, r.data, coalesce("
+    + _PG_ITEMS_OF.format(row="r")
+    + ", '') FROM orspec_responses r WHERE r.id = %s"
+)
+# The chain from one response back, newest first; `depth` bounds a cycle no honest client can make,
+# and a chain longer than MAX_CHAIN. `{turn}`: what else a turn must be to count (its owner).
+_PG_WALK = (
+    "WITH RECURSIVE chain(id, previous_response_id, owner, inputs, data, depth) AS ("
+    " SELECT id, previous_response_id, owner, inputs, {data}, 0 FROM orspec_responses r WHERE id = %(id)s {turn}"
+    " UNION ALL SELECT r.id, r.previous_response_id, r.owner, r.inputs, {data}, chain.depth + 1"
+    f" FROM orspec_responses r JOIN chain ON r.id = chain.previous_response_id WHERE chain.depth <= {MAX_CHAIN} {{turn}})"
+)
+_PG_CHAIN = (
+    _PG_WALK.format(data="r.data", turn="")
+    + " SELECT c.id, c.previous_response_id, c.owner, c.inputs, c.data, coalesce("
+    + _PG_ITEMS_OF.format(row="c")
+    + ", '') FROM chain c ORDER BY c.depth"
+)
+# What continuing a response needs, in one row: how many turns count (those `owner` made, from the
+# newest back; every turn without an owner), the id the chain stops short at, and every turn's items,
+# oldest first, as one text. The responses themselves are never read.
+_PG_CONVERSATION = (
+    _PG_WALK.format(data="NULL::text", turn="AND (%(owner)s::text IS NULL OR r.owner = %(owner)s)")
+    + " SELECT count(*), (array_agg(c.previous_response_id ORDER BY c.depth DESC))[1],"
+    " coalesce(string_agg(" + _PG_ITEMS_OF.format(row="c") + ", ',' ORDER BY c.depth DESC), '') FROM chain c"
+)
+# A response saved in one statement (autocommit: whole or not at all), its items beside it; saved
+# again (a background response ending), its items are replaced and those past the new count dropped.
+_PG_PUT = (
+    "WITH saved AS (INSERT INTO orspec_responses (id, previous_response_id, owner, inputs, data)"
+    " VALUES (%(id)s, %(previous)s, %(owner)s, %(inputs)s, %(data)s) ON CONFLICT (id) DO UPDATE SET"
+    " previous_response_id = EXCLUDED.previous_response_id, owner = EXCLUDED.owner, inputs = EXCLUDED.inputs,"
+    " data = EXCLUDED.data),"
+    " dropped AS (DELETE FROM orspec_response_items WHERE response_id = %(id)s AND position >= %(count)s)"
+    " INSERT INTO orspec_response_items (response_id, position, owner, item)"
+    " SELECT %(id)s, e.n - 1, %(owner)s, e.item::text"
+    " FROM json_array_elements(%(items)s::json) WITH ORDINALITY AS e(item, n)"
+    " ON CONFLICT (response_id, position) DO UPDATE SET owner = EXCLUDED.owner, item = EXCLUDED.item"
+)
+
+
+def _pg_record(response_id: str, previous: str | None, owner: str | None, inputs: int, data: str, items: str):
+    """A stored response from its row and its items (their JSON joined by commas)."""
+    listed = loads(f"[{items}]")
+    size = len(items) + len(data)
+    return StoredResponse(response_id, previous, listed[:inputs], listed[inputs:], loads(data), owner=owner, size=size)
+
 
 class PostgresStore(ResponseStore):
     """Responses in PostgreSQL (needs `psycopg` and `psycopg_pool`), over a bounded pool of connections.
@@ -814,6 +913,8 @@ class PostgresStore(ResponseStore):
                 "CREATE TABLE IF NOT EXISTS orspec_responses ("
                 " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)",
                 _PG_OWNER_COLUMN,
+                _PG_ITEMS_TABLE,
+                _PG_ITEMS_APART,
             )
         except psycopg.Error as exc:
             check = (
@@ -929,43 +1030,65 @@ class PostgresStore(ResponseStore):
 
     async def get(self, response_id: str) -> StoredResponse | None:
         with unavailable_on(f"reading {response_id}", self._unavailable):
-            rows = await self._execute("SELECT data FROM orspec_responses WHERE id = %s", (response_id,))
-        return StoredResponse.from_json(response_id, rows[0][0]) if rows else None
+            rows = await self._execute(_PG_GET, (response_id,))
+        return _pg_record(response_id, *rows[0]) if rows else None
 
     async def chain(self, response_id: str) -> list[StoredResponse]:
         """The chain from `response_id` back to its first turn (or the first one missing), in one query."""
-        sql = _CHAIN_SQL.format(table="orspec_responses", mark="%s", limit=MAX_CHAIN)
         with unavailable_on(f"reading {response_id}", self._unavailable):
-            return _turns(await self._execute(sql, (response_id,)))
+            rows = await self._execute(_PG_CHAIN, {"id": response_id})
+        return [_pg_record(*row) for row in rows]
+
+    async def conversation(self, response_id: str, owner: str | None = None) -> Conversation:
+        """The items of the chain up to `response_id`, in one query and one parse, the responses unread."""
+        with unavailable_on(f"reading {response_id}", self._unavailable):
+            rows = await self._execute(_PG_CONVERSATION, {"id": response_id, "owner": owner})
+        turns, missing, items = rows[0]
+        return Conversation(loads(f"[{items}]"), turns, missing if turns else response_id, len(items))
 
     async def get_owned(self, response_id: str, owner: str | None) -> StoredResponse | None:
         """The response if `owner` made it, else None: another tenant's row is passed over on its owner
         column, its response never read from the table's storage."""
         if owner is None:
             return None
-        sql = "SELECT data FROM orspec_responses WHERE id = %s AND owner = %s"
         with unavailable_on(f"reading {response_id}", self._unavailable):
-            rows = await self._execute(sql, (response_id, owner))
-        return _owned(StoredResponse.from_json(response_id, rows[0][0]) if rows else None, owner)
+            rows = await self._execute(_PG_GET + " AND r.owner = %s", (response_id, owner))
+        return _owned(_pg_record(response_id, *rows[0]) if rows else None, owner)
 
     async def put(self, record: StoredResponse) -> None:
+        items = [*record.input, *record.output]
+        data = record.response_json if record.response_json is not None else dumps(record.response)
+        values = {
+            "id": record.id,
+            "previous": record.previous_response_id,
+            "owner": record.owner,
+            "inputs": len(record.input),
+            "data": data.decode(),
+            "count": len(items),
+            "items": dumps(items).decode(),
+        }
         with unavailable_on(f"saving {record.id}", self._unavailable):
-            await self._execute(  # one statement in autocommit: the record is stored whole or not at all
-                "INSERT INTO orspec_responses (id, previous_response_id, owner, data) VALUES (%s, %s, %s, %s)"
-                " ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, owner = EXCLUDED.owner",
-                (record.id, record.previous_response_id, record.owner, record.to_json()),
-            )
+            await self._execute(_PG_PUT, values)
 
     async def delete(self, response_id: str) -> bool:
-        cur = await self._execute("DELETE FROM orspec_responses WHERE id = %s", (response_id,))
+        sql = (
+            "WITH items AS (DELETE FROM orspec_response_items WHERE response_id = %s)"
+            " DELETE FROM orspec_responses WHERE id = %s"
+        )
+        cur = await self._execute(sql, (response_id, response_id))
         return cur.rowcount > 0
 
     async def expire(self, before: float) -> int:
-        """Forget the responses created before `before` (a Unix time), in one statement; how many."""
-        sql = "DELETE FROM orspec_responses WHERE (data::jsonb -> 'response' ->> 'created_at')::float8 < %s"
+        """Forget the responses created before `before` (a Unix time) and their items, in one statement; how many."""
+        sql = (
+            "WITH gone AS (DELETE FROM orspec_responses WHERE (CASE WHEN inputs IS NULL"
+            " THEN data::jsonb -> 'response' ELSE data::jsonb END ->> 'created_at')::float8 < %s RETURNING id),"
+            " items AS (DELETE FROM orspec_response_items WHERE response_id IN (SELECT id FROM gone))"
+            " SELECT count(*) FROM gone"
+        )
         with unavailable_on("expiring old responses", self._unavailable):
-            cur = await self._execute(sql, (before,))
-        return cur.rowcount
+            rows = await self._execute(sql, (before,))
+        return rows[0][0]
 
 
 def open_store(
