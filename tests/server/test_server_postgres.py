@@ -146,7 +146,8 @@ def test_a_database_of_the_layout_before_is_moved_once_item_for_item(pg_schema):
     with psycopg.connect(url, autocommit=True) as db:
         stored = dict(db.execute("SELECT id, data FROM orspec_responses"))
         kept = db.execute(
-            "SELECT item FROM orspec_response_items WHERE response_id = 'resp_old_1' ORDER BY position"
+            "SELECT i.item FROM orspec_responses r JOIN orspec_response_items i ON (i.thread, i.depth) = (r.thread, r.depth)"
+            " WHERE r.id = 'resp_old_1' ORDER BY i.position"
         ).fetchall()
         assert stored["resp_old_1"] == '{"id":"resp_old_1","created_at":1,"output":[]}'  # the response, only
         assert kept[1] == (sealed,)  # the sealed item as it was stored, and nowhere else
@@ -188,7 +189,33 @@ def test_a_chain_is_read_from_its_items_in_one_query(pg_schema):
         return found, after_delete, foreign
 
     found, after_delete, foreign = asyncio.run(main())
-    assert len(statements) == 1 and "data" not in statements[0].split("SELECT count(*)", 1)[1]
+    assert len(statements) == 1 and "data" not in statements[0]
     assert [item.get("content", item.get("n")) for item in found[:4]] == ["q0", 0, "q1", 1] and len(found) == 60
     assert (after_delete.turns, after_delete.missing, len(after_delete.items)) == (19, ids[10], 38)
     assert (foreign.turns, foreign.missing, foreign.items) == (0, ids[-1], [])
+
+
+def test_answers_to_the_same_turn_each_continue_their_own_history(pg_schema):
+    """Eight answers to one turn saved at once, then each continued: each history is its own, whichever
+    answer took the turn's thread and whichever were saved again in threads of their own."""
+    url, _ = pg_schema
+    store = PostgresStore(url)
+
+    def turn(response_id, previous, text):
+        return StoredResponse(response_id, previous, [{"content": text}], [{"answer": text}], {"id": response_id})
+
+    async def main():
+        await store.open()
+        await store.put(turn("resp_root", None, "root"))
+        await store.put(turn("resp_head", "resp_root", "head"))
+        answers = [turn(f"resp_answer_{n}", "resp_head", f"answer {n}") for n in range(8)]
+        await asyncio.gather(*(store.put(answer) for answer in answers))
+        await asyncio.gather(*(store.put(turn(f"resp_next_{n}", f"resp_answer_{n}", f"next {n}")) for n in range(8)))
+        await store.put(turn("resp_root", None, "root"))  # saved again: its place and its chains stay
+        found = [await context(store, f"resp_next_{n}") for n in range(8)]
+        await store.aclose()
+        return found
+
+    for n, items in enumerate(asyncio.run(main())):
+        texts = [item.get("content") or item.get("answer") for item in items]
+        assert texts == ["root", "root", "head", "head", f"answer {n}", f"answer {n}", f"next {n}", f"next {n}"]

@@ -791,75 +791,117 @@ END $$"""
 
 # Each response's input and output items, one row each in order (its `inputs` input items first),
 # with its owner, apart from the response object: continuing a chain reads items, never responses.
+#
+# A chain is laid out in threads so that it is read in ranges, not a turn at a time. A response has a
+# place, (`thread`, `depth`): its depth in its chain, and the thread of the response it continues when
+# it is the first to continue it; otherwise (the first turn, or a second answer to the same turn) a
+# thread of its own, named by its own id. A chain is then a few ranges of threads (one per fork),
+# each read in one index range; its items are keyed by the place of their response.
 _PG_ITEMS_TABLE = (
     "CREATE TABLE IF NOT EXISTS orspec_response_items ("
-    " response_id TEXT NOT NULL, position INTEGER NOT NULL, owner TEXT, item TEXT NOT NULL,"
-    " PRIMARY KEY (response_id, position))"
+    " thread TEXT NOT NULL, depth INTEGER NOT NULL, position INTEGER NOT NULL, owner TEXT, item TEXT NOT NULL,"
+    " PRIMARY KEY (thread, depth, position))"
 )
 
 # A table from before holds each whole record in `data`: once, in the transaction that creates the
-# tables, its items move to the items table, `data` keeps only the response, and `inputs` (NOT NULL:
-# a server of the layout before, still running, fails to save rather than save a record half read)
-# says where the input items end. `json`, not `jsonb`: each item keeps its text byte for byte.
-_PG_ITEMS_APART = """DO $$ BEGIN
+# tables, each response gets its place (a thread of its own, at its depth), its items move to the
+# items table, `data` keeps only the response, and `inputs` says where the input items end. NOT NULL:
+# a server of the layout before, still running, fails to save rather than save a record misread.
+# `json`, not `jsonb`: each item keeps its text byte for byte.
+_PG_ITEMS_APART = f"""DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
                  AND table_name = 'orspec_responses' AND column_name = 'inputs') THEN
-    ALTER TABLE orspec_responses ADD COLUMN inputs INTEGER;
-    INSERT INTO orspec_response_items (response_id, position, owner, item)
-      SELECT r.id, e.n - 1, r.owner, e.item::text
+    ALTER TABLE orspec_responses ADD COLUMN inputs INTEGER, ADD COLUMN thread TEXT, ADD COLUMN depth INTEGER;
+    WITH RECURSIVE placed(id, depth) AS (
+      SELECT r.id, 0 FROM orspec_responses r WHERE r.previous_response_id IS NULL
+        OR NOT EXISTS (SELECT 1 FROM orspec_responses p WHERE p.id = r.previous_response_id)
+      UNION ALL SELECT r.id, placed.depth + 1 FROM orspec_responses r JOIN placed ON r.previous_response_id = placed.id
+      WHERE placed.depth <= {MAX_CHAIN})
+    UPDATE orspec_responses r SET thread = r.id, depth = placed.depth FROM placed WHERE placed.id = r.id;
+    UPDATE orspec_responses SET thread = id, depth = 0 WHERE thread IS NULL;  -- a cycle, or past MAX_CHAIN
+    INSERT INTO orspec_response_items (thread, depth, position, owner, item)
+      SELECT r.thread, r.depth, e.n - 1, r.owner, e.item::text
       FROM orspec_responses r, json_array_elements(r.data::json -> 'input') WITH ORDINALITY AS e(item, n)
       UNION ALL
-      SELECT r.id, json_array_length(r.data::json -> 'input') + e.n - 1, r.owner, e.item::text
+      SELECT r.thread, r.depth, json_array_length(r.data::json -> 'input') + e.n - 1, r.owner, e.item::text
       FROM orspec_responses r, json_array_elements(r.data::json -> 'output') WITH ORDINALITY AS e(item, n);
     UPDATE orspec_responses SET inputs = json_array_length(data::json -> 'input'), data = (data::json -> 'response')::text;
-    ALTER TABLE orspec_responses ALTER COLUMN inputs SET NOT NULL;
+    ALTER TABLE orspec_responses ALTER COLUMN inputs SET NOT NULL, ALTER COLUMN thread SET NOT NULL,
+      ALTER COLUMN depth SET NOT NULL;
+    CREATE UNIQUE INDEX orspec_responses_place ON orspec_responses (thread, depth);
   END IF;
 END $$"""
 
 # A response's items as one text, their JSON joined by commas ('' for none).
 _PG_ITEMS_OF = (
-    "(SELECT string_agg(i.item, ',' ORDER BY i.position) FROM orspec_response_items i"
-    " WHERE i.response_id = {row}.id AND i.owner IS NOT DISTINCT FROM {row}.owner)"
+    "coalesce((SELECT string_agg(i.item, ',' ORDER BY i.position) FROM orspec_response_items i"
+    " WHERE i.thread = {row}.thread AND i.depth = {row}.depth), '')"
 )
 _PG_GET = (
-    "SELECT r.previous_response_id, r.owner, r.inputs, r.data, coalesce("
+    "SELECT r.previous_response_id, r.owner, r.inputs, r.data, "
     + _PG_ITEMS_OF.format(row="r")
-    + ", '') FROM orspec_responses r WHERE r.id = %s"
+    + " FROM orspec_responses r WHERE r.id = %s"
 )
-# The chain from one response back, newest first; `depth` bounds a cycle no honest client can make,
-# and a chain longer than MAX_CHAIN. `{turn}`: what else a turn must be to count (its owner).
-_PG_WALK = (
-    "WITH RECURSIVE chain(id, previous_response_id, owner, inputs, data, depth) AS ("
-    " SELECT id, previous_response_id, owner, inputs, {data}, 0 FROM orspec_responses r WHERE id = %(id)s {turn}"
-    " UNION ALL SELECT r.id, r.previous_response_id, r.owner, r.inputs, {data}, chain.depth + 1"
-    f" FROM orspec_responses r JOIN chain ON r.id = chain.previous_response_id WHERE chain.depth <= {MAX_CHAIN} {{turn}})"
-)
+# The chain from one response back, newest first, a turn at a time (for `chain`, which returns
+# whole records); `depth` bounds a cycle no honest client can make, and a chain past MAX_CHAIN.
 _PG_CHAIN = (
-    _PG_WALK.format(data="r.data", turn="")
-    + " SELECT c.id, c.previous_response_id, c.owner, c.inputs, c.data, coalesce("
+    "WITH RECURSIVE chain(id, previous_response_id, owner, inputs, data, thread, depth, n) AS ("
+    " SELECT id, previous_response_id, owner, inputs, data, thread, depth, 0 FROM orspec_responses WHERE id = %s"
+    " UNION ALL SELECT r.id, r.previous_response_id, r.owner, r.inputs, r.data, r.thread, r.depth, chain.n + 1"
+    f" FROM orspec_responses r JOIN chain ON r.id = chain.previous_response_id WHERE chain.n <= {MAX_CHAIN})"
+    " SELECT c.id, c.previous_response_id, c.owner, c.inputs, c.data, "
     + _PG_ITEMS_OF.format(row="c")
-    + ", '') FROM chain c ORDER BY c.depth"
+    + " FROM chain c ORDER BY c.n"
 )
-# What continuing a response needs, in one row: how many turns count (those `owner` made, from the
-# newest back; every turn without an owner), the id the chain stops short at, and every turn's items,
-# oldest first, as one text. The responses themselves are never read.
+# What continuing a response needs, in one statement: its chain's ranges of threads (`parts`: from
+# the response's own back, each to the turn the next continues), the turns in them that count (made
+# by `owner`, when one is given), how far back they are linked turn to turn (`start`: the oldest turn
+# that counts; a turn missing or another tenant's stops the chain there), and their items, oldest
+# first, as one text. The responses themselves are never read.
+_PG_MINE = "(%(owner)s::text IS NULL OR {row}.owner = %(owner)s)"
 _PG_CONVERSATION = (
-    _PG_WALK.format(data="NULL::text", turn="AND (%(owner)s::text IS NULL OR r.owner = %(owner)s)")
-    + " SELECT count(*), (array_agg(c.previous_response_id ORDER BY c.depth DESC))[1],"
-    " coalesce(string_agg(" + _PG_ITEMS_OF.format(row="c") + ", ',' ORDER BY c.depth DESC), '') FROM chain c"
+    "WITH RECURSIVE parts(thread, upto) AS ("
+    " SELECT thread, depth FROM orspec_responses r WHERE id = %(id)s AND " + _PG_MINE.format(row="r") + ""
+    " UNION ALL SELECT before.thread, before.depth FROM parts"
+    " JOIN orspec_responses first ON first.id = parts.thread"
+    " JOIN orspec_responses before ON before.id = first.previous_response_id WHERE before.depth < parts.upto),"
+    " turns AS (SELECT r.depth, r.previous_response_id, lead(r.id) OVER (ORDER BY r.depth DESC) AS linked"
+    " FROM parts JOIN orspec_responses r ON r.thread = parts.thread AND r.depth <= parts.upto"
+    " WHERE " + _PG_MINE.format(row="r") + "),"
+    " start AS (SELECT coalesce(max(depth) FILTER (WHERE previous_response_id IS DISTINCT FROM linked), min(depth))"
+    " AS depth FROM turns)"
+    " SELECT (SELECT count(*) FROM turns, start WHERE turns.depth >= start.depth),"
+    " (SELECT turns.previous_response_id FROM turns, start WHERE turns.depth = start.depth),"
+    " coalesce((SELECT string_agg(i.item, ',' ORDER BY i.depth, i.position) FROM parts"
+    " JOIN orspec_response_items i ON i.thread = parts.thread AND i.depth <= parts.upto, start"
+    " WHERE i.depth >= start.depth AND " + _PG_MINE.format(row="i") + "), '')"
 )
-# A response saved in one statement (autocommit: whole or not at all), its items beside it; saved
-# again (a background response ending), its items are replaced and those past the new count dropped.
+# A response saved in one statement (autocommit: whole or not at all), at its place, its items
+# beside it. Saved again (a background response ending), it keeps its place, and its items are
+# replaced, those past the new count dropped. Two answers to the same turn saved at once may both
+# take its thread's next place: the one that loses is saved again, in a thread of its own.
 _PG_PUT = (
-    "WITH saved AS (INSERT INTO orspec_responses (id, previous_response_id, owner, inputs, data)"
-    " VALUES (%(id)s, %(previous)s, %(owner)s, %(inputs)s, %(data)s) ON CONFLICT (id) DO UPDATE SET"
-    " previous_response_id = EXCLUDED.previous_response_id, owner = EXCLUDED.owner, inputs = EXCLUDED.inputs,"
-    " data = EXCLUDED.data),"
-    " dropped AS (DELETE FROM orspec_response_items WHERE response_id = %(id)s AND position >= %(count)s)"
-    " INSERT INTO orspec_response_items (response_id, position, owner, item)"
-    " SELECT %(id)s, e.n - 1, %(owner)s, e.item::text"
-    " FROM json_array_elements(%(items)s::json) WITH ORDINALITY AS e(item, n)"
-    " ON CONFLICT (response_id, position) DO UPDATE SET owner = EXCLUDED.owner, item = EXCLUDED.item"
+    "WITH previous AS (SELECT thread, depth FROM orspec_responses WHERE id = %(previous)s),"
+    " saved_before AS (SELECT thread, depth FROM orspec_responses WHERE id = %(id)s),"
+    " place AS (SELECT coalesce((SELECT thread FROM saved_before), (SELECT p.thread FROM previous p WHERE NOT EXISTS"
+    " (SELECT 1 FROM orspec_responses x WHERE x.thread = p.thread AND x.depth = p.depth + 1)), %(id)s) AS thread,"
+    " coalesce((SELECT depth FROM saved_before), (SELECT depth + 1 FROM previous), 0) AS depth),"
+    " saved AS (INSERT INTO orspec_responses (id, previous_response_id, owner, inputs, data, thread, depth)"
+    " SELECT %(id)s, %(previous)s, %(owner)s, %(inputs)s, %(data)s, thread, depth FROM place"
+    " ON CONFLICT (id) DO UPDATE SET previous_response_id = EXCLUDED.previous_response_id, owner = EXCLUDED.owner,"
+    " inputs = EXCLUDED.inputs, data = EXCLUDED.data),"
+    " dropped AS (DELETE FROM orspec_response_items i USING place"
+    " WHERE i.thread = place.thread AND i.depth = place.depth AND i.position >= %(count)s)"
+    " INSERT INTO orspec_response_items (thread, depth, position, owner, item)"
+    " SELECT place.thread, place.depth, e.n - 1, %(owner)s, e.item::text"
+    " FROM place, json_array_elements(%(items)s::json) WITH ORDINALITY AS e(item, n)"
+    " ON CONFLICT (thread, depth, position) DO UPDATE SET owner = EXCLUDED.owner, item = EXCLUDED.item"
+)
+# Forgetting responses forgets their items, in the same statement; how many responses went.
+_PG_FORGET = (
+    "WITH gone AS (DELETE FROM orspec_responses WHERE {which} RETURNING thread, depth),"
+    " items AS (DELETE FROM orspec_response_items i USING gone WHERE i.thread = gone.thread AND i.depth = gone.depth)"
+    " SELECT count(*) FROM gone"
 )
 
 
@@ -1036,7 +1078,7 @@ class PostgresStore(ResponseStore):
     async def chain(self, response_id: str) -> list[StoredResponse]:
         """The chain from `response_id` back to its first turn (or the first one missing), in one query."""
         with unavailable_on(f"reading {response_id}", self._unavailable):
-            rows = await self._execute(_PG_CHAIN, {"id": response_id})
+            rows = await self._execute(_PG_CHAIN, (response_id,))
         return [_pg_record(*row) for row in rows]
 
     async def conversation(self, response_id: str, owner: str | None = None) -> Conversation:
@@ -1068,26 +1110,20 @@ class PostgresStore(ResponseStore):
             "items": dumps(items).decode(),
         }
         with unavailable_on(f"saving {record.id}", self._unavailable):
-            await self._execute(_PG_PUT, values)
+            try:
+                await self._execute(_PG_PUT, values)
+            except self._psycopg.errors.UniqueViolation:  # another answer to the same turn took the place
+                await self._execute(_PG_PUT, values)
 
     async def delete(self, response_id: str) -> bool:
-        sql = (
-            "WITH items AS (DELETE FROM orspec_response_items WHERE response_id = %s)"
-            " DELETE FROM orspec_responses WHERE id = %s"
-        )
-        cur = await self._execute(sql, (response_id, response_id))
-        return cur.rowcount > 0
+        rows = await self._execute(_PG_FORGET.format(which="id = %s"), (response_id,))
+        return rows[0][0] > 0
 
     async def expire(self, before: float) -> int:
         """Forget the responses created before `before` (a Unix time) and their items, in one statement; how many."""
-        sql = (
-            "WITH gone AS (DELETE FROM orspec_responses WHERE (CASE WHEN inputs IS NULL"
-            " THEN data::jsonb -> 'response' ELSE data::jsonb END ->> 'created_at')::float8 < %s RETURNING id),"
-            " items AS (DELETE FROM orspec_response_items WHERE response_id IN (SELECT id FROM gone))"
-            " SELECT count(*) FROM gone"
-        )
+        which = "(data::jsonb ->> 'created_at')::float8 < %s"
         with unavailable_on("expiring old responses", self._unavailable):
-            rows = await self._execute(sql, (before,))
+            rows = await self._execute(_PG_FORGET.format(which=which), (before,))
         return rows[0][0]
 
 
