@@ -14,7 +14,9 @@ from and the final response object. `context()` walks the chain back to rebuild
   `pool_timeout` for a connection gets a 503 rather than the server's `too many clients`.
 
 A store may also load a whole chain at once (`chain(response_id)`, one query whatever the
-chain's length); `context()` uses it when the store has it, and walks `get` otherwise.
+chain's length), and what continuing it needs (`conversation(response_id, owner)`: its items, by
+default from `chain`); `context()` uses them when the store has them, and walks `get` otherwise.
+PostgreSQL keeps each response's items apart from the response and reads a conversation's items alone.
 
 A store that cannot be opened (no server at the URL, a path that cannot be written) raises
 `StoreError`, a `ValueError` whose message is one line naming the store, never its password: a
