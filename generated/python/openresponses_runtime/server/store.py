@@ -208,7 +208,7 @@ class Conversation:
     """The chain up to a response as its next turn reads it."""
 
     items: list[dict[str, Any]]  # input + output of every turn that counts, oldest first
-    turns: int  # how many turns count, at most `MAX_CHAIN + 2`
+    turns: int  # how many turns count (past `MAX_CHAIN`, the chain is refused as too long)
     missing: str | None  # the id the chain stops short at (a turn missing, or not the owner's); None: complete
     size: int  # the stored JSON those turns were read from, which `max_context_bytes` bounds
 
