@@ -107,6 +107,53 @@ def test_route_table_is_the_python_servers(project):
     ]
 
 
+def test_type_is_a_string_that_still_narrows(project):
+    """`const t: string = value.type` compiles for every open union, and `switch (value.type)` still
+    types each case as its member alone (type_string.ts)."""
+    declared = {
+        name
+        for path in PACKAGE.glob("*.d.ts")
+        for name, members in re.findall(r"^export type (\w+) =([^;]*);", path.read_text(), flags=re.M)
+        if re.search(r"\bUnknown\w+\s*$", members)
+    }
+    listed = (HERE / "type_string.ts").read_text().split("type OPEN_UNIONS = [", 1)[1].split("];", 1)[0]
+    assert declared and {name.strip() for name in listed.split(",") if name.strip()} == declared
+    result = tsc(project, "type_string.ts")
+    assert result.returncode == 0, result.stdout[-4000:]
+
+
+VENDOR_PARSE = """
+import { ItemField, ResponseResource, isKnownEvent, parseEvent } from "openresponses-runtime";
+const progress = { type: "acme:response.search.progress", sequence_number: 4, item_id: "ws_1", output_index: 0, pages_read: 3 };
+const event = parseEvent(JSON.stringify(progress));
+let refused = false;
+try { parseEvent({ ...progress, pages_read: "many" }); } catch { refused = true; }
+const item = ItemField.parse({ type: "acme:web_search_call", id: "ws_1", status: "completed", query: "tides" });
+const missing = ItemField.safeParse({ type: "acme:web_search_call", id: "ws_1", status: "completed" });
+const hit = ResponseResource.shape["acme:cache_hit"].parse(true);
+console.log(JSON.stringify([isKnownEvent(event), event, refused, item.query, missing.success, hit]));
+"""
+
+
+def test_a_fragment_of_every_kind_is_typed_and_parsed(project, vendor_build, tmp_path):
+    """The npm package built with the `acme` fixture fragment: its item, input item, content part,
+    tool, event and response field are typed members of their unions, and its schemas check them."""
+    root = tmp_path / "vendor"
+    modules = root / "node_modules"
+    shutil.copytree(vendor_build / "typescript", modules / "openresponses-runtime")
+    for name in ("zod", "typescript", "@types"):
+        (modules / name).symlink_to(TOOLS / name, target_is_directory=True)
+    shutil.copy(HERE / "vendor_kinds.ts", root / "vendor_kinds.ts")
+    result = tsc(root, "vendor_kinds.ts")
+    assert result.returncode == 0, result.stdout[-4000:]
+    (root / "parse.mjs").write_text(VENDOR_PARSE)
+    done = run(["node", "parse.mjs"], root)
+    assert done.returncode == 0, done.stderr[-2000:]
+    known, event, refused, query, missing_ok, hit = json.loads(done.stdout)
+    assert known and event["pages_read"] == 3 and refused
+    assert query == "tides" and not missing_ok and hit is True
+
+
 def test_tsc_refuses_a_field_read_before_narrowing(project):
     result = tsc(project, "unnarrowed.ts")
     assert result.returncode != 0

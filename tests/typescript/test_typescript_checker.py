@@ -382,7 +382,10 @@ EMIT_SCRIPTS = {
             {"type": "message_end"},
             *CALL,
             {"type": "function_call_end"},
-            {"type": "vendor_item", "item": {"type": "acme:web_search_call", "query": "q"}},
+            {
+                "type": "vendor_item",
+                "item": {"type": "openai:web_search_call", "action": {"type": "search", "query": "q"}},
+            },
             {"type": "text", "text": "after"},
             {"type": "usage", "inputTokens": 3, "outputTokens": 5, "reasoningTokens": 1, "cachedTokens": 2},
         ],
@@ -394,7 +397,7 @@ EMIT_SCRIPTS = {
     "required": ("required", [{"type": "text", "text": "no call"}]),
     "forced": ({"type": "function", "name": "get_weather"}, [*CALL]),
 }
-IDS = re.compile(r"^(msg|fc|call|rs|acme)_[0-9a-f]{32}$")
+IDS = re.compile(r"^(msg|fc|call|rs|openai)_[0-9a-f]{32}$")
 # A step in a ProviderError's message: its `type` here, its class in Python.
 STEP_CLASSES = {
     "accepted": "Accepted",
