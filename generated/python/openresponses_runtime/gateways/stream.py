@@ -2,11 +2,12 @@
 most common event of all (one more piece of answer text) read without parsing it whole.
 
 Each gateway's translation costs little next to reading its upstream, so this is where a gateway's
-CPU per event goes. The SSE framing is split as bytes (no text decoding: JSON parses from bytes),
-and a gateway that names its plain text event (`PlainShape`) gets those events as `PlainText`: a
-stream's text events differ only in their text (the same id, model and index each time), so once
-one has been parsed whole, the bytes around its text are a template, and the next event that has
-the same bytes around a JSON string is read by parsing that string alone.
+CPU per event goes. The SSE framing is split as bytes (no text decoding: JSON parses from bytes)
+at the stream's own line ends (LF, or CRLF as Gemini's: rewriting them costs as much as reading the
+text), and a gateway that names its plain text event (`PlainShape`) gets those events as
+`PlainText`: a stream's text events differ only in their text (the same id, model and index each
+time), so once one has been parsed whole, the bytes around its text are a template, and the next
+event that has the same bytes around a JSON string is read by parsing that string alone.
 """
 
 from __future__ import annotations
@@ -54,25 +55,32 @@ class PlainShape:
 class Template:
     """The bytes around the text of a plain text event (`head`, `tail`), the event they were learned
     from (`like`), and those of its whole SSE message: `start` (the lines before its data, such as
-    Anthropic's `event:` line, then `data: ` and `head`) and `end` (`tail` and the blank line)."""
+    Anthropic's `event:` line, then `data: ` and `head`) and `end` (`tail` and the blank line, `blank`:
+    two of the stream's line ends)."""
 
-    __slots__ = ("head", "tail", "like", "start", "end", "junction")
+    __slots__ = ("head", "tail", "like", "blank", "start", "end", "junction")
 
-    def __init__(self, lead: bytes, head: bytes, tail: bytes, like: dict[str, Any]):
-        self.head, self.tail, self.like = head, tail, like
-        self.start, self.end = lead + b"data: " + head, tail + b"\n\n"
+    def __init__(self, lead: bytes, head: bytes, tail: bytes, like: dict[str, Any], newline: bytes = b"\n"):
+        self.head, self.tail, self.like, self.blank = head, tail, like, newline * 2
+        self.start, self.end = lead + b"data: " + head, tail + self.blank
         # Where one plain text message ends and the next begins. A literal pattern: the regular
         # expression engine's search, prepared once, beats `bytes.split`'s, prepared each time.
         self.junction = re.compile(re.escape(self.end + self.start))
 
     @classmethod
-    def learn(cls, message: bytes, raw: bytes, event: dict[str, Any], shape: PlainShape) -> Template | None:
-        """The template of plain text event `event` (parsed from data `raw`, of SSE `message`), if a
-        probe text put in place of its text reads as the text, and its data is one line (an
-        `event:` line before it at most)."""
+    def learn(
+        cls, message: bytes, raw: bytes, event: dict[str, Any], shape: PlainShape, newline: bytes = b"\n"
+    ) -> Template | None:
+        """The template of plain text event `event` (parsed from data `raw`, of SSE `message` as it
+        came, its lines ended by `newline`), if a probe text put in place of its text reads as the
+        text, and its data is one line (an `event:` line before it at most)."""
         lead = message[: len(message) - len(raw) - 6]
         if message[len(lead) :] != b"data: " + raw or not (
-            lead == b"" or lead[:7] == b"event: " and lead.count(b"\n") == 1
+            lead == b""
+            or lead[:7] == b"event: "
+            and lead.endswith(newline)
+            and lead.count(b"\n") == 1
+            and lead.count(b"\r") == len(newline) - 1
         ):
             return None
         at = raw.find(shape.key)
@@ -87,7 +95,7 @@ class Template:
             return None
         if type(probe) is not dict or shape.text_of(probe) != _PROBE:
             return None
-        return cls(lead, head, tail, event)
+        return cls(lead, head, tail, event, newline)
 
 
 class PlainText(NamedTuple):
@@ -137,19 +145,20 @@ async def json_events(reply: UpstreamResponse, plain: PlainShape | None = None) 
     templates = 0
     try:
         async for data in body:
+            region, newline = frames.feed(data)
+            fits = template is not None and template.blank == newline + newline  # the template's line ends
             # Messages not yet read, each part with the template it was split by (None: not split).
-            parts: deque[tuple[bytes | list[bytes], Template | None]] = deque([(frames.feed(data), None)])
+            parts: deque[tuple[bytes | list[bytes], Template | None]] = deque([(region, None)])
             while parts:
                 part, split_by = parts.popleft()
                 if type(part) is list:  # a run of plain text messages' texts, as JSON strings
                     for chunk in _run(part, split_by):  # type: ignore[arg-type]
                         yield chunk
                     continue
-                if template is not None and split_by is not template:
+                if fits and split_by is not template:
                     parts.extendleft(reversed([(piece, template) for piece in _plain_runs(part, template)]))  # type: ignore[arg-type]
                     continue
-                for message, offset in _each_message(part):  # type: ignore[arg-type]
-                    raw = _data(message)
+                for message, raw, offset in _each_message(part, newline):  # type: ignore[arg-type]
                     if raw is None:
                         continue
                     if raw == b"[DONE]":
@@ -158,10 +167,10 @@ async def json_events(reply: UpstreamResponse, plain: PlainShape | None = None) 
                     event = _object(raw)
                     if event is None:
                         continue
-                    if plain is not None and templates < _TEMPLATES and plain.text_of(event) is not None:
-                        learned = Template.learn(message, raw, event, plain)
+                    if message and plain is not None and templates < _TEMPLATES and plain.text_of(event) is not None:
+                        learned = Template.learn(message, raw, event, plain, newline)
                         if learned is not None:  # what follows is read again, by this template
-                            template, templates = learned, templates + 1
+                            template, templates, fits = learned, templates + 1, True
                             parts.appendleft((part[offset:], None))  # type: ignore[index]
                             yield event
                             break
@@ -183,22 +192,23 @@ def _plain_runs(region: bytes, template: Template) -> list[bytes | list[bytes]]:
     The region is split at each junction of two plain text messages (`Template.junction`): the
     pieces between are their texts, unless another message came in between. The first message of
     a run and the last are checked apart: another message may end as a plain one does (Chat
-    Completions' first chunk, with its role) or begin as one (Gemini's last, with its finish)."""
+    Completions' first chunk, with its role) or begin as one (Gemini's last, with its finish).
+    A text holds no line end of any kind (a CR alone is one, in a stream of CRLF too)."""
     pieces = template.junction.split(region)
     if len(pieces) == 1:
         return [region]
-    start, tail = template.start, template.tail
-    before, blank, first = pieces[0].rpartition(b"\n\n")
-    if not first.startswith(start) or b"\n" in first[len(start) :]:  # not plain: it and those before are others
-        cut = len(pieces[0]) + len(tail) + 2
+    start, tail, blank = template.start, template.tail, template.blank
+    before, _, first = pieces[0].rpartition(blank)
+    if not first.startswith(start) or _broken(first[len(start) :]):  # not plain: it and those before are others
+        cut = len(pieces[0]) + len(tail) + len(blank)
         return [region[:cut], *_plain_runs(region[cut:], template)]
-    last, blank_after, after = pieces[-1].partition(b"\n\n")
-    if not (blank_after and last.endswith(tail)) or b"\n" in last:  # not plain: it and those after are others
+    last, blank_after, after = pieces[-1].partition(blank)
+    if not (blank_after and last.endswith(tail)) or _broken(last):  # not plain: it and those after are others
         cut = len(region) - len(pieces[-1]) - len(start)
         return [*_plain_runs(region[:cut], template), region[cut:]]
     middle = pieces[1:-1]
     joined = b",\n".join(middle)
-    if joined.count(b"\n") != max(len(middle) - 1, 0):  # another message in between
+    if joined.count(b"\n") != max(len(middle) - 1, 0) or b"\r" in joined:  # another message in between
         return _message_by_message(region, template)
     out: list[bytes | list[bytes]] = [before + blank] if before else []
     out.append(
@@ -211,20 +221,25 @@ def _plain_runs(region: bytes, template: Template) -> list[bytes | list[bytes]]:
 
 def _message_by_message(region: bytes, template: Template) -> list[bytes | list[bytes]]:
     """`_plain_runs`, one message at a time: for plain text messages mixed with others."""
-    start, tail = template.start, template.tail
+    start, tail, blank = template.start, template.tail, template.blank
     out: list[bytes | list[bytes]] = []
-    for message in region[:-2].split(b"\n\n"):
-        if message.startswith(start) and message.endswith(tail) and b"\n" not in message[len(start) :]:
+    for message in region[: -len(blank)].split(blank):
+        if message.startswith(start) and message.endswith(tail) and not _broken(message[len(start) :]):
             text = message[len(start) : len(message) - len(tail)]
             if out and type(out[-1]) is list:
                 out[-1].append(text)  # type: ignore[union-attr]
             else:
                 out.append([text])
         elif out and type(out[-1]) is bytes:
-            out[-1] += message + b"\n\n"  # type: ignore[operator]
+            out[-1] += message + blank  # type: ignore[operator]
         else:
-            out.append(message + b"\n\n")
+            out.append(message + blank)
     return out
+
+
+def _broken(line: bytes) -> bool:
+    """Whether `line` holds a line end: LF, or CR (alone or in CRLF)."""
+    return b"\n" in line or b"\r" in line
 
 
 def _run(strings: list[bytes], template: Template) -> list[Any]:
@@ -260,28 +275,35 @@ def _object(data: bytes) -> dict[str, Any] | None:
 
 
 class SSEData:
-    """An SSE byte stream, split anywhere by the network, as whole messages: CR and CRLF line ends
-    made LF, each message ending in its blank line. `_data` reads a message's data."""
+    """An SSE byte stream, split anywhere by the network, as whole messages, each ending in its
+    blank line, and the line end they are read with (`_each_message`): LF, or CRLF where the
+    messages end so (kept as they came: rewriting them costs as much as reading their text); CR
+    line ends and a mix are made LF."""
 
     __slots__ = ("_pending",)
 
     def __init__(self) -> None:
         self._pending = b""
 
-    def feed(self, chunk: bytes) -> bytes:
-        """The messages that `chunk` completes, with the ones before them that it did not."""
+    def feed(self, chunk: bytes) -> tuple[bytes, bytes]:
+        """The messages that `chunk` completes, with the ones before them that it did not, and their line end."""
         text = self._pending + chunk if self._pending else chunk
+        if b"\r" not in text:
+            end = text.rfind(b"\n\n")
+            self._pending = text[end + 2 :] if end >= 0 else text
+            return text[: end + 2] if end >= 0 else b"", b"\n"
         held = b""
-        if b"\r" in text:  # CRLF or CR line ends, made LF; a CR last may be half of a CRLF: held
-            if text[-1:] == b"\r":
-                text, held = text[:-1], b"\r"
-            text = _lf(text)
+        if text[-1:] == b"\r":  # it may be half of a CRLF: held
+            text, held = text[:-1], b"\r"
+        end = text.rfind(b"\r\n\r\n")
+        rest = _lf(text[end + 4 :] if end >= 0 else text)
+        if b"\n\n" not in rest:  # no message ends after the last CRLF blank line: CRLF, in place
+            self._pending = (text[end + 4 :] if end >= 0 else text) + held
+            return text[: end + 4] if end >= 0 else b"", b"\r\n"
+        text = rest if end < 0 else _lf(text)  # CR line ends, or a mix: made LF
         end = text.rfind(b"\n\n")
-        if end < 0:
-            self._pending = text + held
-            return b""
         self._pending = text[end + 2 :] + held
-        return text[: end + 2]
+        return text[: end + 2], b"\n"
 
     def close(self) -> bytes:
         """A message still open at the end of the stream, its blank line added."""
@@ -296,15 +318,27 @@ def _lf(text: bytes) -> bytes:
     return text.replace(b"\r", b"\n") if b"\r" in text else text
 
 
-def _each_message(region: bytes) -> Iterator[tuple[bytes, int]]:
-    """The messages of `region` (whole ones), each with where the next begins; one at a time, as a
-    template learned on the way reads the rest."""
+def _each_message(region: bytes, newline: bytes = b"\n") -> Iterator[tuple[bytes, bytes | None, int]]:
+    """The messages of `region` (whole ones, their lines ended by `newline`): each as it came, its
+    data (`_data`), and where the next begins; one at a time, as a template learned on the way
+    reads the rest. In a region of CRLF, a message with other line ends (a CR or LF alone) is read
+    made LF, as one or more messages that are not as they came (b"": no template is learned from them)."""
+    blank = newline * 2
     at = 0
     while at < len(region):
-        end = region.find(b"\n\n", at)
+        end = region.find(blank, at)
         end = len(region) if end < 0 else end
-        yield region[at:end], end + 2
-        at = end + 2
+        message = region[at:end]
+        at = end + len(blank)
+        if newline == b"\n" or not _broken(message):
+            yield message, _data(message), at
+            continue
+        lf = _lf(message)
+        if lf.count(b"\n") == message.count(b"\r\n"):  # CRLF alone: as it came
+            yield message, _data(lf), at
+            continue
+        for each in lf.split(b"\n\n"):
+            yield b"", _data(each), at
 
 
 def _data(message: bytes) -> bytes | None:
