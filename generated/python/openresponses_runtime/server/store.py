@@ -397,21 +397,44 @@ def _no_checkpoint_on_close(db: sqlite3.Connection) -> bool:
     return config(handle, _NO_CKPT_ON_CLOSE, 1, None) == sqlite3.SQLITE_OK
 
 
-def _owners_table(db: sqlite3.Connection) -> None:
-    """Who made each response, in a table of its own: another tenant's read is answered from it, without
-    reading the response. A file from before it gets it filled from the responses' own `owner`, once."""
-    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'response_owners'").fetchone():
+# One row a response, who made it before the response itself: another tenant's read is refused on
+# the row's first columns, its response never read (a large one spills onto pages of its own). One
+# table, so a save writes about one page of index and its share of the row's page (a table of owners
+# beside it cost one more page a response).
+_RESPONSES_TABLE = (
+    "CREATE TABLE {name} (id TEXT PRIMARY KEY, previous_response_id TEXT, owner TEXT, data TEXT NOT NULL)"
+)
+# Who made a response, in a file of an earlier version: its owners' table, else the response's own word.
+_OWNER_OF_OLD = "CASE WHEN json_valid(r.data) THEN json_extract(r.data, '$.owner') END"
+
+
+def _columns(db: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+
+
+def _responses_table(db: sqlite3.Connection) -> None:
+    """The responses' table as this version keeps it. A file of an earlier version (the owners in a
+    table of their own, or only inside each response) is moved over once, in one transaction: servers
+    starting together wait for it, and find it done."""
+    if "owner" in _columns(db, "responses"):
         return
-    db.execute("BEGIN IMMEDIATE")  # servers starting together: one fills it, the others find it filled
+    db.execute("BEGIN IMMEDIATE")
     try:
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS response_owners (id TEXT PRIMARY KEY, owner TEXT NOT NULL) WITHOUT ROWID"
-        )
-        db.execute(
-            "INSERT OR IGNORE INTO response_owners (id, owner) SELECT id, owner FROM"
-            " (SELECT id, CASE WHEN json_valid(data) THEN json_extract(data, '$.owner') END AS owner FROM responses)"
-            " WHERE owner IS NOT NULL"
-        )
+        columns = _columns(db, "responses")
+        if not columns:
+            db.execute(_RESPONSES_TABLE.format(name="responses"))
+        elif "owner" not in columns:
+            owners = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'response_owners'").fetchone()
+            owner = f"COALESCE(o.owner, {_OWNER_OF_OLD})" if owners else _OWNER_OF_OLD
+            joined = " LEFT JOIN response_owners o ON o.id = r.id" if owners else ""
+            db.execute(_RESPONSES_TABLE.format(name="responses_moved"))
+            db.execute(
+                "INSERT INTO responses_moved (id, previous_response_id, owner, data)"
+                f" SELECT r.id, r.previous_response_id, {owner}, r.data FROM responses r{joined}"
+            )
+            db.execute("DROP TABLE responses")
+            db.execute("DROP TABLE IF EXISTS response_owners")
+            db.execute("ALTER TABLE responses_moved RENAME TO responses")
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
@@ -468,11 +491,7 @@ class SQLiteStore(ResponseStore):
             db = self._connect()
             try:
                 db.execute("PRAGMA journal_mode=WAL")
-                db.execute(
-                    "CREATE TABLE IF NOT EXISTS responses ("
-                    " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
-                )
-                _owners_table(db)
+                _responses_table(db)
             finally:
                 db.close()
         except (OSError, sqlite3.Error) as exc:
@@ -592,12 +611,9 @@ class SQLiteStore(ResponseStore):
         return None if row is None else StoredResponse.from_json(response_id, row[0])
 
     def _get_owned(self, response_id: str, owner: str, *, wait: bool = True) -> StoredResponse | None:
-        # The owners' table first (CROSS JOIN keeps that order): another tenant's response is not read.
-        sql = (
-            "SELECT r.data FROM response_owners o CROSS JOIN responses r ON r.id = o.id WHERE o.id = ? AND o.owner = ?"
-        )
+        # The owner is read before the response, from the row's first bytes: another tenant's is not read.
         with self.connection(wait=wait) as db:
-            row = db.execute(sql, (response_id, owner)).fetchone()
+            row = db.execute("SELECT data FROM responses WHERE id = ? AND owner = ?", (response_id, owner)).fetchone()
         return _owned(StoredResponse.from_json(response_id, row[0]) if row else None, owner)
 
     def _chain(self, response_id: str, *, wait: bool = True) -> list[StoredResponse]:
@@ -659,12 +675,11 @@ class SQLiteStore(ResponseStore):
             self._lock.release()
 
     def _put(self, records: list[StoredResponse], *, wait: bool = True) -> None:
-        rows = [(record.id, record.previous_response_id, record.to_json()) for record in records]
-        owners = [(record.id, record.owner) for record in records if record.owner is not None]
+        rows = [(record.id, record.previous_response_id, record.owner, record.to_json()) for record in records]
         with self._writing(wait=wait) as db:
-            db.executemany("INSERT OR REPLACE INTO responses (id, previous_response_id, data) VALUES (?, ?, ?)", rows)
-            if owners:
-                db.executemany("INSERT OR REPLACE INTO response_owners (id, owner) VALUES (?, ?)", owners)
+            db.executemany(
+                "INSERT OR REPLACE INTO responses (id, previous_response_id, owner, data) VALUES (?, ?, ?, ?)", rows
+            )
 
     def _batched(self, record: StoredResponse) -> asyncio.Future[None]:
         """`record`, saved by the store's writer with the others asked for meanwhile, in one transaction
@@ -695,15 +710,12 @@ class SQLiteStore(ResponseStore):
 
     def _delete(self, response_id: str, *, wait: bool = True) -> bool:
         with self._writing(wait=wait) as db:
-            db.execute("DELETE FROM response_owners WHERE id = ?", (response_id,))
             return db.execute("DELETE FROM responses WHERE id = ?", (response_id,)).rowcount > 0
 
     def _expire(self, before: float) -> int:
         with self._writing() as db:
             sql = "DELETE FROM responses WHERE json_extract(data, '$.response.created_at') < ?"
-            gone = db.execute(sql, (before,)).rowcount
-            db.execute("DELETE FROM response_owners WHERE id NOT IN (SELECT id FROM responses)")
-            return gone
+            return db.execute(sql, (before,)).rowcount
 
     async def expire(self, before: float) -> int:
         """Forget the responses created before `before` (a Unix time), in one statement; how many."""
