@@ -367,8 +367,9 @@ def _breaks_connections(exc: BaseException) -> bool:
 SQLITE_SYNC = ("normal", "full")  # `PRAGMA synchronous` in WAL mode: see SQLiteStore
 # Bytes of WAL past which a write starts a checkpoint (and SQLite's journal_size_limit, what the WAL
 # is cut back to as it starts over): kept connections never close, and the last to close was what
-# checkpointed it before.
-_WAL_LIMIT = 1024 * 1024
+# checkpointed it before. Each checkpoint syncs the disk twice (milliseconds each) and holds writes
+# while it copies what was written as it ran: a larger WAL spreads that over more responses.
+_WAL_LIMIT = 8 * 1024 * 1024
 
 
 _NO_CKPT_ON_CLOSE = 1006  # SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE
@@ -645,9 +646,9 @@ class SQLiteStore(ResponseStore):
             return 0
 
     async def _checkpoint_when_due(self) -> None:
-        """Checkpoint the WAL in a thread (it syncs the disk) once it has grown past `_WAL_LIMIT`, while
-        writes go on. Writes that never pause keep such a checkpoint from starting the WAL over, so past
-        four times that (or after a disk error) one holds writes back until the WAL is cut to nothing."""
+        """Checkpoint the WAL in a thread (it syncs the disk) once it has grown past `_WAL_LIMIT` (see
+        `_checkpoint`). Past four times that (another process's writes kept it from starting over), or
+        after a disk error, writes wait for one that cuts it to nothing."""
         size = self._wal_size()
         if not (self._checkpoint_due or size > _WAL_LIMIT):
             return
@@ -659,16 +660,21 @@ class SQLiteStore(ResponseStore):
             await asyncio.shield(self._checkpointing)
 
     def _checkpoint(self, thorough: bool) -> None:
+        """Copy the WAL into the database file so that it starts over. Most of it is copied while writes
+        go on (a PASSIVE checkpoint, disk syncs included: the long part); then what was written
+        meanwhile, with this process's writes held, so that the next write starts the WAL over (RESTART:
+        writes that never pause never let a PASSIVE one finish). `thorough` (past four times the limit,
+        or after a disk error): all of it with writes held, the WAL cut to nothing (TRUNCATE)."""
         if not thorough:
             with suppress(_Busy, sqlite3.Error), self.connection(wait=False) as db:  # a later write tries again
                 db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            return
         if not self._lock.acquire(timeout=self.busy_timeout):  # no write of this process meanwhile
             return
         try:
             with self.connection(wait=False) as db:  # readers in the WAL now: a later write tries again
-                busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            self._checkpoint_due = bool(busy)
+                busy, _, _ = db.execute(f"PRAGMA wal_checkpoint({'TRUNCATE' if thorough else 'RESTART'})").fetchone()
+            if thorough:
+                self._checkpoint_due = bool(busy)
         except (_Busy, sqlite3.Error):
             pass  # a later write tries again
         finally:
