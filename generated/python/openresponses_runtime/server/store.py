@@ -486,6 +486,7 @@ class SQLiteStore(ResponseStore):
         self._checkpointing: asyncio.Future[None] | None = None
         self._batch: list[tuple[StoredResponse, asyncio.Future[None]]] = []  # puts the writer has yet to write
         self._writer: asyncio.Future[None] | None = None
+        self._wal_written = 0  # the WAL's size after the writer's last batch: read once a batch, not once a save
         try:
             if self.path.parent != Path():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -645,11 +646,12 @@ class SQLiteStore(ResponseStore):
         except OSError:
             return 0
 
-    async def _checkpoint_when_due(self) -> None:
+    async def _checkpoint_when_due(self, size: int | None = None) -> None:
         """Checkpoint the WAL in a thread (it syncs the disk) once it has grown past `_WAL_LIMIT` (see
         `_checkpoint`). Past four times that (another process's writes kept it from starting over), or
-        after a disk error, writes wait for one that cuts it to nothing."""
-        size = self._wal_size()
+        after a disk error, writes wait for one that cuts it to nothing. `size`: the WAL's, when just read."""
+        if size is None:
+            size = self._wal_size()
         if not (self._checkpoint_due or size > _WAL_LIMIT):
             return
         over = size > 4 * _WAL_LIMIT
@@ -713,6 +715,7 @@ class SQLiteStore(ResponseStore):
                 _settle(batch, exc)
             else:
                 _settle(batch, None)
+            self._wal_written = self._wal_size()
 
     def _delete(self, response_id: str, *, wait: bool = True) -> bool:
         with self._writing(wait=wait) as db:
@@ -753,9 +756,10 @@ class SQLiteStore(ResponseStore):
         with unavailable_on(f"saving {record.id}", sqlite_unavailable):
             if self.sync == "full":  # a disk sync per commit: in a thread
                 await asyncio.to_thread(self._put, [record])
+                await self._checkpoint_when_due()
             else:
                 await self._batched(record)
-            await self._checkpoint_when_due()
+                await self._checkpoint_when_due(self._wal_written)
 
 
 def _settle(batch: list[tuple[StoredResponse, asyncio.Future[None]]], error: BaseException | None) -> None:
