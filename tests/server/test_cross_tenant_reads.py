@@ -66,7 +66,7 @@ def test_sqlite_finds_the_owner_before_the_response(tmp_path):
     sql = "EXPLAIN QUERY PLAN SELECT data FROM responses WHERE id = ? AND owner = ?"
     with store.connection() as db:
         plan = [row[-1] for row in db.execute(sql, ("resp_x", "owner"))]
-        columns = [row[1] for row in db.execute("PRAGMA table_info(responses)")]
+        columns = [row[1] for row in db.execute("PRAGMA table_xinfo(responses)")]
     assert len(plan) == 1 and plan[0].startswith("SEARCH responses USING INDEX sqlite_autoindex_responses_1")
     assert columns.index("owner") < columns.index("data")
     asyncio.run(store.aclose())
@@ -171,3 +171,16 @@ def test_the_store_module_keeps_the_default_for_stores_of_ones_own():
     asyncio.run(store.put(record))
     assert asyncio.run(store.get_owned("resp_m", "owner-a")).id == "resp_m"
     assert asyncio.run(store.get_owned("resp_m", "owner-b")) is None
+
+
+def test_a_sqlite_without_generated_columns_is_refused_clearly_and_the_file_left_as_it_was(tmp_path, monkeypatch):
+    import sqlite3
+
+    path = tmp_path / "v1.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE responses (id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)")
+    monkeypatch.setattr(store_module, "_GENERATED_COLUMNS", (99, 0, 0))
+    with pytest.raises(store_module.StoreError, match=r"has no generated columns\); use a Python whose sqlite3"):
+        SQLiteStore(path)
+    with sqlite3.connect(path) as db:
+        assert [row[1] for row in db.execute("PRAGMA table_xinfo(responses)")] == ["id", "previous_response_id", "data"]

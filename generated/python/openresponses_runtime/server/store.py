@@ -31,6 +31,7 @@ import hmac
 import logging
 import os
 import re
+import shutil
 import sqlite3
 import sys
 import threading
@@ -368,8 +369,10 @@ SQLITE_SYNC = ("normal", "full")  # `PRAGMA synchronous` in WAL mode: see SQLite
 # Bytes of WAL past which a write starts a checkpoint (and SQLite's journal_size_limit, what the WAL
 # is cut back to as it starts over): kept connections never close, and the last to close was what
 # checkpointed it before. Each checkpoint syncs the disk twice (milliseconds each) and holds writes
-# while it copies what was written as it ran: a larger WAL spreads that over more responses.
+# while it copies what was written as it ran: a larger WAL spreads that over more responses. On a disk
+# with less room, a quarter of its free bytes (but not under the floor): the WAL must not fill it.
 _WAL_LIMIT = 8 * 1024 * 1024
+_WAL_FLOOR = 256 * 1024
 
 
 _NO_CKPT_ON_CLOSE = 1006  # SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE
@@ -398,40 +401,44 @@ def _no_checkpoint_on_close(db: sqlite3.Connection) -> bool:
     return config(handle, _NO_CKPT_ON_CLOSE, 1, None) == sqlite3.SQLITE_OK
 
 
-# One row a response, who made it before the response itself: another tenant's read is refused on
-# the row's first columns, its response never read (a large one spills onto pages of its own). One
-# table, so a save writes about one page of index and its share of the row's page (a table of owners
-# beside it cost one more page a response).
+# One row a response. Its owner (the tenant that made it: the `owner` its JSON says) is a column SQLite
+# fills as the row is written, stored ahead of the response: another tenant's read is refused on the
+# row's first bytes, the response never read. One table with one index, so a batched save writes
+# about 1.3 pages of WAL a response (with a table of owners beside it, 2.3).
 _RESPONSES_TABLE = (
-    "CREATE TABLE {name} (id TEXT PRIMARY KEY, previous_response_id TEXT, owner TEXT, data TEXT NOT NULL)"
+    "CREATE TABLE {name} (id TEXT PRIMARY KEY, previous_response_id TEXT,"
+    " owner TEXT AS (CASE WHEN json_valid(data) THEN json_extract(data, '$.owner') END) STORED,"
+    " data TEXT NOT NULL)"
 )
-# Who made a response, in a file of an earlier version: its owners' table, else the response's own word.
-_OWNER_OF_OLD = "CASE WHEN json_valid(r.data) THEN json_extract(r.data, '$.owner') END"
+_GENERATED_COLUMNS = (3, 31, 0)  # the first SQLite with them
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:
-    return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+    return [row[1] for row in db.execute(f"PRAGMA table_xinfo({table})")]  # xinfo: generated columns too
 
 
-def _responses_table(db: sqlite3.Connection) -> None:
-    """The responses' table as this version keeps it. A file of an earlier version (the owners in a
-    table of their own, or only inside each response) is moved over once, in one transaction: servers
-    starting together wait for it, and find it done."""
+def _responses_table(db: sqlite3.Connection, where: str) -> None:
+    """The responses' table as this version keeps it. A file of an earlier version (owners in a table
+    of their own, or only in each response's JSON, which the owners' table was filled from) is moved
+    over once, in one transaction: servers starting together wait for it, and find it done."""
     if "owner" in _columns(db, "responses"):
         return
+    if sqlite3.sqlite_version_info < _GENERATED_COLUMNS:
+        raise StoreError(
+            where,
+            f"SQLite {sqlite3.sqlite_version} has no generated columns",
+            "use a Python whose sqlite3 module has SQLite 3.31 or later",
+        )
     db.execute("BEGIN IMMEDIATE")
     try:
         columns = _columns(db, "responses")
         if not columns:
             db.execute(_RESPONSES_TABLE.format(name="responses"))
         elif "owner" not in columns:
-            owners = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'response_owners'").fetchone()
-            owner = f"COALESCE(o.owner, {_OWNER_OF_OLD})" if owners else _OWNER_OF_OLD
-            joined = " LEFT JOIN response_owners o ON o.id = r.id" if owners else ""
             db.execute(_RESPONSES_TABLE.format(name="responses_moved"))
             db.execute(
-                "INSERT INTO responses_moved (id, previous_response_id, owner, data)"
-                f" SELECT r.id, r.previous_response_id, {owner}, r.data FROM responses r{joined}"
+                "INSERT INTO responses_moved (id, previous_response_id, data)"
+                " SELECT id, previous_response_id, data FROM responses"
             )
             db.execute("DROP TABLE responses")
             db.execute("DROP TABLE IF EXISTS response_owners")
@@ -486,14 +493,16 @@ class SQLiteStore(ResponseStore):
         self._checkpointing: asyncio.Future[None] | None = None
         self._batch: list[tuple[StoredResponse, asyncio.Future[None]]] = []  # puts the writer has yet to write
         self._writer: asyncio.Future[None] | None = None
+        self._wal_limit = _WAL_LIMIT  # bytes of WAL past which a checkpoint starts: see _limit_for_room
         self._wal_written = 0  # the WAL's size after the writer's last batch: read once a batch, not once a save
         try:
             if self.path.parent != Path():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._wal_limit = self._limit_for_room()
             db = self._connect()
             try:
                 db.execute("PRAGMA journal_mode=WAL")
-                _responses_table(db)
+                _responses_table(db, os.fspath(path))
             finally:
                 db.close()
         except (OSError, sqlite3.Error) as exc:
@@ -647,14 +656,14 @@ class SQLiteStore(ResponseStore):
             return 0
 
     async def _checkpoint_when_due(self, size: int | None = None) -> None:
-        """Checkpoint the WAL in a thread (it syncs the disk) once it has grown past `_WAL_LIMIT` (see
+        """Checkpoint the WAL in a thread (it syncs the disk) once it has grown past `_wal_limit` (see
         `_checkpoint`). Past four times that (another process's writes kept it from starting over), or
         after a disk error, writes wait for one that cuts it to nothing. `size`: the WAL's, when just read."""
         if size is None:
             size = self._wal_size()
-        if not (self._checkpoint_due or size > _WAL_LIMIT):
+        if not (self._checkpoint_due or size > self._wal_limit):
             return
-        over = size > 4 * _WAL_LIMIT
+        over = size > 4 * self._wal_limit
         if self._checkpointing is None or self._checkpointing.done():
             thorough = over or self._checkpoint_due
             self._checkpointing = asyncio.ensure_future(asyncio.to_thread(self._checkpoint, thorough))
@@ -681,13 +690,21 @@ class SQLiteStore(ResponseStore):
             pass  # a later write tries again
         finally:
             self._lock.release()
+        self._wal_limit = self._limit_for_room()
+
+    def _limit_for_room(self) -> int:
+        """`_WAL_LIMIT`, or a quarter of the room on the file's disk (the WAL's own bytes counted in) when
+        that is less, down to `_WAL_FLOOR`."""
+        try:
+            room = shutil.disk_usage(self.path.parent).free + self._wal_size()
+        except OSError:
+            return _WAL_LIMIT
+        return max(_WAL_FLOOR, min(_WAL_LIMIT, room // 4))
 
     def _put(self, records: list[StoredResponse], *, wait: bool = True) -> None:
-        rows = [(record.id, record.previous_response_id, record.owner, record.to_json()) for record in records]
-        with self._writing(wait=wait) as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO responses (id, previous_response_id, owner, data) VALUES (?, ?, ?, ?)", rows
-            )
+        rows = [(record.id, record.previous_response_id, record.to_json()) for record in records]
+        with self._writing(wait=wait) as db:  # the owner: SQLite reads it from the JSON
+            db.executemany("INSERT OR REPLACE INTO responses (id, previous_response_id, data) VALUES (?, ?, ?)", rows)
 
     def _batched(self, record: StoredResponse) -> asyncio.Future[None]:
         """`record`, saved by the store's writer with the others asked for meanwhile, in one transaction
