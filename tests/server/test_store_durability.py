@@ -97,6 +97,30 @@ def test_the_wal_is_checkpointed_before_it_grows_without_bound(tmp_path, monkeyp
     asyncio.run(store.aclose())
 
 
+def test_on_a_disk_with_little_room_the_wal_stays_within_a_share_of_it(tmp_path, monkeypatch):
+    room = 2 * 1024 * 1024  # the disk's free bytes before the WAL, as the store is told them
+    wal = tmp_path / "small.sqlite3-wal"
+
+    def disk_usage(path):
+        free = max(0, room - (wal.stat().st_size if wal.exists() else 0))  # the WAL takes its bytes from the room
+        return shutil._ntuple_diskusage(room, room - free, free)
+
+    monkeypatch.setattr(store_module.shutil, "disk_usage", disk_usage)
+    store = SQLiteStore(tmp_path / "small.sqlite3")
+
+    async def writes() -> int:
+        largest = 0
+        for n in range(250):  # about 3 MB of WAL unchecked: under the usual limit, over the room
+            await store.put(record(n, size=4000))
+            largest = max(largest, wal.stat().st_size)
+        return largest
+
+    largest = asyncio.run(writes())
+    assert largest <= room + 64 * 1024  # four times a quarter of the room, at the very most
+    assert asyncio.run(store.get("resp_249")).output == [{"text": "x" * 4000}]
+    asyncio.run(store.aclose())
+
+
 def test_after_a_full_disk_the_store_writes_again_once_there_is_room(tmp_path):
     """SQLITE_FULL leaves a connection in doubt: every kept one is opened again, and the next write
     that succeeds checkpoints the WAL."""
