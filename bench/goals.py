@@ -33,6 +33,7 @@ BENCHMARKS = {
     "default": ["default_store_bench.py", "--repeat", "3", "--seconds", "4"],
     "server": ["server_bench.py", "--repeat", "3", "--seconds", "4"],
     "proxy": ["proxy_bench.py"],
+    "memory": ["request_memory.py"],
     "observability": ["observability_bench.py", "--repeat", "7", "--seconds", "3"],
     "events": ["events_bench.py", "--repeat", "9"],
     "build": ["build_bench.py", "--repeat", "5"],

@@ -6,10 +6,13 @@ esbuild (raw and gzipped).
 
 The consumer is the same program for both: a client from the environment, one `responses.create`, one
 streamed response read with `for await`, narrowing on `response.output_text.delta`, and the
-response's `output_text`. A third row imports zod alone, which the package depends on: what zod's
-own declarations cost a check without `skipLibCheck`. openai-node comes from `.cache/clients` (the client matrix's pin), zod,
-TypeScript and @types/node from `.cache/typescript`; esbuild, pinned, is installed from npm into
-`.cache/ts-load-bench`. Import time is the best of `--repeat` alternating rounds.
+response's `output_text`. Three more rows import zod alone, which the package depends on, through
+its root and through its narrower entry points `zod/mini` and `zod/v4/core`: what zod's own
+declarations cost a check without `skipLibCheck`, whichever the package declared its schemas with.
+A last line gives what the standard library and @types/node alone cost, which every row includes.
+openai-node comes from `.cache/clients` (the client matrix's pin), zod, TypeScript and @types/node
+from `.cache/typescript`; esbuild, pinned, is installed from npm into `.cache/ts-load-bench`.
+Import time is the best of `--repeat` alternating rounds.
 
     python bench/ts_load_bench.py [--repeat N]
 """
@@ -61,7 +64,20 @@ import * as z from "zod";
 
 export const text: z.ZodType<string> = z.string();
 """,
+    "zod/mini": """\
+import * as z from "zod/mini";
+
+export const text: z.ZodMiniType<string> = z.string();
+""",
+    "zod/v4/core": """\
+import * as z from "zod/v4/core";
+
+export const text: z.$ZodType<string> = new z.$ZodString({ type: "string" });
+""",
 }
+# zod's narrower entry points, which the package could declare its schemas with: what each costs a
+# check without `skipLibCheck` (zod/v4/core is the narrowest path zod exports).
+ZOD_ONLY = ("zod", "zod/mini", "zod/v4/core")
 TSCONFIG = {
     "compilerOptions": {
         "strict": True,
@@ -93,13 +109,13 @@ def setup() -> dict[str, Path]:
         run(["npm", "install", "--no-audit", "--no-fund", ESBUILD], WORK)
     folders = {}
     for name, source in CONSUMERS.items():
-        folder = WORK / name
+        folder = WORK / name.replace("/", "-")
         shutil.rmtree(folder, ignore_errors=True)
         modules = folder / "node_modules"
         modules.mkdir(parents=True)
         if name == "openai":
             (modules / "openai").symlink_to(CLIENTS / "openai", target_is_directory=True)
-        elif name != "zod":
+        elif name not in ZOD_ONLY:
             shutil.copytree(PACKAGE, modules / name)
         for tool in ("zod", "typescript", "@types"):
             (modules / tool).symlink_to(TOOLS / tool, target_is_directory=True)
@@ -153,6 +169,14 @@ def main() -> None:
     for _ in range(args.repeat):
         for name, folder in folders.items():
             rows[name]["import_ms"] = min(rows[name]["import_ms"], import_ms(folder, name))
+    alone = WORK / "baseline"
+    shutil.rmtree(alone, ignore_errors=True)
+    (alone / "node_modules").mkdir(parents=True)
+    for name in ("typescript", "@types"):
+        (alone / "node_modules" / name).symlink_to(TOOLS / name, target_is_directory=True)
+    (alone / "consumer.ts").write_text("export {};\n")
+    (alone / "tsconfig.json").write_text(json.dumps(TSCONFIG))
+    baseline = type_load(alone, False)
     ours, peer = rows["openresponses-runtime"], rows["openai"]
     print("skipLibCheck: true | false (every declaration checked)")
     header = ("types", "memory MB", "check s", "types", "memory MB", "check s", "import ms", "bundle KB", "gzip KB")
@@ -172,9 +196,12 @@ def main() -> None:
         "bytes",
         "gzip",
     )
+    print(
+        f"{'lib + @types/node alone':22}{'':30}{baseline['types_full']:>10.0f}{baseline['memory_kb_full'] / 1024:>10.0f}"
+    )
     ratios = {key: ours[key] / peer[key] for key in keys}
     print("ours / openai-node: " + ", ".join(f"{key} {value:.2f}x" for key, value in ratios.items()))
-    print(json.dumps({"rows": rows, "ratios": ratios}))
+    print(json.dumps({"rows": rows, "baseline": baseline, "ratios": ratios}))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import compileall
+import importlib.util
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import sys
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from filelock import FileLock
@@ -186,6 +188,44 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
             build(folder)
             (folder / ".built").touch()
     return folder
+
+
+# The fictional vendor `acme`, whose fragment uses every kind of extension once (item, tool, content,
+# event, and a field on the response). It is a test fixture, never part of spec/, so no release ships it:
+# the tests lay it over a copy of spec/ and build that.
+WITH_VENDOR = ROOT / "tests" / "fixtures" / "spec-with-vendor"
+
+
+def spec_with_vendor(folder: Path) -> Path:
+    """`folder`/spec: a copy of spec/ with tests/fixtures/spec-with-vendor laid over it."""
+    spec = folder / "spec"
+    shutil.copytree(ROOT / "spec", spec, ignore=shutil.ignore_patterns("releases"))
+    shutil.copytree(WITH_VENDOR, spec, dirs_exist_ok=True)
+    return spec
+
+
+@pytest.fixture(scope="session")
+def vendor_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The generated/ folder `orspec build` makes from spec_with_vendor, built once per test run."""
+
+    def build(folder: Path) -> None:
+        done = run_orspec("build", "--spec", str(spec_with_vendor(folder)), "--out", str(folder / "generated"))
+        assert done.returncode == 0, done.stderr
+
+    return built_once(tmp_path_factory, "vendor-build", build) / "generated"
+
+
+@pytest.fixture(scope="session")
+def vendor_models(vendor_build: Path) -> ModuleType:
+    """The fixture build's `models` module, imported beside the shipped one under a name of its own.
+
+    Its hand-written imports (`_base`, `_keywords`) are the shipped runtime's, which the build copies."""
+    name = "vendor_build_models"
+    spec = importlib.util.spec_from_file_location(name, vendor_build / "python" / "openresponses_runtime" / "models.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # pydantic resolves the postponed annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_orspec(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:

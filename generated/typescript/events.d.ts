@@ -2,7 +2,6 @@
 import type {
   StreamingEvent,
   UnknownEvent,
-  AcmeSearchProgressEvent,
   ErrorStreamingEvent,
   OpenaiWebSearchCallCompletedEvent,
   OpenaiWebSearchCallInProgressEvent,
@@ -35,7 +34,6 @@ import type * as z from "zod";
 
 /** An event of a type the spec defines. */
 export type KnownEvent =
-  | AcmeSearchProgressEvent
   | ErrorStreamingEvent
   | OpenaiWebSearchCallCompletedEvent
   | OpenaiWebSearchCallInProgressEvent
@@ -92,7 +90,6 @@ export type EventType =
   | "response.function_call_arguments.delta"
   | "response.function_call_arguments.done"
   | "error"
-  | "acme:response.search.progress"
   | "openai:response.web_search_call.in_progress"
   | "openai:response.web_search_call.searching"
   | "openai:response.web_search_call.completed";

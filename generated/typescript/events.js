@@ -287,15 +287,6 @@ export const EVENT_TYPES = Object.freeze({
     terminal: false,
     accumulates: null,
   }),
-  "acme:response.search.progress": Object.freeze({
-    type: "acme:response.search.progress",
-    schema: models.AcmeSearchProgressEvent,
-    category: "custom",
-    appliesTo: "response",
-    transition: null,
-    terminal: false,
-    accumulates: null,
-  }),
   "openai:response.web_search_call.in_progress": Object.freeze({
     type: "openai:response.web_search_call.in_progress",
     schema: models.OpenaiWebSearchCallInProgressEvent,

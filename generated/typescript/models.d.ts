@@ -708,7 +708,6 @@ export type ItemParam =
   | MessageItemParam
   | FunctionCallItemParam
   | FunctionCallOutputItemParam
-  | AcmeWebSearchCallParam
   | AnthropicMcpToolUseParam
   | AnthropicMcpToolResultParam
   | AnthropicContentBlockParam
@@ -735,7 +734,6 @@ export type MessageContentPart =
   | InputImageContent
   | InputFileContent
   | InputVideoContent
-  | AcmeAudioClipContent
   | UnknownContent;
 
 /**
@@ -930,7 +928,6 @@ export type ItemField =
   | FunctionCallOutput
   | ReasoningBody
   | CompactionBody
-  | AcmeWebSearchCall
   | AnthropicMcpToolUse
   | AnthropicMcpToolResult
   | AnthropicContentBlock
@@ -954,11 +951,7 @@ export interface FunctionToolParam {
 
 export declare const ResponsesToolParam: z.ZodType<ResponsesToolParam>;
 export type ResponsesToolParam =
-  | FunctionToolParam
-  | AcmeSearchTool
-  | AnthropicServerTool
-  | OpenaiWebSearchTool
-  | UnknownTool;
+  FunctionToolParam | AnthropicServerTool | OpenaiWebSearchTool | UnknownTool;
 
 export declare const SpecificFunctionParam: ObjectSchema<SpecificFunctionParam>;
 export interface SpecificFunctionParam {
@@ -1055,11 +1048,7 @@ export declare const Tool: z.ZodType<Tool>;
  * types.
  */
 export type Tool =
-  | FunctionTool
-  | AcmeSearchTool
-  | AnthropicServerTool
-  | OpenaiWebSearchTool
-  | UnknownTool;
+  FunctionTool | AnthropicServerTool | OpenaiWebSearchTool | UnknownTool;
 
 export declare const FunctionToolChoice: ObjectSchema<FunctionToolChoice>;
 export interface FunctionToolChoice {
@@ -1668,8 +1657,6 @@ export interface ResponseResource {
   safety_identifier: string | null;
   /** The prompt cache key sent with the request, or `null`. */
   prompt_cache_key: string | null;
-  /** Whether Acme served this response from its prompt cache. */
-  "acme:cache_hit"?: boolean;
 }
 
 export declare const CompactResponseMethodPublicBody: ObjectSchema<CompactResponseMethodPublicBody>;
@@ -2916,69 +2903,6 @@ export interface ErrorResponse {
   error: ErrorPayload;
 }
 
-/** A search Acme ran for the model. */
-export declare const AcmeWebSearchCall: ObjectSchema<AcmeWebSearchCall>;
-/** A search Acme ran for the model. */
-export interface AcmeWebSearchCall {
-  type: "acme:web_search_call";
-  /** Identifier of the search call. */
-  id: string;
-  status: MessageStatus;
-  /** What was searched for. */
-  query: string;
-  /** Addresses of the pages found. */
-  results?: string[];
-}
-
-/** Enables Acme's search for this response. */
-export declare const AcmeSearchTool: ObjectSchema<AcmeSearchTool>;
-/** Enables Acme's search for this response. */
-export interface AcmeSearchTool {
-  type: "acme:search";
-  /** Upper bound on results per search. */
-  max_results?: number;
-}
-
-/** How far a running search has got. */
-export declare const AcmeSearchProgressEvent: ObjectSchema<AcmeSearchProgressEvent>;
-/** How far a running search has got. */
-export interface AcmeSearchProgressEvent {
-  type: "acme:response.search.progress";
-  /** Position of this event in the stream. */
-  sequence_number: number;
-  /** The search call this reports on. */
-  item_id: string;
-  /** Index of the search call in `output`. */
-  output_index: number;
-  /** Pages read so far. */
-  pages_read: number;
-}
-
-/** A short audio clip inside an assistant message. */
-export declare const AcmeAudioClipContent: ObjectSchema<AcmeAudioClipContent>;
-/** A short audio clip inside an assistant message. */
-export interface AcmeAudioClipContent {
-  type: "acme:audio_clip";
-  /** A `data:` or https URL of the clip. */
-  audio_url: string;
-  /** Text of the clip */
-  transcript?: string | null;
-}
-
-/** A search Acme ran for the model. */
-export declare const AcmeWebSearchCallParam: ObjectSchema<AcmeWebSearchCallParam>;
-/** A search Acme ran for the model. */
-export interface AcmeWebSearchCallParam {
-  type: "acme:web_search_call";
-  /** Identifier of the search call. */
-  id?: string;
-  status?: MessageStatus;
-  /** What was searched for. */
-  query: string;
-  /** Addresses of the pages found. */
-  results?: string[];
-}
-
 /**
  * A call the provider made to a tool on a remote MCP server. Unlike a function
  * call, the client does not run it; the matching result follows as an
@@ -3516,7 +3440,6 @@ export type StreamingEvent =
   | ResponseFunctionCallArgumentsDeltaStreamingEvent
   | ResponseFunctionCallArgumentsDoneStreamingEvent
   | ErrorStreamingEvent
-  | AcmeSearchProgressEvent
   | OpenaiWebSearchCallInProgressEvent
   | OpenaiWebSearchCallSearchingEvent
   | OpenaiWebSearchCallCompletedEvent

@@ -381,7 +381,6 @@ export const ItemParam = taggedUnion({
     message: MessageItemParam,
     function_call: FunctionCallItemParam,
     function_call_output: FunctionCallOutputItemParam,
-    "acme:web_search_call": AcmeWebSearchCallParam,
     "anthropic:mcp_tool_use": AnthropicMcpToolUseParam,
     "anthropic:mcp_tool_result": AnthropicMcpToolResultParam,
     "anthropic:content_block": AnthropicContentBlockParam,
@@ -409,7 +408,6 @@ export const MessageContentPart = taggedUnion({
     input_image: InputImageContent,
     input_file: InputFileContent,
     input_video: InputVideoContent,
-    "acme:audio_clip": AcmeAudioClipContent,
   }),
   fallback: UnknownContent,
 });
@@ -525,7 +523,6 @@ export const ItemField = taggedUnion({
     function_call_output: FunctionCallOutput,
     reasoning: ReasoningBody,
     compaction: CompactionBody,
-    "acme:web_search_call": AcmeWebSearchCall,
     "anthropic:mcp_tool_use": AnthropicMcpToolUse,
     "anthropic:mcp_tool_result": AnthropicMcpToolResult,
     "anthropic:content_block": AnthropicContentBlock,
@@ -551,7 +548,6 @@ export const ResponsesToolParam = taggedUnion({
   key: "type",
   variants: () => ({
     function: FunctionToolParam,
-    "acme:search": AcmeSearchTool,
     "anthropic:server_tool": AnthropicServerTool,
     "openai:web_search": OpenaiWebSearchTool,
   }),
@@ -609,7 +605,6 @@ export const Tool = taggedUnion({
   key: "type",
   variants: () => ({
     function: FunctionTool,
-    "acme:search": AcmeSearchTool,
     "anthropic:server_tool": AnthropicServerTool,
     "openai:web_search": OpenaiWebSearchTool,
   }),
@@ -899,7 +894,6 @@ export const ResponseResource = z.looseObject({
   metadata: z.unknown(),
   safety_identifier: z.nullable(z.string()),
   prompt_cache_key: z.nullable(z.string()),
-  "acme:cache_hit": z.optional(z.boolean()),
 });
 
 export const CompactResponseMethodPublicBody = z.looseObject({
@@ -1307,46 +1301,6 @@ export const ErrorResponse = z.looseObject({
   error: ErrorPayload,
 });
 
-/** A search Acme ran for the model. */
-export const AcmeWebSearchCall = z.looseObject({
-  type: z.literal("acme:web_search_call"),
-  id: z.string(),
-  status: MessageStatus,
-  query: z.string(),
-  results: z.optional(z.array(z.string())),
-});
-
-/** Enables Acme's search for this response. */
-export const AcmeSearchTool = z.looseObject({
-  type: z.literal("acme:search"),
-  max_results: z.optional(z.int().min(1)),
-});
-
-/** How far a running search has got. */
-export const AcmeSearchProgressEvent = z.looseObject({
-  type: z.literal("acme:response.search.progress"),
-  sequence_number: z.int(),
-  item_id: z.string(),
-  output_index: z.int(),
-  pages_read: z.int(),
-});
-
-/** A short audio clip inside an assistant message. */
-export const AcmeAudioClipContent = z.looseObject({
-  type: z.literal("acme:audio_clip"),
-  audio_url: z.string(),
-  transcript: z.optional(z.nullable(z.string())),
-});
-
-/** A search Acme ran for the model. */
-export const AcmeWebSearchCallParam = z.looseObject({
-  type: z.literal("acme:web_search_call"),
-  id: z.optional(z.string()),
-  status: z.optional(MessageStatus),
-  query: z.string(),
-  results: z.optional(z.array(z.string())),
-});
-
 /**
  * A call the provider made to a tool on a remote MCP server. Unlike a function
  * call, the client does not run it; the matching result follows as an
@@ -1678,7 +1632,6 @@ export const StreamingEvent = taggedUnion({
     "response.function_call_arguments.done":
       ResponseFunctionCallArgumentsDoneStreamingEvent,
     error: ErrorStreamingEvent,
-    "acme:response.search.progress": AcmeSearchProgressEvent,
     "openai:response.web_search_call.in_progress":
       OpenaiWebSearchCallInProgressEvent,
     "openai:response.web_search_call.searching":

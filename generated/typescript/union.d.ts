@@ -1,16 +1,13 @@
 import type * as z from "zod";
 
-declare const unknownType: unique symbol;
-
 /**
- * The `type` of a value whose type the spec does not define. At run time it is the string the
- * value carried (`String(value.type)` gives it); the type differs from every string literal so
- * that comparing `value.type` with a known type narrows to that type's member alone.
+ * The `type` of a value whose type the spec does not define: at run time, the string the value
+ * carried. It is a string (`const t: string = value.type` compiles), but one no known type
+ * matches (one that starts with U+0000, as no type of the spec or of a vendor does), so comparing
+ * `value.type` with a known type still narrows to that type's member alone. A type the spec
+ * does not know is compared as a plain string: `const t: string = value.type; t === "zeta:thing"`.
  */
-export interface UnknownType {
-  readonly [unknownType]: true;
-  toString(): string;
-}
+export type UnknownType = `\u0000${string}`;
 
 /**
  * The schema of an object that parses to `T`: a `z.ZodObject` (its `.shape`, `.extend`, `.pick`,

@@ -69,7 +69,7 @@ def test_every_discriminator_maps_every_variant():
     items = DOCUMENT["components"]["schemas"]["ItemParam"]["discriminator"]["mapping"]
     assert items["message"] == "#/components/schemas/MessageItemParam"
     assert (
-        items["acme:web_search_call"] == "#/components/schemas/AcmeWebSearchCallParam"
+        items["openai:web_search_call"] == "#/components/schemas/OpenaiWebSearchCallParam"
     )  # vendor variants too, in their input form
     roles = DOCUMENT["components"]["schemas"]["MessageItemParam"]["discriminator"]
     assert roles["propertyName"] == "role" and set(roles["mapping"]) == {"user", "system", "developer", "assistant"}
@@ -99,7 +99,7 @@ def test_published_stream_is_framed_as_sse_messages():
     data = event["properties"]["data"]
     assert data["contentMediaType"] == "application/json" and set(event["required"]) == {"event", "data"}
     members = {m["$ref"].rsplit("/", 1)[1] for m in data["contentSchema"]["oneOf"]}
-    assert {"ResponseCreatedStreamingEvent", "ErrorStreamingEvent", "AcmeSearchProgressEvent"} <= members
+    assert {"ResponseCreatedStreamingEvent", "ErrorStreamingEvent", "OpenaiWebSearchCallSearchingEvent"} <= members
     assert done["properties"]["data"]["const"] == "[DONE]"
     # The published document is itself a valid OpenAPI 3.1 document.
     assert [p for p in validate(bundle(DOCUMENT_PATH)) if p.level.value == "error"] == []
@@ -252,11 +252,11 @@ from pydantic import TypeAdapter
 import plain_models as m
 items = TypeAdapter(list[m.ItemParam]).validate_python([
     {"type": "message", "role": "developer", "content": "Be brief."},
-    {"type": "acme:web_search_call", "id": "ws_1", "status": "completed", "query": "q"},
+    {"type": "openai:web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "q"}},
     {"type": "item_reference", "id": "msg_1"},
 ])
 kinds = [type(getattr(i.root, "root", i.root)).__name__ for i in items]
-assert kinds == ["DeveloperMessageItemParam", "AcmeWebSearchCallParam", "ItemReferenceParam"], kinds
+assert kinds == ["DeveloperMessageItemParam", "OpenaiWebSearchCallParam", "ItemReferenceParam"], kinds
 try:
     m.ItemParam.model_validate({"type": "message", "role": "robot", "content": "x"})
 except Exception as exc:

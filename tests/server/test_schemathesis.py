@@ -207,7 +207,7 @@ MALFORMED = [
     (b'{"input": "hi", "top_p": false}', "application/json"),
     (b'{"input": "hi", "temperature": "1"}', "application/json"),
     (b'{"input": "hi", "tool_choice": "required"}', "application/json"),
-    (b'{"input": "hi", "tools": [{"type": "acme:search"}], "tool_choice": "required"}', "application/json"),
+    (b'{"input": "hi", "tools": [{"type": "openai:web_search"}], "tool_choice": "required"}', "application/json"),
     (b'{"input": "hi", "stream": true, "stream_options": 3}', "application/json"),
     (b"input=hi", "application/x-www-form-urlencoded"),
     (b"<xml/>", "text/xml"),

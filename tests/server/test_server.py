@@ -57,9 +57,7 @@ SEND_EMAIL = {
     "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
 }
 PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
-RESPONSE_FIELDS = {field.alias or name for name, field in models.ResponseResource.model_fields.items()} - {
-    "acme:cache_hit"
-}
+RESPONSE_FIELDS = {field.alias or name for name, field in models.ResponseResource.model_fields.items()}
 
 
 @pytest.fixture(scope="module")
@@ -337,7 +335,7 @@ def test_provider_misuse_becomes_server_error():
 
 
 def test_vendor_item_is_streamed():
-    item = {"type": "acme:web_search_call", "query": "weather"}
+    item = {"type": "openai:web_search_call", "action": {"type": "search", "query": "weather"}}  # a fragment's item
     app = create_app(
         StepsProvider([VendorItem(item), TextDelta("done")]), store=MemoryStore(), api_keys=API_KEY, debug=True
     )
@@ -345,7 +343,7 @@ def test_vendor_item_is_streamed():
         text = post(base, {"input": "x", "stream": True}).text
         assert check_sse(text) == []
         final = post(base, {"input": "x"}).json()
-        assert final["output"][0]["type"] == "acme:web_search_call" and final["output"][0]["status"] == "completed"
+        assert final["output"][0]["type"] == "openai:web_search_call" and final["output"][0]["status"] == "completed"
 
 
 # -- tool_choice -------------------------------------------------------------------------------
@@ -745,5 +743,5 @@ def test_unknown_item_and_content_types_are_refused_and_tool_types_ignored(serve
     assert ignored.status_code == 200 and ignored.json()["tools"] == []
     assert ignored.headers["OpenResponses-Ignored"] == "tool:bogus_tool"
     # Vendor types declared by a fragment are known, and messages may leave out `type`.
-    ok = post(server, {"input": [{"role": "user", "content": "hi"}], "tools": [{"type": "acme:search"}]})
+    ok = post(server, {"input": [{"role": "user", "content": "hi"}], "tools": [{"type": "openai:web_search"}]})
     assert ok.status_code == 200, ok.text

@@ -139,7 +139,12 @@ def test_http_strict_refusals(strict_server, provider, case):
 def test_what_the_spec_and_its_fragments_declare_is_accepted(server):
     # `anthropic:mcp_servers` is declared by a vendor fragment the server was built with
     assert post(server, {"input": "hi", "anthropic:mcp_servers": []}).status_code == 200
-    vendor_item = {"type": "acme:web_search_call", "id": "ws_1", "status": "completed", "query": "q"}
+    vendor_item = {
+        "type": "openai:web_search_call",
+        "id": "ws_1",
+        "status": "completed",
+        "action": {"type": "search", "query": "q"},
+    }
     assert post(server, {"input": [vendor_item, HELLO]}).status_code == 200
     # a function_call_output answering a call in the same input
     call = {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": "{}"}

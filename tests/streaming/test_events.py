@@ -399,7 +399,7 @@ def test_schema_errors_are_the_adapters():
 def test_protocol_tables_come_from_the_state_machines():
     assert ev.RESPONSE_STATUSES["response.created"] == ("queued", "in_progress")
     assert ev.RESPONSE_STATUSES["response.completed"] == ("completed",)
-    assert {"message", "function_call", "function_call_output", "acme:web_search_call"} <= ev.ITEM_STATUS_TYPES
+    assert {"message", "function_call", "function_call_output", "openai:web_search_call"} <= ev.ITEM_STATUS_TYPES
     assert not {"reasoning", "compaction"} & ev.ITEM_STATUS_TYPES
     assert {"encrypted_content"} == ev.OPAQUE_FIELDS
     assert ev.TEXT_PARTS["output_text"] == ("response.output_text.done", "text")

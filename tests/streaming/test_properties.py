@@ -262,7 +262,7 @@ def _aliased_fields() -> list[tuple[str, str, str]]:
 @pytest.mark.xfail(
     strict=True,
     reason="pydantic counts an extra key in model_fields_set, so an unknown field spelt like an aliased "
-    "field's Python name (`acme_cache_hit` beside `acme:cache_hit`) marks that field as set and "
+    "field's Python name (`anthropic_mcp_servers` beside `anthropic:mcp_servers`) marks that field as set and "
     "`exclude_unset` dumps it as `null` under its JSON name; the unknown field itself is kept unchanged "
     "(models read input by JSON name only, openresponses_runtime/_base.py)",
 )

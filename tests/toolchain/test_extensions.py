@@ -15,7 +15,7 @@ from orspec.cli import main
 from orspec.publish import event_union
 from pydantic import TypeAdapter
 
-from ..conftest import ROOT, run_orspec
+from ..conftest import ROOT, run_orspec, spec_with_vendor
 
 FIXTURES = ROOT / "tests" / "fixtures" / "fragments"
 CASES = sorted(p.stem for p in FIXTURES.glob("*.yaml"))
@@ -32,9 +32,9 @@ def expectation(case: str) -> str:
 
 @pytest.fixture
 def spec_copy(tmp_path, monkeypatch) -> Path:
-    shutil.copytree(ROOT / "spec", tmp_path / "spec")
+    """spec/ with the `acme` fixture fragment, so that a broken fragment can collide with another fragment."""
     monkeypatch.chdir(tmp_path)
-    return tmp_path / "spec"
+    return spec_with_vendor(tmp_path)
 
 
 def test_corpus_is_large_enough():
@@ -62,21 +62,60 @@ def test_cli_refuses_a_broken_fragment_without_traceback(spec_copy):
     assert "Traceback" not in result.stderr
 
 
+def refs(schemas: dict, name: str) -> list[str]:
+    """The schema names a union of components refers to."""
+    return [v["$ref"].rsplit("/", 1)[1] for v in schemas[name]["oneOf"]]
+
+
 def test_shipped_fragments_merge_with_provenance():
     bundled = json.loads((ROOT / "generated" / "openapi.json").read_text())
     schemas = bundled["components"]["schemas"]
     vendors = {s["x-openresponses-vendor"] for s in schemas.values() if "x-openresponses-vendor" in s}
-    assert vendors == {"acme", "anthropic", "gemini", "openai"}
-    refs = lambda name: [v["$ref"].rsplit("/", 1)[1] for v in schemas[name]["oneOf"]]  # noqa: E731
-    assert {"OpenaiWebSearchCall", "AnthropicMcpToolUse", "AcmeWebSearchCall"} <= set(refs("ItemField"))
+    assert vendors == {"anthropic", "gemini", "openai"}  # the fictional `acme` is a test fixture only
+    assert {"OpenaiWebSearchCall", "AnthropicMcpToolUse"} <= set(refs(schemas, "ItemField"))
     # each vendor item goes back as input in its input form: `id` and `status` optional, the rest as emitted
-    assert {"OpenaiWebSearchCallParam", "AnthropicMcpToolResultParam", "GeminiPartParam"} <= set(refs("ItemParam"))
+    assert {"OpenaiWebSearchCallParam", "AnthropicMcpToolResultParam", "GeminiPartParam"} <= set(
+        refs(schemas, "ItemParam")
+    )
     for name in ("OpenaiWebSearchCall", "AnthropicMcpToolResult", "GeminiPart"):
         param = schemas[f"{name}Param"]
         assert param["properties"] == schemas[name]["properties"]
         assert set(param.get("required", ())) == set(schemas[name]["required"]) - {"id", "status"}
-    assert {"GeminiPart", "GeminiGrounding"} <= set(refs("ItemField"))
-    assert {"OpenaiWebSearchTool", "AcmeSearchTool"} <= set(refs("Tool")) & set(refs("ResponsesToolParam"))
+    assert {"GeminiPart", "GeminiGrounding"} <= set(refs(schemas, "ItemField"))
+    assert {"OpenaiWebSearchTool", "AnthropicServerTool"} <= set(refs(schemas, "Tool")) & set(
+        refs(schemas, "ResponsesToolParam")
+    )
+    media = bundled["paths"]["/responses"]["post"]["responses"]["200"]["content"]["text/event-stream"]
+    stream = event_union(media["schema"])["oneOf"]  # published framed as SSE messages
+    assert "#/components/schemas/OpenaiWebSearchCallSearchingEvent" in {v["$ref"] for v in stream}
+    assert schemas["CreateResponseBody"]["properties"]["anthropic:mcp_servers"]["x-openresponses-vendor"] == "anthropic"
+
+
+def test_no_fictional_vendor_ships():
+    # `acme` is the tests' example vendor (tests/fixtures/spec-with-vendor): the spec and everything
+    # built from it (models, npm package, docs, openapi.json, bindings) name no vendor that does not exist.
+    shipped = [
+        path
+        for folder in (ROOT / "spec", ROOT / "generated")
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+        and not any(part.startswith(".") or part == "__pycache__" for part in path.relative_to(folder).parts)
+    ]
+    assert len(shipped) > 100
+    assert [str(path) for path in shipped if re.search(rb"(?i)acme", path.read_bytes())] == []
+
+
+def test_a_fragment_of_every_kind_merges_with_provenance(vendor_build):
+    # The `acme` fixture fragment declares one extension of each kind, the response field included.
+    bundled = json.loads((vendor_build / "openapi.json").read_text())
+    schemas = bundled["components"]["schemas"]
+    vendors = {s["x-openresponses-vendor"] for s in schemas.values() if "x-openresponses-vendor" in s}
+    assert vendors == {"acme", "anthropic", "gemini", "openai"}
+    assert {"OpenaiWebSearchCall", "AnthropicMcpToolUse", "AcmeWebSearchCall"} <= set(refs(schemas, "ItemField"))
+    assert "AcmeWebSearchCallParam" in refs(schemas, "ItemParam")
+    assert {"OpenaiWebSearchTool", "AcmeSearchTool"} <= set(refs(schemas, "Tool")) & set(
+        refs(schemas, "ResponsesToolParam")
+    )
     assert "AcmeAudioClipContent" in [
         v["$ref"].rsplit("/", 1)[1] for v in schemas["Message"]["properties"]["content"]["items"]["oneOf"]
     ]
@@ -88,7 +127,6 @@ def test_shipped_fragments_merge_with_provenance():
     } <= {v["$ref"] for v in stream}
     field = schemas["ResponseResource"]["properties"]["acme:cache_hit"]
     assert field["x-openresponses-vendor"] == "acme" and "acme:cache_hit" not in schemas["ResponseResource"]["required"]
-    assert schemas["CreateResponseBody"]["properties"]["anthropic:mcp_servers"]["x-openresponses-vendor"] == "anthropic"
 
 
 def test_extensions_list():
@@ -168,19 +206,19 @@ def test_known_type_with_bad_fields_is_not_swallowed_by_the_fallback():
     assert "query" in str(info.value)
 
 
-def test_response_with_vendor_items_and_fields_round_trips(shared):
+def test_response_with_vendor_items_and_fields_round_trips(shared, vendor_models):
     data = json.loads((shared / "examples" / "ResponseResource.valid.json").read_text())
     data["output"] = [*data["output"], WEB_SEARCH, UNKNOWN]
-    data["acme:cache_hit"] = True
+    data["acme:cache_hit"] = True  # declared by the `acme` fixture fragment
     data["zeta:region"] = "eu-west"  # an extension field no fragment declares
-    parsed = models.ResponseResource.model_validate(data)
+    parsed = vendor_models.ResponseResource.model_validate(data)
     assert [type(i).__name__ for i in parsed.output][-2:] == ["OpenaiWebSearchCall", "UnknownItem"]
     assert parsed.acme_cache_hit is True
     assert parsed.model_dump(mode="json", exclude_unset=True) == data
 
 
 @pytest.mark.process
-def test_stream_mixing_core_and_vendor_events_parses_typed(shared):
+def test_stream_mixing_core_and_vendor_events_parses_typed(shared, vendor_models):
     stream = subprocess.run(
         [sys.executable, str(shared / "bench" / "make_stream.py"), "20"], capture_output=True, text=True, check=True
     ).stdout
@@ -202,7 +240,7 @@ def test_stream_mixing_core_and_vendor_events_parses_typed(shared):
         },
         {"type": "zeta:response.tick", "sequence_number": seq + 3},
     ]
-    adapter = TypeAdapter(models.StreamingEvent)
+    adapter = TypeAdapter(vendor_models.StreamingEvent)  # the `acme` event is the fixture fragment's
     parsed = [round_trip(adapter, e) for e in events]
     names = [type(p).__name__ for p in parsed]
     assert names[-3:] == ["OpenaiWebSearchCallInProgressEvent", "AcmeSearchProgressEvent", "UnknownEvent"]

@@ -11,7 +11,7 @@ from orspec.bundle import bundle
 from orspec.extensions import extend
 from orspec.native import check_native_names, defined_parameters, defined_tool_types
 
-from ..conftest import ROOT, run_orspec
+from ..conftest import ROOT, run_orspec, spec_with_vendor
 
 
 def test_the_spec_list_is_what_the_server_reads():
@@ -26,11 +26,14 @@ def test_the_spec_list_is_what_the_server_reads():
     assert "Codex" in native.PARAMETERS["client_metadata"]
 
 
-def test_what_the_spec_defines_is_found_in_core_and_fragments():
+def test_what_the_spec_defines_is_found_in_core_and_fragments(tmp_path):
     spec = bundle(ROOT / "spec")
     extend(spec)
     assert {"input", "tools", "anthropic:mcp_servers", "type"} <= defined_parameters(spec.document)
-    assert defined_tool_types(spec.document) == {
+    assert defined_tool_types(spec.document) == {"function", "openai:web_search", "anthropic:server_tool"}
+    with_vendor = bundle(spec_with_vendor(tmp_path))  # a fragment added beside the shipped ones counts too
+    extend(with_vendor)
+    assert defined_tool_types(with_vendor.document) == {
         "function",
         "openai:web_search",
         "acme:search",

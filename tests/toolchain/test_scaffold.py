@@ -78,7 +78,7 @@ def test_vendor_fragment_validates(tmp_path):
     shutil.copy(fragment, spec / "extensions" / "zeta.yaml")
     done = run_orspec("validate", "--spec", str(spec))
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "from 5 vendor fragments" in done.stdout  # the four shipped ones and the scaffold's
+    assert "from 4 vendor fragments" in done.stdout  # the three shipped ones and the scaffold's
 
 
 def test_refuses_a_non_empty_directory_and_never_deletes(tmp_path):

@@ -43,7 +43,7 @@ const EVERY_STEP = [
   { type: "arguments", delta: '{"city":' },
   { type: "arguments", delta: '"Paris"}' },
   { type: "function_call_end" },
-  { type: "vendor_item", item: { type: "acme:web_search_call", query: "q" } },
+  { type: "vendor_item", item: { type: "openai:web_search_call", action: { type: "search", query: "q" } } },
   { type: "usage", inputTokens: 3, outputTokens: 5 },
 ];
 
@@ -58,7 +58,7 @@ test("every step makes a valid stream, numbered from 0 without a gap", async () 
   const response = emitter.response;
   assert.deepEqual(
     response.output.map((item) => item.type),
-    ["reasoning", "reasoning", "message", "function_call", "acme:web_search_call"],
+    ["reasoning", "reasoning", "message", "function_call", "openai:web_search_call"],
   );
   assert.deepEqual(response.output[2].content, [
     { type: "output_text", text: "Hello", annotations: [], logprobs: [] },

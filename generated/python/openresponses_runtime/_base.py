@@ -7,8 +7,8 @@ class OpenResponsesModel(BaseModel):
     """A model that keeps fields it does not know, so vendor extensions round-trip unchanged.
 
     Open Responses lets providers add vendor-prefixed fields to core objects; clients must not
-    drop them. Fields whose JSON name is not a Python name (`acme:cache_hit`) get a Python name
-    (`acme_cache_hit`) and keep the JSON one as their alias. Input is read by JSON name only: an
+    drop them. Fields whose JSON name is not a Python name (`anthropic:mcp_servers`) get a Python
+    name (`anthropic_mcp_servers`) and keep the JSON one as their alias. Input is read by JSON name only: an
     unknown field that happens to be spelt like a Python name stays an unknown field, so it
     round-trips too. Dumps write JSON names.
     """

@@ -421,19 +421,6 @@ EVENT_TYPES: dict[str, EventType] = {
         accumulates=None,
         summary="Reports an error that occurred during streaming. If the response cannot continue, a `response.failed` event follows.",
     ),
-    "acme:response.search.progress": EventType(
-        type="acme:response.search.progress",
-        model=models.AcmeSearchProgressEvent,
-        category="custom",
-        applies_to="response",
-        transition=None,
-        requires={
-            "response": ("in_progress",),
-        },
-        fields=("type", "sequence_number"),
-        accumulates=None,
-        summary="How far a running search has got.",
-    ),
     "openai:response.web_search_call.in_progress": EventType(
         type="openai:response.web_search_call.in_progress",
         model=models.OpenaiWebSearchCallInProgressEvent,
@@ -497,7 +484,6 @@ RESPONSE_STATUSES: dict[str, tuple[str, ...]] = {
 
 ITEM_STATUS_TYPES: frozenset[str] = frozenset(
     {
-        "acme:web_search_call",
         "anthropic:citations",
         "anthropic:content_block",
         "anthropic:mcp_tool_result",
@@ -592,7 +578,6 @@ Event = Annotated[
         models.ResponseFunctionCallArgumentsDeltaStreamingEvent,
         models.ResponseFunctionCallArgumentsDoneStreamingEvent,
         models.ErrorStreamingEvent,
-        models.AcmeSearchProgressEvent,
         models.OpenaiWebSearchCallInProgressEvent,
         models.OpenaiWebSearchCallSearchingEvent,
         models.OpenaiWebSearchCallCompletedEvent,
@@ -619,7 +604,7 @@ DONE = "[DONE]"
 
 
 def is_custom_event_type(event_type: str) -> bool:
-    """True for a vendor event type such as `acme:trace`."""
+    """True for a vendor event type such as `myco:trace`."""
     return bool(CUSTOM_EVENT_PATTERN and CUSTOM_EVENT_PATTERN.match(event_type))
 
 

@@ -1313,100 +1313,6 @@ class ErrorResponse(OpenResponsesModel):
     error: ErrorPayload
 
 
-class AcmeWebSearchCall(OpenResponsesModel):
-    """
-    A search Acme ran for the model.
-    """
-
-    type: Literal["acme:web_search_call"]
-    id: str
-    """
-    Identifier of the search call.
-    """
-    status: MessageStatus
-    query: str
-    """
-    What was searched for.
-    """
-    results: list[str] | None = None
-    """
-    Addresses of the pages found.
-    """
-
-
-class AcmeSearchTool(OpenResponsesModel):
-    """
-    Enables Acme's search for this response.
-    """
-
-    type: Literal["acme:search"]
-    max_results: Annotated[int | None, Field(ge=1)] = 5
-    """
-    Upper bound on results per search.
-    """
-
-
-class AcmeSearchProgressEvent(OpenResponsesModel):
-    """
-    How far a running search has got.
-    """
-
-    type: Literal["acme:response.search.progress"]
-    sequence_number: int
-    """
-    Position of this event in the stream.
-    """
-    item_id: str
-    """
-    The search call this reports on.
-    """
-    output_index: int
-    """
-    Index of the search call in `output`.
-    """
-    pages_read: int
-    """
-    Pages read so far.
-    """
-
-
-class AcmeAudioClipContent(OpenResponsesModel):
-    """
-    A short audio clip inside an assistant message.
-    """
-
-    type: Literal["acme:audio_clip"]
-    audio_url: str
-    """
-    A `data:` or https URL of the clip.
-    """
-    transcript: str | None = None
-    """
-    Text of the clip
-    """
-
-
-class AcmeWebSearchCallParam(OpenResponsesModel):
-    """
-    A search Acme ran for the model.
-    """
-
-    type: Literal["acme:web_search_call"]
-    id: str | None = None
-    """
-    Identifier of the search call.
-    """
-    status: MessageStatus | None = None
-    query: str
-    """
-    What was searched for.
-    """
-    results: list[str] | None = None
-    """
-    Addresses of the pages found.
-    """
-
-
 class AnthropicMcpToolUse(OpenResponsesModel):
     """
     A call the provider made to a tool on a remote MCP server. Unlike a function call, the client does not run it; the matching result follows as an `anthropic:mcp_tool_result`.
@@ -1889,7 +1795,6 @@ AssistantMessageItemParamContentPart = TypeAliasType(
 
 _MESSAGE_CONTENT_PART_TAGS = frozenset(
     [
-        "acme:audio_clip",
         "input_file",
         "input_image",
         "input_text",
@@ -1923,7 +1828,6 @@ MessageContentPart = TypeAliasType(
         | Annotated["InputImageContent", Tag("input_image")]
         | Annotated["InputFileContent", Tag("input_file")]
         | Annotated["InputVideoContent", Tag("input_video")]
-        | Annotated["AcmeAudioClipContent", Tag("acme:audio_clip")]
         | Annotated[UnknownContent, Tag("unknown")],
         Discriminator(_message_content_part_tag),
     ],
@@ -2544,7 +2448,7 @@ A message in a request's input. Every role shares `type: message`, so the `role`
 """
 
 
-_RESPONSES_TOOL_PARAM_TAGS = frozenset(["acme:search", "anthropic:server_tool", "function", "openai:web_search"])
+_RESPONSES_TOOL_PARAM_TAGS = frozenset(["anthropic:server_tool", "function", "openai:web_search"])
 
 
 def _responses_tool_param_tag(value: Any) -> str | None:
@@ -2559,7 +2463,6 @@ ResponsesToolParam = TypeAliasType(
     "ResponsesToolParam",
     Annotated[
         Annotated["FunctionToolParam", Tag("function")]
-        | Annotated["AcmeSearchTool", Tag("acme:search")]
         | Annotated["AnthropicServerTool", Tag("anthropic:server_tool")]
         | Annotated["OpenaiWebSearchTool", Tag("openai:web_search")]
         | Annotated[UnknownTool, Tag("unknown")],
@@ -2568,7 +2471,7 @@ ResponsesToolParam = TypeAliasType(
 )
 
 
-_TOOL_TAGS = frozenset(["acme:search", "anthropic:server_tool", "function", "openai:web_search"])
+_TOOL_TAGS = frozenset(["anthropic:server_tool", "function", "openai:web_search"])
 
 
 def _tool_tag(value: Any) -> str | None:
@@ -2583,7 +2486,6 @@ Tool = TypeAliasType(
     "Tool",
     Annotated[
         Annotated["FunctionTool", Tag("function")]
-        | Annotated["AcmeSearchTool", Tag("acme:search")]
         | Annotated["AnthropicServerTool", Tag("anthropic:server_tool")]
         | Annotated["OpenaiWebSearchTool", Tag("openai:web_search")]
         | Annotated[UnknownTool, Tag("unknown")],
@@ -2627,7 +2529,6 @@ class OpenaiWebSearchCallParam(OpenResponsesModel):
 
 _ITEM_PARAM_TAGS = frozenset(
     [
-        "acme:web_search_call",
         "anthropic:citations",
         "anthropic:content_block",
         "anthropic:mcp_tool_result",
@@ -2669,7 +2570,6 @@ ItemParam = TypeAliasType(
         | Annotated["MessageItemParam", Tag("message")]
         | Annotated["FunctionCallItemParam", Tag("function_call")]
         | Annotated["FunctionCallOutputItemParam", Tag("function_call_output")]
-        | Annotated["AcmeWebSearchCallParam", Tag("acme:web_search_call")]
         | Annotated["AnthropicMcpToolUseParam", Tag("anthropic:mcp_tool_use")]
         | Annotated["AnthropicMcpToolResultParam", Tag("anthropic:mcp_tool_result")]
         | Annotated["AnthropicContentBlockParam", Tag("anthropic:content_block")]
@@ -2902,7 +2802,6 @@ class OpenaiInputItemList(OpenResponsesModel):
 
 _ITEM_FIELD_TAGS = frozenset(
     [
-        "acme:web_search_call",
         "anthropic:citations",
         "anthropic:content_block",
         "anthropic:mcp_tool_result",
@@ -2935,7 +2834,6 @@ ItemField = TypeAliasType(
         | Annotated["FunctionCallOutput", Tag("function_call_output")]
         | Annotated["ReasoningBody", Tag("reasoning")]
         | Annotated["CompactionBody", Tag("compaction")]
-        | Annotated["AcmeWebSearchCall", Tag("acme:web_search_call")]
         | Annotated["AnthropicMcpToolUse", Tag("anthropic:mcp_tool_use")]
         | Annotated["AnthropicMcpToolResult", Tag("anthropic:mcp_tool_result")]
         | Annotated["AnthropicContentBlock", Tag("anthropic:content_block")]
@@ -3078,10 +2976,6 @@ class ResponseResource(OpenResponsesModel):
     prompt_cache_key: str | None
     """
     The prompt cache key sent with the request, or `null`.
-    """
-    acme_cache_hit: Annotated[bool | None, Field(alias="acme:cache_hit")] = None
-    """
-    Whether Acme served this response from its prompt cache.
     """
 
 
@@ -3270,7 +3164,6 @@ class ResponseOutputItemDoneStreamingEvent(OpenResponsesModel):
 
 _STREAMING_EVENT_TAGS = frozenset(
     [
-        "acme:response.search.progress",
         "error",
         "openai:response.web_search_call.completed",
         "openai:response.web_search_call.in_progress",
@@ -3337,7 +3230,6 @@ StreamingEvent = TypeAliasType(
         | Annotated["ResponseFunctionCallArgumentsDeltaStreamingEvent", Tag("response.function_call_arguments.delta")]
         | Annotated["ResponseFunctionCallArgumentsDoneStreamingEvent", Tag("response.function_call_arguments.done")]
         | Annotated["ErrorStreamingEvent", Tag("error")]
-        | Annotated["AcmeSearchProgressEvent", Tag("acme:response.search.progress")]
         | Annotated["OpenaiWebSearchCallInProgressEvent", Tag("openai:response.web_search_call.in_progress")]
         | Annotated["OpenaiWebSearchCallSearchingEvent", Tag("openai:response.web_search_call.searching")]
         | Annotated["OpenaiWebSearchCallCompletedEvent", Tag("openai:response.web_search_call.completed")]
@@ -3351,11 +3243,6 @@ Any event of a streamed response, told apart by `type`.
 """
 
 __all__ = [
-    "AcmeAudioClipContent",
-    "AcmeSearchProgressEvent",
-    "AcmeSearchTool",
-    "AcmeWebSearchCall",
-    "AcmeWebSearchCallParam",
     "AllowedToolChoice",
     "AllowedToolsParam",
     "Annotation",

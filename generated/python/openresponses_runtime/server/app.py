@@ -212,7 +212,7 @@ class _Server:
         self.keys.authorize(bearer(authorization))  # the request's tenant, from here on (`auth.current_tenant`)
         check_content_type(content_type)
         raw = await read_body(receive, length, self.max_body_bytes)
-        return parse_body(raw, model, self.turns.bounds.check_request)
+        return parse_body(raw, model, self.turns.bounds)
 
     async def create_response(self, scope: Scope, receive: Receive, model: type) -> ASGIApp:
         turns = self.turns

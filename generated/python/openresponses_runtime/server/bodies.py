@@ -17,23 +17,26 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from json.decoder import scanstring
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, RootModel, TypeAdapter, ValidationError
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope
 
 from .. import bindings
 from .._base import UnknownItem
+from .bounds import Bounds
 from .errors import InvalidRequest
 from .nulls import disallowed_null
+from .wire import dumps
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "check_content_type", "json_path", "parse_body", "read_body", "request_headers"]
 
 # 16 MiB: a request with a few images inline (base64 data URLs) fits; one body raises the
-# server's peak memory about 8 to 12 times its size (bench/request_memory.py), so the cap bounds
-# what one request costs to some 200 MB. Larger media belong behind URLs or file ids.
+# server's peak memory at most some 8 times its size (bench/request_memory.py), so the cap bounds
+# what one request costs to some 140 MB. Larger media belong behind URLs or file ids.
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
@@ -79,9 +82,14 @@ def request_headers(scope: Scope) -> tuple[str | None, str | None, str | None]:
     return authorization, content_type, length
 
 
-async def read_body(receive: Receive, declared: str | None, limit: int) -> bytes:
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)
+async def read_body(receive: Receive, declared: str | None, limit: int) -> bytes | bytearray:
+    """The body, within `limit` bytes. With a `Content-Length`, read into one buffer of that size:
+    a list of chunks then joined would hold the body twice."""
+    if declared is not None and declared.isdigit():
+        if int(declared) > limit:
+            raise _too_large(limit)
+        if int(declared) > _BUFFERED:
+            return await _read_declared(receive, int(declared), limit)
     chunks = []
     size = 0
     while True:
@@ -99,6 +107,30 @@ async def read_body(receive: Receive, declared: str | None, limit: int) -> bytes
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+_BUFFERED = 64 * 1024  # a body smaller than this is one or two chunks: joined, as cheap as a buffer
+
+
+async def _read_declared(receive: Receive, length: int, limit: int) -> bytearray:
+    """The body the client declared `length` bytes long, in a buffer of that size. Should the
+    server's HTTP parser pass more or fewer bytes, the buffer grows or shrinks to what came."""
+    body = bytearray(length)
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        if message["type"] != "http.request":
+            continue
+        chunk = message.get("body", b"")
+        body[size : size + len(chunk)] = chunk  # in place while it fits
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        if not message.get("more_body", False):
+            del body[size:]
+            return body
+
+
 def check_content_type(value: str | None) -> None:
     media = (value or "").split(";", 1)[0].strip().lower()
     if media != "application/json":
@@ -109,20 +141,25 @@ def check_content_type(value: str | None) -> None:
         )
 
 
-def parse_body(
-    raw: bytes, model: type, check: Callable[[dict[str, Any]], None] | None = None
-) -> tuple[dict[str, Any], Any]:
+def parse_body(raw: bytes, model: type, bounds: Bounds | None = None) -> tuple[dict[str, Any], Any]:
     """The JSON object and its validated model; `InvalidRequest` with a `param` otherwise.
 
-    `check` sees the object before it is validated (what one request may ask, `bounds`): validating
-    170,000 items costs far more memory than counting them."""
+    `bounds` (what one request may ask) are checked before the object is validated, and its
+    bounded arrays are counted as they are decoded: 170,000 items past the bound are read one at
+    a time and dropped, never held as 170,000 dicts, let alone validated."""
     try:
         text = raw.decode(_encoding(raw), "surrogatepass")
-        data, integral = _loads(text)
+        data, integral = _loads(text, bounds.counted if bounds is not None else None)
+    except _Overflow as over:  # only `bounds` count: they refuse it
+        if bounds is not None:
+            bounds.check_counts(over.counts.get("input", 1), over.counts.get("tools", 0))
+        raise
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
     except RecursionError:
         raise InvalidRequest("The request body nests JSON too deeply.", code="invalid_json") from None
+    nulls = "null" in text
+    del text  # the decoded object and the bytes are enough from here on: one copy of the body fewer
     if not isinstance(data, dict):
         raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
     if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(data):
@@ -130,10 +167,10 @@ def parse_body(
             "The request body is not valid JSON: a \\u escape encodes a lone surrogate, which is no character.",
             code="invalid_json",
         )
-    if check is not None:
-        check(data)
+    if bounds is not None:
+        bounds.check_request(data)
     if _default_message_type(data.get("input")) or integral:
-        raw = json.dumps(data, ensure_ascii=False).encode()
+        raw = dumps(data)
     try:
         # Strict, from the JSON text: `"stream": "yes"`, `"top_p": false` or `"temperature": "1"`
         # are not the spec's types, and lax mode would coerce them (to True, 0.0 and 1.0).
@@ -149,10 +186,54 @@ def parse_body(
                 f"Invalid value for '{param or 'body'}': {best['msg']}.", code="invalid_value", param=param
             ) from None
     # The models take `null` for any optional field; the spec does not (and without the word, no null).
-    null_at = disallowed_null(data, model) if "null" in text else None
+    null_at = disallowed_null(data, model) if nulls else None
     if null_at is not None:
         raise InvalidRequest(f"Invalid value for '{null_at}': it may not be null.", code="invalid_value", param=null_at)
+    if len(raw) >= _SHARED_FROM:
+        _share_strings(body, data, int(len(raw) * _PLACES_PER_BYTE))
     return data, body
+
+
+_SHARED_FROM = 256 * 1024  # a smaller body's strings are not worth the walk
+_LONG = 256  # characters: a string this long is worth sharing
+_PLACES_PER_BYTE = 1 / 32  # the walk's budget: a body of many tiny values is not walked whole
+
+
+def _share_strings(body: Any, data: Any, budget: int) -> None:
+    """Give the model `body` the long strings of `data`, the object it was validated from: read
+    from the JSON text, it has a copy of each of its own, and the two live as long as the request.
+    A string is shared only where both hold equal ones at the same place; the walk looks at
+    `budget` places at most, and holds one iterator per level of nesting."""
+    levels = [_places(body, data)]
+    while levels and budget > 0:
+        for holder, key, given in levels[-1]:
+            budget -= 1
+            held = holder[key]
+            if type(held) is str:
+                if type(given) is str and len(held) >= _LONG and held == given:
+                    holder[key] = given
+            elif isinstance(held, BaseModel | list | dict):
+                levels.append(_places(held, given))
+                break
+        else:
+            levels.pop()
+
+
+def _places(value: Any, sent: Any) -> Iterator[tuple[Any, Any, Any]]:
+    """(holder, key, what `sent` holds there) for each value `value` holds where `sent` holds one."""
+    if isinstance(value, RootModel):
+        yield value.__dict__, "root", sent
+    elif isinstance(value, BaseModel) and isinstance(sent, dict):
+        for name, field in type(value).model_fields.items():
+            key = field.alias or name
+            if key in sent and name in value.__dict__:
+                yield value.__dict__, name, sent[key]
+        extra = value.__pydantic_extra__ or {}
+        yield from ((extra, key, sent[key]) for key in extra if key in sent)
+    elif isinstance(value, list) and isinstance(sent, list) and len(value) == len(sent):
+        yield from ((value, index, given) for index, given in enumerate(sent))
+    elif isinstance(value, dict) and isinstance(sent, dict):
+        yield from ((value, key, sent[key]) for key in value if key in sent)
 
 
 _OUTPUT_ITEM = TypeAdapter(bindings.OutputItem if bindings.OutputItem is not None else dict[str, Any])
@@ -191,26 +272,108 @@ def _in_output_form(data: dict[str, Any], errors: list[Any], model: type) -> Any
         return None
 
 
-def _loads(text: str) -> tuple[Any, bool]:
+def _loads(text: str, counted: Mapping[str, int] | None = None) -> tuple[Any, bool]:
     """`json.loads(text)` refusing `NaN` and infinite numbers, with whole floats (`16.0`) read as
     ints: JSON Schema counts them as integers, pydantic's strict mode would not (floats still
-    accept ints). Also whether there was such a float, so the body is validated re-encoded."""
-    if _FLOAT.search(text) is None:  # no float in the body: the shared decoder reads it the same
-        if text[:1] == "{" and text[-1:] == "}":  # nothing around the object: `decode` would find the same
-            data, end = _DECODER.raw_decode(text)
-            if end == len(text):
-                return data, False
-        return _DECODER.decode(text), False
+    accept ints). Also whether there was such a float, so the body is validated re-encoded.
+
+    `counted`: top-level arrays and their bounds (`Bounds.counted`); `_Overflow` when one holds
+    more, raised once the whole text has been read (bad JSON is still refused as bad JSON)."""
     integral: list[str] = []
+    if _FLOAT.search(text) is None:  # no float in the body: the shared decoder reads it the same
+        decoder = _DECODER
+    else:
 
-    def number(literal: str) -> float | int:
-        value = _finite_float(literal)
-        if value.is_integer() and abs(value) <= 2**53:
-            integral.append(literal)
-            return int(value)
-        return value
+        def number(literal: str) -> float | int:
+            value = _finite_float(literal)
+            if value.is_integer() and abs(value) <= 2**53:
+                integral.append(literal)
+                return int(value)
+            return value
 
-    return json.JSONDecoder(parse_constant=_no_constant, parse_float=number).decode(text), bool(integral)
+        decoder = json.JSONDecoder(parse_constant=_no_constant, parse_float=number)
+    # An array of n items has n - 1 commas: with fewer than any bound, no array can pass its bound.
+    if counted and text.count(",") >= min(counted.values()):
+        try:
+            return _counting_decode(text, decoder, counted), bool(integral)
+        except (ValueError, StopIteration, IndexError):
+            integral.clear()  # not the object `_counting_decode` reads: `decode` says what is wrong
+    elif decoder is _DECODER and text[:1] == "{" and text[-1:] == "}":
+        # Nothing around the object: `decode` would find the same.
+        data, end = _DECODER.raw_decode(text)
+        if end == len(text):
+            return data, False
+    return decoder.decode(text), bool(integral)
+
+
+class _Overflow(Exception):
+    """A body whose bounded arrays hold more than their bounds, with each one's count."""
+
+    def __init__(self, counts: dict[str, int]):
+        super().__init__(counts)
+        self.counts = counts
+
+
+def _counting_decode(text: str, decoder: json.JSONDecoder, counted: Mapping[str, int]) -> dict[str, Any]:
+    """The JSON object `text` as `decoder.decode` reads it, its members decoded one by one and the
+    arrays of `counted` one item at a time, counted: past its bound an item is read and dropped.
+    `_Overflow` at the end when one was past its bound; `ValueError` or `StopIteration` where the
+    text is not a JSON object (the caller decodes it whole, for `decode`'s own error)."""
+    scan, space = decoder.scan_once, _SPACE.match
+    data: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    at = space(text, 0).end()
+    if text[at] != "{":
+        raise ValueError("not an object")
+    at = space(text, at + 1).end()
+    while text[at] != "}":
+        if text[at] != '"':
+            raise ValueError("no member name")
+        key, at = scanstring(text, at + 1, True)
+        at = space(text, at).end()
+        if text[at] != ":":
+            raise ValueError("no colon")
+        at = space(text, at + 1).end()
+        counts.pop(key, None)  # a repeated name: its last value is the one kept, as in `decode`
+        if key in counted and text[at] == "[":
+            data[key], counts[key], at = _counting_array(text, at, scan, counted[key])
+        else:
+            data[key], at = scan(text, at)
+        at = space(text, at).end()
+        if text[at] == ",":
+            at = space(text, at + 1).end()
+            if text[at] != '"':
+                raise ValueError("a comma before the end")
+        elif text[at] != "}":
+            raise ValueError("no comma")
+    if space(text, at + 1).end() != len(text):
+        raise ValueError("extra data")
+    if any(count > counted[key] for key, count in counts.items()):
+        raise _Overflow(counts)
+    return data
+
+
+def _counting_array(
+    text: str, at: int, scan: Callable[[str, int], tuple[Any, int]], bound: int
+) -> tuple[list[Any], int, int]:
+    """The array at `at`, its first `bound` items kept; also how many it has, and where it ends."""
+    items: list[Any] = []
+    keep, after = items.append, _AFTER_ITEM.match
+    count = 0
+    at = _SPACE.match(text, at + 1).end()
+    if text[at] == "]":
+        return items, 0, at + 1
+    while True:
+        item, at = scan(text, at)
+        count += 1
+        if count <= bound:
+            keep(item)
+        end = after(text, at)
+        if end is None:
+            raise ValueError("no comma")
+        at = end.end()
+        if end[1] is not None:
+            return items, count, at
 
 
 def _encoding(raw: bytes) -> str:
@@ -236,6 +399,8 @@ def _finite_float(text: str) -> float:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _FLOAT = re.compile(r"[0-9][.eE]")  # every JSON float has one of these after a digit
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
+_SPACE = re.compile(r"[ \t\n\r]*")  # what JSON counts as whitespace
+_AFTER_ITEM = re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*|(\]))")  # an array's comma, or its end
 
 
 def _has_lone_surrogate(value: Any) -> bool:

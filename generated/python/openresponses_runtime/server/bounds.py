@@ -8,7 +8,8 @@ documented default; a request beyond one is refused with the spec's error object
 | `max_context_bytes`: the stored conversation a `previous_response_id` loads, as stored JSON | 16 MiB | 400 `context_too_large` / `previous_response_id` |
 
 Why these: a 5.8 MB body of 170,000 tiny items took a server from 59 to 351 MB (each item is a
-dict, then a model, then an event), so items are counted, not only bytes; 10,000 is more than any
+dict, then a model, then an event), so items are counted, not only bytes, and as the body is
+decoded (`bodies`): an item past the bound is read and dropped. 10,000 is more than any
 conversation a model's context holds. 512 tools is four times the most a major API documents.
 A chain of long turns loads its whole context for a 100-byte request: 16 MiB of stored JSON is
 beyond any model's context window, and bounds what one small request can make the server hold.
@@ -37,10 +38,20 @@ class Bounds:
     max_tools: int | None = DEFAULT_MAX_TOOLS
     max_context_bytes: int | None = DEFAULT_MAX_CONTEXT_BYTES
 
+    @property
+    def counted(self) -> dict[str, int]:
+        """The request's bounded arrays, each with its bound: `bodies` counts them as it decodes a
+        body, so that an array past its bound never becomes that many Python objects."""
+        limits = {"input": self.max_input_items, "tools": self.max_tools}
+        return {key: limit for key, limit in limits.items() if limit is not None}
+
     def check_request(self, data: dict[str, Any]) -> None:
         """Refuse a request with more input items or tools than allowed."""
-        given = data.get("input")
-        items = len(given) if isinstance(given, list) else 1
+        given, tools = data.get("input"), data.get("tools")
+        self.check_counts(len(given) if isinstance(given, list) else 1, len(tools) if isinstance(tools, list) else 0)
+
+    def check_counts(self, items: int, tools: int) -> None:
+        """Refuse `items` input items or `tools` tools when they are more than allowed."""
         if self.max_input_items is not None and items > self.max_input_items:
             raise InvalidRequest(
                 f"The request has {items} input items; this server takes at most {self.max_input_items} a request. "
@@ -48,11 +59,9 @@ class Bounds:
                 code="too_many_items",
                 param="input",
             )
-        tools = data.get("tools")
-        count = len(tools) if isinstance(tools, list) else 0
-        if self.max_tools is not None and count > self.max_tools:
+        if self.max_tools is not None and tools > self.max_tools:
             raise InvalidRequest(
-                f"The request offers {count} tools; this server takes at most {self.max_tools} a request.",
+                f"The request offers {tools} tools; this server takes at most {self.max_tools} a request.",
                 code="too_many_tools",
                 param="tools",
             )

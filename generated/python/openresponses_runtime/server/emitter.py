@@ -577,7 +577,7 @@ class Emitter:
         item = dict(step.item)
         kind = item.get("type")
         if not isinstance(kind, str) or ":" not in kind:
-            raise ProviderError(f"a vendor item's type must be vendor-prefixed (`acme:thing`), not {kind!r}")
+            raise ProviderError(f"a vendor item's type must be vendor-prefixed (`myco:thing`), not {kind!r}")
         self._close(out)
         item.setdefault("id", new_id(kind.split(":", 1)[0]))
         final_status = item.get("status") or "completed"

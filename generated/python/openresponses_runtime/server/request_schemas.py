@@ -12,8 +12,6 @@ __all__ = ["ROOTS", "SCHEMAS"]
 
 # Request model class name -> schema name.
 ROOTS: dict[str, str] = {
-    "AcmeSearchTool": "AcmeSearchTool",
-    "AcmeWebSearchCallParam": "AcmeWebSearchCallParam",
     "AllowedToolsParam": "AllowedToolsParam",
     "AnthropicCitationsParam": "AnthropicCitationsParam",
     "AnthropicContentBlockParam": "AnthropicContentBlockParam",
@@ -84,20 +82,6 @@ ROOTS: dict[str, str] = {
 }
 
 SCHEMAS: dict[str, Any] = {
-    "AcmeSearchTool": {
-        "type": "object",
-        "properties": {"type": {"type": "string", "enum": ["acme:search"]}, "max_results": {"type": "integer"}},
-    },
-    "AcmeWebSearchCallParam": {
-        "type": "object",
-        "properties": {
-            "type": {"type": "string", "enum": ["acme:web_search_call"]},
-            "id": {"type": "string"},
-            "status": {"$ref": "#/components/schemas/MessageStatus"},
-            "query": {"type": "string"},
-            "results": {"type": "array", "items": {"type": "string"}},
-        },
-    },
     "AllowedToolsParam": {
         "type": "object",
         "properties": {
@@ -412,7 +396,6 @@ SCHEMAS: dict[str, Any] = {
             {"$ref": "#/components/schemas/MessageItemParam"},
             {"$ref": "#/components/schemas/FunctionCallItemParam"},
             {"$ref": "#/components/schemas/FunctionCallOutputItemParam"},
-            {"$ref": "#/components/schemas/AcmeWebSearchCallParam"},
             {"$ref": "#/components/schemas/AnthropicMcpToolUseParam"},
             {"$ref": "#/components/schemas/AnthropicMcpToolResultParam"},
             {"$ref": "#/components/schemas/AnthropicContentBlockParam"},
@@ -430,7 +413,6 @@ SCHEMAS: dict[str, Any] = {
                 "message": "#/components/schemas/MessageItemParam",
                 "function_call": "#/components/schemas/FunctionCallItemParam",
                 "function_call_output": "#/components/schemas/FunctionCallOutputItemParam",
-                "acme:web_search_call": "#/components/schemas/AcmeWebSearchCallParam",
                 "anthropic:mcp_tool_use": "#/components/schemas/AnthropicMcpToolUseParam",
                 "anthropic:mcp_tool_result": "#/components/schemas/AnthropicMcpToolResultParam",
                 "anthropic:content_block": "#/components/schemas/AnthropicContentBlockParam",
@@ -596,7 +578,6 @@ SCHEMAS: dict[str, Any] = {
     "ResponsesToolParam": {
         "oneOf": [
             {"$ref": "#/components/schemas/FunctionToolParam"},
-            {"$ref": "#/components/schemas/AcmeSearchTool"},
             {"$ref": "#/components/schemas/AnthropicServerTool"},
             {"$ref": "#/components/schemas/OpenaiWebSearchTool"},
         ],
@@ -604,7 +585,6 @@ SCHEMAS: dict[str, Any] = {
             "propertyName": "type",
             "mapping": {
                 "function": "#/components/schemas/FunctionToolParam",
-                "acme:search": "#/components/schemas/AcmeSearchTool",
                 "anthropic:server_tool": "#/components/schemas/AnthropicServerTool",
                 "openai:web_search": "#/components/schemas/OpenaiWebSearchTool",
             },

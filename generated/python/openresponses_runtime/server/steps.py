@@ -135,7 +135,7 @@ class ReasoningEnd:
 
 @dataclass(frozen=True, slots=True)
 class VendorItem:
-    """A finished vendor item such as `{"type": "acme:web_search_call", ...}`; `id`/`status` are filled in."""
+    """A finished vendor item such as `{"type": "myco:web_search_call", ...}`; `id`/`status` are filled in."""
 
     item: Mapping[str, Any]
 

@@ -121,12 +121,29 @@ class StoredResponse:
     size: int = field(default=0, compare=False)  # the length of the JSON it was read from (0: not read)
 
     def to_json(self) -> str:
-        record = {"previous_response_id": self.previous_response_id, "input": self.input, "output": self.output}
-        if self.owner is not None:
-            record["owner"] = self.owner
+        return self.encode().decode()
+
+    def encode(self) -> bytes | bytearray:
+        """`to_json` as UTF-8 bytes. With `response_json`, built in place, one part at a time: a
+        response can be as large as a request body, and each part is, once, beside the whole."""
         if self.response_json is None:
-            return dumps({**record, "response": self.response}).decode()  # orjson when installed: every response
-        return (dumps(record)[:-1] + b',"response":' + self.response_json + b"}").decode()
+            record = {"previous_response_id": self.previous_response_id, "input": self.input, "output": self.output}
+            if self.owner is not None:
+                record["owner"] = self.owner
+            return dumps({**record, "response": self.response})  # orjson when installed: every response
+        built = bytearray(b'{"previous_response_id":')
+        built += dumps(self.previous_response_id)
+        built += b',"input":'
+        built += dumps(self.input)
+        built += b',"output":'
+        built += dumps(self.output)
+        if self.owner is not None:
+            built += b',"owner":'
+            built += dumps(self.owner)
+        built += b',"response":'
+        built += self.response_json
+        built += b"}"
+        return built
 
     @classmethod
     def from_json(cls, response_id: str, text: str) -> StoredResponse:
@@ -293,7 +310,7 @@ class MemoryStore(ResponseStore):
     """Responses in a dict, for tests and demos."""
 
     def __init__(self) -> None:
-        self._records: dict[str, str] = {}
+        self._records: dict[str, bytes | bytearray] = {}
         self._owners: dict[str, str] = {}
 
     async def get(self, response_id: str) -> StoredResponse | None:
@@ -307,7 +324,7 @@ class MemoryStore(ResponseStore):
         return _owned(await self.get(response_id), owner)
 
     async def put(self, record: StoredResponse) -> None:
-        self._records[record.id] = record.to_json()  # a copy, so callers cannot change what is stored
+        self._records[record.id] = record.encode()  # a copy, so callers cannot change what is stored
         if record.owner is not None:
             self._owners[record.id] = record.owner
 

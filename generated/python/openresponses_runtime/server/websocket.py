@@ -214,7 +214,7 @@ def websocket_endpoint(
                 generate = True
                 if not turns.acceptance.strict:
                     raw, generate = transport_fields(raw)
-                data, body = parse_body(raw, model, turns.bounds.check_request)
+                data, body = parse_body(raw, model, turns.bounds)
                 previous = data.get("previous_response_id")
                 response, request, own_input, policy = await turns.prepare(data, body, store)
                 if generate:

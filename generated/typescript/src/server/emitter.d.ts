@@ -30,7 +30,7 @@ export type Step =
   | { type: "reasoning"; text: string }
   /** Close the open reasoning item (or make one with no text), keeping `encryptedContent`. */
   | { type: "reasoning_end"; encryptedContent?: string | null }
-  /** A finished vendor item such as `{ type: "acme:web_search_call", ... }`. */
+  /** A finished vendor item such as `{ type: "myco:web_search_call", ... }`. */
   | { type: "vendor_item"; item: { type: string; [field: string]: unknown } }
   /** Token counts for the response's `usage` (the last one reported wins). */
   | {

@@ -538,7 +538,7 @@ export class Emitter {
     const kind = item.type;
     if (typeof kind !== "string" || !kind.includes(":")) {
       throw new ProviderError(
-        `a vendor item's type must be vendor-prefixed (\`acme:thing\`), not ${JSON.stringify(kind)}`,
+        `a vendor item's type must be vendor-prefixed (\`myco:thing\`), not ${JSON.stringify(kind)}`,
       );
     }
     this.#close(out);

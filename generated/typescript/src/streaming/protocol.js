@@ -359,16 +359,6 @@ export const EVENT_PROTOCOL = {
     fields: ["sequence_number", "error"],
     accumulates: null,
   },
-  "acme:response.search.progress": {
-    schema: "AcmeSearchProgressEvent",
-    category: "custom",
-    appliesTo: "response",
-    requires: {
-      response: ["in_progress"],
-    },
-    fields: ["type", "sequence_number"],
-    accumulates: null,
-  },
   "openai:response.web_search_call.in_progress": {
     schema: "OpenaiWebSearchCallInProgressEvent",
     category: "custom",
@@ -420,7 +410,6 @@ export const RESPONSE_STATUSES = {
 
 /** The item types that carry a `status`; others finish without one. */
 export const ITEM_STATUS_TYPES = new Set([
-  "acme:web_search_call",
   "anthropic:citations",
   "anthropic:content_block",
   "anthropic:mcp_tool_result",
