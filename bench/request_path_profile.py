@@ -82,7 +82,7 @@ async def profile(count: int, rounds: int) -> list[tuple[str, float]]:
     async def send(message: dict) -> None:
         pass
 
-    data, body = parse_body(BODY, model, turns.bounds.check_request)
+    data, body = parse_body(BODY, model, turns.bounds)
     response, request, own_input, policy = await turns.prepare(dict(data), body)
     steps = [step async for step in turns.provider.respond(request)]
 
@@ -121,7 +121,7 @@ async def profile(count: int, rounds: int) -> list[tuple[str, float]]:
             "media type, body read",
             lambda: (check_content_type("application/json"), read_body(receive, "18", 1 << 24))[1],
         ),
-        ("body: JSON decode, bounds, validation", lambda: parse_body(BODY, model, turns.bounds.check_request)),
+        ("body: JSON decode, bounds, validation", lambda: parse_body(BODY, model, turns.bounds)),
         ("turn: acceptance, tenancy, sealing, skeleton", lambda: turns.prepare(dict(data), body)),
         ("the handler: the demo model's steps", provider),
         ("emitter: the steps made a response", emit),
