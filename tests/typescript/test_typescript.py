@@ -113,6 +113,7 @@ def test_type_is_a_string_that_still_narrows(project):
     declared = {
         name
         for path in PACKAGE.glob("*.d.ts")
+        if path.name != "schemas.d.ts"  # its aliases restate models.d.ts's types
         for name, members in re.findall(r"^export type (\w+) =([^;]*);", path.read_text(), flags=re.M)
         if re.search(r"\bUnknown\w+\s*$", members)
     }
