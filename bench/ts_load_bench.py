@@ -56,7 +56,9 @@ for await (const event of stream) {
 const helper = client.responses.stream({ model: "m", input: "Hi" });
 helper.on("response.output_text.delta", (event) => (text += event.delta));
 const final = await helper.finalResponse();
-const calls = final.output.filter((item): item is FunctionCall => item.type === "function_call");
+const describe = (call: FunctionCall): string => `${call.name}(${call.arguments})`;
+const calls: string[] = [];
+for (const item of final.output) if (item.type === "function_call") calls.push(describe(item));
 const event: StreamingEvent = parseEvent('{"type": "response.output_text.delta", "delta": "x"}');
 if (event.type === "response.output_text.delta") text += event.delta;
 try {
@@ -64,7 +66,7 @@ try {
 } catch (error) {
   if (!(error instanceof NotFoundError)) throw error;
 }
-console.log(text, calls.map((call) => call.name));
+console.log(text, calls);
 """,
     "openai": """\
 import OpenAI, { NotFoundError } from "openai";
@@ -83,7 +85,9 @@ for await (const event of stream) {
 const helper = client.responses.stream({ model: "m", input: "Hi" });
 helper.on("response.output_text.delta", (event) => (text += event.delta));
 const final = await helper.finalResponse();
-const calls = final.output.filter((item): item is ResponseFunctionToolCall => item.type === "function_call");
+const describe = (call: ResponseFunctionToolCall): string => `${call.name}(${call.arguments})`;
+const calls: string[] = [];
+for (const item of final.output) if (item.type === "function_call") calls.push(describe(item));
 const event = JSON.parse('{"type": "response.output_text.delta", "delta": "x"}') as ResponseStreamEvent;
 if (event.type === "response.output_text.delta") text += event.delta;
 try {
@@ -91,7 +95,7 @@ try {
 } catch (error) {
   if (!(error instanceof NotFoundError)) throw error;
 }
-console.log(text, calls.map((call) => call.name));
+console.log(text, calls);
 """,
     "zod": """\
 import * as z from "zod";

@@ -61,7 +61,7 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
-def tsc(project: Path, *files: str) -> subprocess.CompletedProcess:
+def tsc(project: Path, *files: str, flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     config = {
         "compilerOptions": {
             "strict": True,
@@ -75,7 +75,7 @@ def tsc(project: Path, *files: str) -> subprocess.CompletedProcess:
         "files": list(files),
     }
     (project / "tsconfig.json").write_text(json.dumps(config))
-    return run([project / "node_modules/typescript/bin/tsc", "-p", "."], project)
+    return run([project / "node_modules/typescript/bin/tsc", "-p", ".", *flags], project)
 
 
 def test_node_tests(project):
@@ -88,6 +88,32 @@ def test_tsc_strict_package_and_consumer(project):
     declarations = sorted(f"node_modules/openresponses-runtime/{p.name}" for p in PACKAGE.glob("*.d.ts"))
     result = tsc(project, *declarations, "consumer.ts")
     assert result.returncode == 0, result.stdout[-4000:]
+
+
+SCHEMAS_CONSUMER = """
+import * as z from "zod";
+import { FunctionCall, ResponseResource } from "openresponses-runtime/schemas";
+import type { ItemField } from "openresponses-runtime";
+
+export const TimedCall = FunctionCall.extend({ elapsed_ms: z.number() });
+export const callId: z.ZodType<string> = FunctionCall.shape.call_id;
+export const items: ItemField[] = ResponseResource.parse({}).output;
+"""
+
+
+def read_by_tsc(project: Path, *files: str) -> list[str]:
+    result = tsc(project, *files, flags=("--listFiles",))
+    assert result.returncode == 0, result.stdout[-4000:]
+    return [line for line in result.stdout.splitlines() if "/node_modules/zod/" in line]
+
+
+def test_only_the_schemas_subpath_makes_tsc_read_zod(project):
+    """A consumer of the root reads none of zod's declarations (most of a check's types with
+    `skipLibCheck` off, bench/ts_load_bench.py); one of `openresponses-runtime/schemas` gets zod's
+    types, `.shape` and `.extend`, whose types are the root's."""
+    assert read_by_tsc(project, "consumer.ts") == []
+    (project / "schemas_consumer.ts").write_text(SCHEMAS_CONSUMER)
+    assert read_by_tsc(project, "schemas_consumer.ts")
 
 
 def test_route_table_is_the_python_servers(project):
