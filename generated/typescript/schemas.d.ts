@@ -38,7 +38,8 @@ export type ImageDetail = models.ImageDetail;
  * a remote URL or as inline base64 data.
  */
 export declare const InputImageContentParamAutoParam: ObjectSchema<models.InputImageContentParamAutoParam>;
-export type InputImageContentParamAutoParam = models.InputImageContentParamAutoParam;
+export type InputImageContentParamAutoParam =
+  models.InputImageContentParamAutoParam;
 
 /**
  * File content supplied by the client inside an input message, such as a PDF or
@@ -176,13 +177,15 @@ export declare const CompactionSummaryItemParam: ObjectSchema<models.CompactionS
 export type CompactionSummaryItemParam = models.CompactionSummaryItemParam;
 
 export declare const UserMessageItemParamContentPart: z.ZodType<models.UserMessageItemParamContentPart>;
-export type UserMessageItemParamContentPart = models.UserMessageItemParamContentPart;
+export type UserMessageItemParamContentPart =
+  models.UserMessageItemParamContentPart;
 
 export declare const UserMessageItemParam: ObjectSchema<models.UserMessageItemParam>;
 export type UserMessageItemParam = models.UserMessageItemParam;
 
 export declare const SystemMessageItemParamContentPart: z.ZodType<models.SystemMessageItemParamContentPart>;
-export type SystemMessageItemParamContentPart = models.SystemMessageItemParamContentPart;
+export type SystemMessageItemParamContentPart =
+  models.SystemMessageItemParamContentPart;
 
 export declare const SystemMessageItemParam: ObjectSchema<models.SystemMessageItemParam>;
 export type SystemMessageItemParam = models.SystemMessageItemParam;
@@ -191,7 +194,8 @@ export declare const DeveloperMessageItemParam: ObjectSchema<models.DeveloperMes
 export type DeveloperMessageItemParam = models.DeveloperMessageItemParam;
 
 export declare const AssistantMessageItemParamContentPart: z.ZodType<models.AssistantMessageItemParamContentPart>;
-export type AssistantMessageItemParamContentPart = models.AssistantMessageItemParamContentPart;
+export type AssistantMessageItemParamContentPart =
+  models.AssistantMessageItemParamContentPart;
 
 export declare const AssistantMessageItemParam: ObjectSchema<models.AssistantMessageItemParam>;
 export type AssistantMessageItemParam = models.AssistantMessageItemParam;
@@ -203,7 +207,8 @@ export declare const FunctionCallItemParam: ObjectSchema<models.FunctionCallItem
 export type FunctionCallItemParam = models.FunctionCallItemParam;
 
 export declare const FunctionCallOutputItemParamOutputPart: z.ZodType<models.FunctionCallOutputItemParamOutputPart>;
-export type FunctionCallOutputItemParamOutputPart = models.FunctionCallOutputItemParamOutputPart;
+export type FunctionCallOutputItemParamOutputPart =
+  models.FunctionCallOutputItemParamOutputPart;
 
 /**
  * Result of running a function tool, sent by the client in a follow-up request.
@@ -414,11 +419,13 @@ export declare const Reasoning: ObjectSchema<models.Reasoning>;
 export type Reasoning = models.Reasoning;
 
 export declare const JsonSchemaResponseFormatParam: ObjectSchema<models.JsonSchemaResponseFormatParam>;
-export type JsonSchemaResponseFormatParam = models.JsonSchemaResponseFormatParam;
+export type JsonSchemaResponseFormatParam =
+  models.JsonSchemaResponseFormatParam;
 
 /** Which of the server's tools the model may use. */
 export declare const AnthropicMcpToolConfiguration: ObjectSchema<models.AnthropicMcpToolConfiguration>;
-export type AnthropicMcpToolConfiguration = models.AnthropicMcpToolConfiguration;
+export type AnthropicMcpToolConfiguration =
+  models.AnthropicMcpToolConfiguration;
 
 /** A remote MCP server the provider may call during the response. */
 export declare const AnthropicMcpServer: ObjectSchema<models.AnthropicMcpServer>;
@@ -467,7 +474,8 @@ export declare const ResponseResource: ObjectSchema<models.ResponseResource>;
 export type ResponseResource = models.ResponseResource;
 
 export declare const CompactResponseMethodPublicBody: ObjectSchema<models.CompactResponseMethodPublicBody>;
-export type CompactResponseMethodPublicBody = models.CompactResponseMethodPublicBody;
+export type CompactResponseMethodPublicBody =
+  models.CompactResponseMethodPublicBody;
 
 export declare const CompactResource: ObjectSchema<models.CompactResource>;
 export type CompactResource = models.CompactResource;
@@ -484,7 +492,8 @@ export type InputTokenCountResource = models.InputTokenCountResource;
  * response object and before any output is produced.
  */
 export declare const ResponseCreatedStreamingEvent: ObjectSchema<models.ResponseCreatedStreamingEvent>;
-export type ResponseCreatedStreamingEvent = models.ResponseCreatedStreamingEvent;
+export type ResponseCreatedStreamingEvent =
+  models.ResponseCreatedStreamingEvent;
 
 /**
  * Sent when the response is waiting for capacity before generation begins.
@@ -499,14 +508,16 @@ export type ResponseQueuedStreamingEvent = models.ResponseQueuedStreamingEvent;
  * events may only follow after this point.
  */
 export declare const ResponseInProgressStreamingEvent: ObjectSchema<models.ResponseInProgressStreamingEvent>;
-export type ResponseInProgressStreamingEvent = models.ResponseInProgressStreamingEvent;
+export type ResponseInProgressStreamingEvent =
+  models.ResponseInProgressStreamingEvent;
 
 /**
  * Terminal event sent when the response finished successfully. Nothing follows
  * it except the `[DONE]` marker.
  */
 export declare const ResponseCompletedStreamingEvent: ObjectSchema<models.ResponseCompletedStreamingEvent>;
-export type ResponseCompletedStreamingEvent = models.ResponseCompletedStreamingEvent;
+export type ResponseCompletedStreamingEvent =
+  models.ResponseCompletedStreamingEvent;
 
 /**
  * Terminal event sent when the response stopped because of an error. Nothing
@@ -521,7 +532,8 @@ export type ResponseFailedStreamingEvent = models.ResponseFailedStreamingEvent;
  * `incomplete`; nothing follows it except `[DONE]`.
  */
 export declare const ResponseIncompleteStreamingEvent: ObjectSchema<models.ResponseIncompleteStreamingEvent>;
-export type ResponseIncompleteStreamingEvent = models.ResponseIncompleteStreamingEvent;
+export type ResponseIncompleteStreamingEvent =
+  models.ResponseIncompleteStreamingEvent;
 
 /**
  * Opens a new output item. It is always the first event for an item, and every
@@ -529,14 +541,16 @@ export type ResponseIncompleteStreamingEvent = models.ResponseIncompleteStreamin
  * `output_index`.
  */
 export declare const ResponseOutputItemAddedStreamingEvent: ObjectSchema<models.ResponseOutputItemAddedStreamingEvent>;
-export type ResponseOutputItemAddedStreamingEvent = models.ResponseOutputItemAddedStreamingEvent;
+export type ResponseOutputItemAddedStreamingEvent =
+  models.ResponseOutputItemAddedStreamingEvent;
 
 /**
  * Closes an output item after all of its content and argument events. No
  * further events refer to the item afterwards.
  */
 export declare const ResponseOutputItemDoneStreamingEvent: ObjectSchema<models.ResponseOutputItemDoneStreamingEvent>;
-export type ResponseOutputItemDoneStreamingEvent = models.ResponseOutputItemDoneStreamingEvent;
+export type ResponseOutputItemDoneStreamingEvent =
+  models.ResponseOutputItemDoneStreamingEvent;
 
 /**
  * Opens a new part in a reasoning item's `summary` array. Summary text deltas
@@ -544,14 +558,16 @@ export type ResponseOutputItemDoneStreamingEvent = models.ResponseOutputItemDone
  * `response.reasoning_summary_part.done` closes it.
  */
 export declare const ResponseReasoningSummaryPartAddedStreamingEvent: ObjectSchema<models.ResponseReasoningSummaryPartAddedStreamingEvent>;
-export type ResponseReasoningSummaryPartAddedStreamingEvent = models.ResponseReasoningSummaryPartAddedStreamingEvent;
+export type ResponseReasoningSummaryPartAddedStreamingEvent =
+  models.ResponseReasoningSummaryPartAddedStreamingEvent;
 
 /**
  * Closes a reasoning summary part, after `response.reasoning_summary_text.done`
  * for the same `summary_index`.
  */
 export declare const ResponseReasoningSummaryPartDoneStreamingEvent: ObjectSchema<models.ResponseReasoningSummaryPartDoneStreamingEvent>;
-export type ResponseReasoningSummaryPartDoneStreamingEvent = models.ResponseReasoningSummaryPartDoneStreamingEvent;
+export type ResponseReasoningSummaryPartDoneStreamingEvent =
+  models.ResponseReasoningSummaryPartDoneStreamingEvent;
 
 /**
  * Opens a new content part inside an output item, such as an `output_text` or
@@ -559,14 +575,16 @@ export type ResponseReasoningSummaryPartDoneStreamingEvent = models.ResponseReas
  * with `response.content_part.done`.
  */
 export declare const ResponseContentPartAddedStreamingEvent: ObjectSchema<models.ResponseContentPartAddedStreamingEvent>;
-export type ResponseContentPartAddedStreamingEvent = models.ResponseContentPartAddedStreamingEvent;
+export type ResponseContentPartAddedStreamingEvent =
+  models.ResponseContentPartAddedStreamingEvent;
 
 /**
  * Closes a content part once its text has been fully streamed and its own
  * `.done` event has been sent.
  */
 export declare const ResponseContentPartDoneStreamingEvent: ObjectSchema<models.ResponseContentPartDoneStreamingEvent>;
-export type ResponseContentPartDoneStreamingEvent = models.ResponseContentPartDoneStreamingEvent;
+export type ResponseContentPartDoneStreamingEvent =
+  models.ResponseContentPartDoneStreamingEvent;
 
 /**
  * Carries the next chunk of text for an `output_text` content part. May repeat
@@ -574,42 +592,48 @@ export type ResponseContentPartDoneStreamingEvent = models.ResponseContentPartDo
  * `response.output_text.done`.
  */
 export declare const ResponseOutputTextDeltaStreamingEvent: ObjectSchema<models.ResponseOutputTextDeltaStreamingEvent>;
-export type ResponseOutputTextDeltaStreamingEvent = models.ResponseOutputTextDeltaStreamingEvent;
+export type ResponseOutputTextDeltaStreamingEvent =
+  models.ResponseOutputTextDeltaStreamingEvent;
 
 /**
  * Marks the end of text streaming for an `output_text` part. Sent after the
  * last delta for the part and before `response.content_part.done`.
  */
 export declare const ResponseOutputTextDoneStreamingEvent: ObjectSchema<models.ResponseOutputTextDoneStreamingEvent>;
-export type ResponseOutputTextDoneStreamingEvent = models.ResponseOutputTextDoneStreamingEvent;
+export type ResponseOutputTextDoneStreamingEvent =
+  models.ResponseOutputTextDoneStreamingEvent;
 
 /**
  * Carries the next chunk of a refusal, streamed into a `refusal` content part
  * when the model declines the request.
  */
 export declare const ResponseRefusalDeltaStreamingEvent: ObjectSchema<models.ResponseRefusalDeltaStreamingEvent>;
-export type ResponseRefusalDeltaStreamingEvent = models.ResponseRefusalDeltaStreamingEvent;
+export type ResponseRefusalDeltaStreamingEvent =
+  models.ResponseRefusalDeltaStreamingEvent;
 
 /**
  * Marks the end of streaming for a `refusal` content part. Sent after its last
  * delta and before `response.content_part.done`.
  */
 export declare const ResponseRefusalDoneStreamingEvent: ObjectSchema<models.ResponseRefusalDoneStreamingEvent>;
-export type ResponseRefusalDoneStreamingEvent = models.ResponseRefusalDoneStreamingEvent;
+export type ResponseRefusalDoneStreamingEvent =
+  models.ResponseRefusalDoneStreamingEvent;
 
 /**
  * Carries the next chunk of raw reasoning text for a `reasoning_text` part of a
  * reasoning item, for servers that expose the model's reasoning.
  */
 export declare const ResponseReasoningDeltaStreamingEvent: ObjectSchema<models.ResponseReasoningDeltaStreamingEvent>;
-export type ResponseReasoningDeltaStreamingEvent = models.ResponseReasoningDeltaStreamingEvent;
+export type ResponseReasoningDeltaStreamingEvent =
+  models.ResponseReasoningDeltaStreamingEvent;
 
 /**
  * Marks the end of streaming for a reasoning text part. Sent after its last
  * `response.reasoning.delta`.
  */
 export declare const ResponseReasoningDoneStreamingEvent: ObjectSchema<models.ResponseReasoningDoneStreamingEvent>;
-export type ResponseReasoningDoneStreamingEvent = models.ResponseReasoningDoneStreamingEvent;
+export type ResponseReasoningDoneStreamingEvent =
+  models.ResponseReasoningDoneStreamingEvent;
 
 /**
  * Carries the next chunk of text for a reasoning summary part. May repeat many
@@ -617,14 +641,16 @@ export type ResponseReasoningDoneStreamingEvent = models.ResponseReasoningDoneSt
  * `response.reasoning_summary_text.done`.
  */
 export declare const ResponseReasoningSummaryDeltaStreamingEvent: ObjectSchema<models.ResponseReasoningSummaryDeltaStreamingEvent>;
-export type ResponseReasoningSummaryDeltaStreamingEvent = models.ResponseReasoningSummaryDeltaStreamingEvent;
+export type ResponseReasoningSummaryDeltaStreamingEvent =
+  models.ResponseReasoningSummaryDeltaStreamingEvent;
 
 /**
  * Marks the end of text streaming for a reasoning summary part. Sent after its
  * last delta and before `response.reasoning_summary_part.done`.
  */
 export declare const ResponseReasoningSummaryDoneStreamingEvent: ObjectSchema<models.ResponseReasoningSummaryDoneStreamingEvent>;
-export type ResponseReasoningSummaryDoneStreamingEvent = models.ResponseReasoningSummaryDoneStreamingEvent;
+export type ResponseReasoningSummaryDoneStreamingEvent =
+  models.ResponseReasoningSummaryDoneStreamingEvent;
 
 /**
  * Attaches an annotation, such as a URL citation, to an `output_text` part
@@ -632,14 +658,16 @@ export type ResponseReasoningSummaryDoneStreamingEvent = models.ResponseReasonin
  * `annotations` list in the later `.done` events.
  */
 export declare const ResponseOutputTextAnnotationAddedStreamingEvent: ObjectSchema<models.ResponseOutputTextAnnotationAddedStreamingEvent>;
-export type ResponseOutputTextAnnotationAddedStreamingEvent = models.ResponseOutputTextAnnotationAddedStreamingEvent;
+export type ResponseOutputTextAnnotationAddedStreamingEvent =
+  models.ResponseOutputTextAnnotationAddedStreamingEvent;
 
 /**
  * Carries the next chunk of the JSON argument string for a `function_call`
  * item. May repeat many times before `response.function_call_arguments.done`.
  */
 export declare const ResponseFunctionCallArgumentsDeltaStreamingEvent: ObjectSchema<models.ResponseFunctionCallArgumentsDeltaStreamingEvent>;
-export type ResponseFunctionCallArgumentsDeltaStreamingEvent = models.ResponseFunctionCallArgumentsDeltaStreamingEvent;
+export type ResponseFunctionCallArgumentsDeltaStreamingEvent =
+  models.ResponseFunctionCallArgumentsDeltaStreamingEvent;
 
 /**
  * Marks the end of argument streaming for a `function_call` item. Sent after
@@ -647,7 +675,8 @@ export type ResponseFunctionCallArgumentsDeltaStreamingEvent = models.ResponseFu
  * `response.output_item.done`.
  */
 export declare const ResponseFunctionCallArgumentsDoneStreamingEvent: ObjectSchema<models.ResponseFunctionCallArgumentsDoneStreamingEvent>;
-export type ResponseFunctionCallArgumentsDoneStreamingEvent = models.ResponseFunctionCallArgumentsDoneStreamingEvent;
+export type ResponseFunctionCallArgumentsDoneStreamingEvent =
+  models.ResponseFunctionCallArgumentsDoneStreamingEvent;
 
 /**
  * Body of a streaming `error` event. It uses the same `type`, `code`, `param`
@@ -817,7 +846,8 @@ export type OpenaiWebSearchActionSearch = models.OpenaiWebSearchActionSearch;
 
 /** A page the model opened from the results. */
 export declare const OpenaiWebSearchActionOpenPage: ObjectSchema<models.OpenaiWebSearchActionOpenPage>;
-export type OpenaiWebSearchActionOpenPage = models.OpenaiWebSearchActionOpenPage;
+export type OpenaiWebSearchActionOpenPage =
+  models.OpenaiWebSearchActionOpenPage;
 
 /** A search for a pattern within an opened page. */
 export declare const OpenaiWebSearchActionFind: ObjectSchema<models.OpenaiWebSearchActionFind>;
@@ -840,15 +870,18 @@ export type OpenaiWebSearchTool = models.OpenaiWebSearchTool;
 
 /** A web search call item has started. */
 export declare const OpenaiWebSearchCallInProgressEvent: ObjectSchema<models.OpenaiWebSearchCallInProgressEvent>;
-export type OpenaiWebSearchCallInProgressEvent = models.OpenaiWebSearchCallInProgressEvent;
+export type OpenaiWebSearchCallInProgressEvent =
+  models.OpenaiWebSearchCallInProgressEvent;
 
 /** The search call is querying the search engine. */
 export declare const OpenaiWebSearchCallSearchingEvent: ObjectSchema<models.OpenaiWebSearchCallSearchingEvent>;
-export type OpenaiWebSearchCallSearchingEvent = models.OpenaiWebSearchCallSearchingEvent;
+export type OpenaiWebSearchCallSearchingEvent =
+  models.OpenaiWebSearchCallSearchingEvent;
 
 /** The search call has finished; its results are in the model's context. */
 export declare const OpenaiWebSearchCallCompletedEvent: ObjectSchema<models.OpenaiWebSearchCallCompletedEvent>;
-export type OpenaiWebSearchCallCompletedEvent = models.OpenaiWebSearchCallCompletedEvent;
+export type OpenaiWebSearchCallCompletedEvent =
+  models.OpenaiWebSearchCallCompletedEvent;
 
 /** What deleting a stored response answers with. */
 export declare const OpenaiDeletedResponse: ObjectSchema<models.OpenaiDeletedResponse>;

@@ -328,7 +328,7 @@ class _Models:
         ]
 
         def schema(name: str, kind: str, doc: str) -> None:
-            zod.append(f"\n{doc}export declare const {name}: {kind}<models.{name}>;\nexport type {name} = models.{name};\n")
+            zod.append(f"\n{doc}export declare const {name}: {kind}<models.{name}>;\n" + type_alias(name, f"models.{name}"))
 
         for name, text in FALLBACKS.items():
             js.append(f"\n/** {text} */\nexport const {name} = z.looseObject({{ type: z.string() }});\n")
@@ -695,7 +695,7 @@ export declare const OPERATIONS: readonly OperationInfo[];
 
 def _parser(name: str | None) -> str:
     """A schema's type in declarations that must not name zod: what it parses to."""
-    return f"{{ parse(value: unknown): models.{name} }}" if name else "null"
+    return f"{{\n  parse(value: unknown): models.{name};\n}}" if name else "null"
 
 
 def _create_body(model: SpecModel, found: tuple[str, dict] | None, request: str | None, answer: str | None) -> str:
