@@ -328,7 +328,9 @@ class _Models:
         ]
 
         def schema(name: str, kind: str, doc: str) -> None:
-            zod.append(f"\n{doc}export declare const {name}: {kind}<models.{name}>;\n" + type_alias(name, f"models.{name}"))
+            zod.append(
+                f"\n{doc}export declare const {name}: {kind}<models.{name}>;\n" + type_alias(name, f"models.{name}")
+            )
 
         for name, text in FALLBACKS.items():
             js.append(f"\n/** {text} */\nexport const {name} = z.looseObject({{ type: z.string() }});\n")
