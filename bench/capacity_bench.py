@@ -37,12 +37,17 @@ that holds is reported; the steps stop at the first that does not. Beside each s
 of the gateway, the upstream and the busiest load generator, and the share of time the gateway was
 ready to run but waited for a core (the machine is shared: other jobs' load shows there).
 
+With `--tls`, the upstream answers over https with a certificate of a test authority made for the
+run (as `tests/tls_authority.py` makes it), which orspec trusts by `--upstream-ca-file` and
+litellm by `$SSL_CERT_FILE`: every upstream stream is then read through TLS.
+
 Goals, each MET or NOT MET, with a cProfile summary of the gateway for each NOT MET:
 - orspec's CPU per streamed event <= 0.1x litellm's;
 - >= 1,000 concurrent streams at 50 events/s on one process.
 
     python bench/capacity_bench.py [--events 200] [--rounds 3] [--streams 100,250,500,1000,1500]
     python bench/capacity_bench.py --no-peer --rounds 1 --seconds 1 --streams 20   # orspec only, quick
+    python bench/capacity_bench.py --tls [...]   # the upstream over https
 """
 
 from __future__ import annotations
@@ -197,15 +202,26 @@ class Gateway:
                 self.proc.wait(10)
 
 
-def orspec_command(upstream: str, port: int) -> list[str]:
+def orspec_command(upstream: str, port: int, ca_file: Path | None = None) -> list[str]:
     installed = Path(sys.executable).with_name("orspec")
     orspec = [str(installed)] if installed.is_file() else [sys.executable, "-m", "orspec"]
-    return [*orspec, *orspec_arguments(upstream, port)]
+    return [*orspec, *orspec_arguments(upstream, port, ca_file)]
 
 
-def orspec_arguments(upstream: str, port: int) -> list[str]:
+def orspec_arguments(upstream: str, port: int, ca_file: Path | None = None) -> list[str]:
+    trust = ["--upstream-ca-file", str(ca_file)] if ca_file is not None else []
     return ["serve", "--gateway", "chat-completions", "--upstream", f"{upstream}/v1", "--port", str(port),
-            "--api-key", KEY, "--store", "memory:", "--max-streams", "0", "--max-connections", "4000"]  # fmt: skip
+            "--api-key", KEY, "--store", "memory:", "--max-streams", "0", "--max-connections", "4000", *trust]  # fmt: skip
+
+
+def test_authority(work: Path) -> tuple[Path, Path, Path]:
+    """A certificate authority made for this run, and a certificate it signed for localhost: the CA's
+    file, the certificate's and its key's."""
+    sys.path.insert(0, str(ROOT))
+    from tests.tls_authority import authority, key_files
+
+    authority(work)
+    return key_files(work)
 
 
 def body(model: str) -> str:
@@ -361,11 +377,14 @@ def concurrency(gateway: Gateway, upstream: psutil.Process, args) -> list[dict]:
     return steps
 
 
-def profile(upstream: str, work: Path, env: dict[str, str], load: list[str], model: str, label: str) -> None:
+def profile(
+    upstream: str, work: Path, env: dict[str, str], load: list[str], model: str, label: str, ca_file: Path | None
+) -> None:
     """The gateway under cProfile with `load`; where its CPU went, by module and by function."""
     port = free_port()
     out = work / f"profile-{label}.prof"
-    command = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "orspec", *orspec_arguments(upstream, port)]
+    arguments = orspec_arguments(upstream, port, ca_file)
+    command = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "orspec", *arguments]
     gateway = Gateway(f"profiled-{label}", command, port, env, work)
     try:
         gateway.wait()
@@ -401,7 +420,8 @@ def module_of(filename: str) -> str:
 def report(figures: dict[str, dict], steps: list[dict], args) -> int:
     """The side-by-side table and the concurrency found; the most streams that held."""
     print(f"\ncapacity_bench: {os.cpu_count()} cores (shared: load average {os.getloadavg()[0]:.2f}); "
-          f"litellm[proxy] {'not run' if args.no_peer else args.litellm}")  # fmt: skip
+          f"litellm[proxy] {'not run' if args.no_peer else args.litellm}; "
+          f"upstream over {'TLS (https, a test authority)' if args.tls else 'plain http'}")  # fmt: skip
     print(f"{'':34}" + "".join(f"{name:>14}" for name in figures))
     rows = [
         ("CPU per upstream delta, µs", "cpu_per_event_us", "{:.1f}"),
@@ -447,7 +467,7 @@ def profile_not_met(verdicts: list[tuple[str, bool]], steps: list[dict], upstrea
             continue
         if kind == "cpu":
             load = ["--connections", str(args.connections), "--seconds", "5", "--warmup", "1"]
-            profile(upstream, work, env, load, "bench", "side-by-side load")
+            profile(upstream, work, env, load, "bench", "side-by-side load", args.ca_file)
         else:
             failed = next((s["streams"] for s in steps if not s["holds"]), args.streams[-1])
             deltas = round(8 / args.interval)
@@ -458,7 +478,7 @@ def profile_not_met(verdicts: list[tuple[str, bool]], steps: list[dict], upstrea
                 "--ramp",
                 str(max(1.0, failed / NEW_STREAMS_PER_SECOND)),
             ]
-            profile(upstream, work, env, load, f"paced-{deltas}", f"{failed} paced streams")
+            profile(upstream, work, env, load, f"paced-{deltas}", f"{failed} paced streams", args.ca_file)
 
 
 def main() -> int:
@@ -476,23 +496,28 @@ def main() -> int:
     parser.add_argument("--litellm", default=LITELLM_VERSION, help="litellm[proxy] version, installed on first use")
     parser.add_argument("--no-peer", action="store_true", help="orspec alone: no litellm, no ratio (a quick check)")
     parser.add_argument("--no-profile", action="store_true", help="no cProfile run for a goal NOT MET")
+    parser.add_argument("--tls", action="store_true", help="the upstream over https, a test authority's certificate")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="orspec-capacity-"))
     env = {**os.environ, "ORSPEC_UPSTREAM_API_KEY": UPSTREAM_KEY}
+    args.ca_file, tls = None, []
+    if args.tls:
+        args.ca_file, certificate, key = test_authority(work)
+        tls = ["--tls-cert", str(certificate), "--tls-key", str(key)]
     litellm = None if args.no_peer else litellm_venv(args.litellm)
     upstream_port = free_port()
     upstream_log = work / "upstream.log"
     with upstream_log.open("wb") as log:
         upstream_proc = subprocess.Popen(
             [sys.executable, str(HERE / "chat_upstream.py"), "--port", str(upstream_port), "--events",
-             str(args.events), "--interval", str(args.interval)], stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
-    upstream = f"http://127.0.0.1:{upstream_port}"
+             str(args.events), "--interval", str(args.interval), *tls], stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    upstream = f"https://localhost:{upstream_port}" if args.tls else f"http://127.0.0.1:{upstream_port}"
     gateways: list[Gateway] = []
     try:
         wait_listening(upstream_port, upstream_proc, "the upstream", upstream_log)
         port = free_port()
-        gateways.append(Gateway("orspec", orspec_command(upstream, port), port, env, work))
+        gateways.append(Gateway("orspec", orspec_command(upstream, port, args.ca_file), port, env, work))
         if litellm is not None:
             (work / "litellm.yaml").write_text(litellm_config(upstream))
             print(f"litellm.yaml:\n{litellm_config(upstream)}", end="")
@@ -500,6 +525,8 @@ def main() -> int:
             command = [str(litellm), "--config", str(work / "litellm.yaml"), "--host", "127.0.0.1", "--port",
                        str(port), "--num_workers", "1"]  # fmt: skip
             quiet = {"LITELLM_LOG": "ERROR", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+            if args.ca_file is not None:  # the bundle Python's TLS clients take from the environment
+                quiet |= {"SSL_CERT_FILE": str(args.ca_file), "REQUESTS_CA_BUNDLE": str(args.ca_file)}
             gateways.append(Gateway("litellm", command, port, env | quiet, work))
         for gateway in gateways:
             gateway.wait()
@@ -516,7 +543,7 @@ def main() -> int:
         if not args.no_profile:
             profile_not_met(verdicts, steps, upstream, work, env, args)
         print("results: " + json.dumps({"settings": vars(args) | {"cores": os.cpu_count()}, "gateways": figures,
-                                        "concurrency": steps, "held": held}))  # fmt: skip
+                                        "concurrency": steps, "held": held}, default=str))  # fmt: skip
     finally:
         for gateway in gateways:
             gateway.stop()

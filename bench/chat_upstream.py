@@ -12,7 +12,7 @@ Every `POST .../chat/completions` is answered with the same streamed completion:
 It is a bare asyncio HTTP/1.1 server (keep-alive, Content-Length request bodies), because an ASGI
 stack here would spend more CPU per event than the gateway being measured, on the same cores.
 
-    python bench/chat_upstream.py --port 9000 [--events 200] [--interval 0.02]
+    python bench/chat_upstream.py --port 9000 [--events 200] [--interval 0.02] [--tls-cert PEM --tls-key PEM]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import json
 import re
+import ssl
 import time
 
 PACED_MODEL = re.compile(rb'"model":\s*"paced-(\d+)"')
@@ -137,10 +138,10 @@ class Connection(asyncio.Protocol):
                 self.transport.write(self.upstream.whole)
 
 
-async def serve(port: int, events: int, interval: float) -> None:
+async def serve(port: int, events: int, interval: float, tls: ssl.SSLContext | None = None) -> None:
     upstream = Upstream(events, interval)
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: Connection(upstream), "127.0.0.1", port, backlog=4096)
+    server = await loop.create_server(lambda: Connection(upstream), "127.0.0.1", port, backlog=4096, ssl=tls)
     async with server:
         await upstream.tick()
 
@@ -150,8 +151,14 @@ def main() -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--events", type=int, default=200, help="text deltas in each answer")
     parser.add_argument("--interval", type=float, default=0.02, help="seconds between a paced stream's chunks")
+    parser.add_argument("--tls-cert", help="serve https: this certificate chain (PEM), with --tls-key")
+    parser.add_argument("--tls-key", help="the certificate's private key (PEM)")
     args = parser.parse_args()
-    asyncio.run(serve(args.port, args.events, args.interval))
+    tls = None
+    if args.tls_cert:
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        tls.load_cert_chain(args.tls_cert, args.tls_key)
+    asyncio.run(serve(args.port, args.events, args.interval, tls))
     return 0
 
 

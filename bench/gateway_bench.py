@@ -12,7 +12,14 @@ the way in), streaming one response of `--events` text deltas:
 CPU is this process's (`time.process_time`), per streamed event; the apps take turns, round after
 round, and the median round counts. Goal: a gateway adds at most 30% per event to the demo's cost.
 
-    python bench/gateway_bench.py [--events 2000] [--rounds 7]
+The peer, litellm's proxy, is a process of its own: so then is orspec. Both translate the same
+upstream stream for `POST /v1/responses` (`orspec serve --gateway chat-completions` and
+`litellm --config FILE --num_workers 1`, its Responses-to-Chat-Completions bridge, set up as
+`capacity_bench.py` sets it up, installed there on first use), one streamed response at a time, in
+turn; CPU per streamed event is each process tree's (psutil), over `--peer-requests` responses a
+round. Goal: orspec's at most 0.1x litellm's.
+
+    python bench/gateway_bench.py [--events 2000] [--rounds 7] [--peer-requests 3] [--no-peer]
 """
 
 from __future__ import annotations
@@ -21,19 +28,24 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
+import shutil
 import socket
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import capacity_bench as peers  # noqa: E402
 import server_bench as bench  # noqa: E402
 from chat_upstream import chat_chunks  # noqa: E402
 from server_floor import _call  # noqa: E402
 
 GOAL = 1.30
+PEER_GOAL = 0.10
 
 
 def _chat_stream(events: int) -> bytes:
@@ -130,10 +142,67 @@ async def _measure(calls: dict, rounds: int) -> tuple[dict[str, list[float]], di
     return per_event, deltas
 
 
+def _served(upstream: str, events: int, rounds: int, requests: int, version: str) -> dict[str, list[float]]:
+    """CPU per streamed event of `orspec serve --gateway chat-completions` and of litellm's proxy, each
+    a process tree of its own, in turn, round after round."""
+    import httpx
+    import psutil
+
+    work = Path(tempfile.mkdtemp(prefix="orspec-gateway-bench-"))
+    env = {**os.environ, "ORSPEC_UPSTREAM_API_KEY": peers.UPSTREAM_KEY}
+    litellm = peers.litellm_venv(version)
+    (work / "litellm.yaml").write_text(peers.litellm_config(upstream))
+    port, peer_port = _free_port(), _free_port()
+    quiet = {"LITELLM_LOG": "ERROR", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    litellm_command = [str(litellm), "--config", str(work / "litellm.yaml"), "--host", "127.0.0.1",
+                       "--port", str(peer_port), "--num_workers", "1"]  # fmt: skip
+    gateways = [
+        peers.Gateway("orspec", peers.orspec_command(upstream, port), port, env, work),
+        peers.Gateway("litellm", litellm_command, peer_port, env | quiet, work),
+    ]
+    body = json.loads(peers.body("bench"))
+    headers = {"Authorization": f"Bearer {peers.KEY}"}
+    per_event: dict[str, list[float]] = {gateway.name: [] for gateway in gateways}
+    try:
+        for gateway in gateways:
+            gateway.wait()
+        with httpx.Client(timeout=120) as client:
+
+            def stream(gateway: peers.Gateway) -> int:
+                with client.stream("POST", gateway.url, json=body, headers=headers) as reply:
+                    raw = reply.read()
+                if reply.status_code != 200 or b"response.completed" not in raw:
+                    raise SystemExit(f"{gateway.name} answered {reply.status_code}: {raw[-500:]!r}")
+                return raw.count(b"response.output_text.delta")
+
+            for gateway in gateways:  # warm up: imports, the upstream connection
+                stream(gateway)
+            for _ in range(rounds):
+                for gateway in gateways:
+                    before = gateway.cpu()
+                    for _ in range(requests):
+                        stream(gateway)
+                    per_event[gateway.name].append((gateway.cpu() - before) / (requests * events))
+    except psutil.Error as exc:
+        raise SystemExit(f"a gateway process went away: {exc}") from None
+    finally:
+        for gateway in gateways:
+            gateway.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"side by side, each its own process: `{gateways[0].shown}` and `{gateways[1].shown}` "
+          f"(litellm[proxy] {version}), {requests} streamed responses of {events} upstream deltas a round")  # fmt: skip
+    return per_event
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=2000, help="text deltas in each streamed response")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--peer-requests", type=int, default=3, help="streamed responses a round, each process")
+    parser.add_argument(
+        "--litellm", default=peers.LITELLM_VERSION, help="litellm[proxy] version, installed on first use"
+    )
+    parser.add_argument("--no-peer", action="store_true", help="no litellm side (it installs litellm once)")
     args = parser.parse_args()
 
     from openresponses_runtime.gateways.anthropic_messages import AnthropicMessagesProvider
@@ -161,6 +230,7 @@ def main() -> int:
             for name, (provider, text) in apps.items()
         }
         per_event, deltas = asyncio.run(_measure(calls, args.rounds))
+        served = None if args.no_peer else _served(base, args.events, args.rounds, args.peer_requests, args.litellm)
     finally:
         upstream.terminate()
         upstream.join(10)
@@ -176,6 +246,15 @@ def main() -> int:
         ratio = statistics.median(per_event[name]) / demo
         verdict = "MET" if ratio <= GOAL else "NOT MET"
         print(f"goal: {name} CPU per streamed event / demo provider's: {ratio:.2f}x  (goal <= {GOAL:.2f}x)  {verdict}")
+    if served is not None:
+        print()
+        print(f"{'process':20} {'µs CPU/event median':>20} {'min':>8}")
+        for name, values in served.items():
+            print(f"{name:20} {statistics.median(values) * 1e6:20.2f} {min(values) * 1e6:8.2f}")
+        ratio = statistics.median(served["orspec"]) / statistics.median(served["litellm"])
+        verdict = "MET" if ratio <= PEER_GOAL else "NOT MET"
+        print(f"goal: orspec gateway CPU per streamed event / litellm proxy's: {ratio:.3f}x  "
+              f"(goal <= {PEER_GOAL:.2f}x)  {verdict}")  # fmt: skip
     return 0
 
 

@@ -169,6 +169,9 @@ def render(results: dict) -> str:
     capacity = (results["benchmarks"].get("capacity") or {}).get("figures")
     if capacity:
         lines += _capacity(capacity)
+    chain = (results["benchmarks"].get("chain") or {}).get("figures")
+    if chain:
+        lines += _chain(chain)
     lines += [
         "## Running it",
         "",
@@ -185,6 +188,30 @@ def render(results: dict) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _chain(chain: dict) -> list[str]:
+    """The `chain` benchmark's table: each store continuing turn 1 and the last turn, side by side."""
+    last = chain["settings"]["turns"]
+    lines = [
+        "## Continuing a chain",
+        "",
+        f"From the `chain` benchmark above: `{chain['command']}` on each store, continuing turn 1 and then",
+        f"turn {last}, {chain['settings']['connections']} keep-alive connections, the median of"
+        f" {chain['settings']['repeat']} runs of {chain['settings']['seconds']:g} s each, with the CPU the",
+        "server and its database spent per request.",
+        "",
+        "| store | turn | req/s | p50 ms | p99 ms | server CPU ms | database CPU ms |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for store, figures in chain["stores"].items():
+        for turn, label in (("first", 1), ("last", last)):
+            row = figures[turn]
+            lines.append(
+                f"| {store} | {label} | {row['per_second']:,.0f} | {row['p50_ms']:.2f} | {row['p99_ms']:.2f}"
+                f" | {row['server_cpu_ms']:.3f} | {row['database_cpu_ms']:.3f} |"
+            )
+    return [*lines, ""]
 
 
 DEFAULT_NAMES = {

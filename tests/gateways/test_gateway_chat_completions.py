@@ -227,10 +227,11 @@ def test_reasoning_of_each_dialect_streams_and_signed_details_are_kept():
         {"reasoning_details": [{"type": "reasoning.text", "text": "Hm.", "index": 0, "signature": "sig"}]}
     )
     assert steps(signed) == [ReasoningDelta("Hm"), ReasoningDelta("."), ReasoningEnd(kept), TextDelta("Hi")]
+    ours = json.dumps({"reasoning_details": []})  # no details: the item still known for this gateway's
     deepseek = [delta(reasoning_content="Think"), delta(content="Answer"), finish()]
-    assert steps(deepseek) == [ReasoningDelta("Think"), ReasoningEnd(None), TextDelta("Answer")]
+    assert steps(deepseek) == [ReasoningDelta("Think"), ReasoningEnd(ours), TextDelta("Answer")]
     groq = [delta(reasoning="Plan", channel="analysis"), delta(tool_calls=[{"index": 0, "id": "fc_1", "function": {"name": "f", "arguments": "{}"}}]), finish("tool_calls")]  # fmt: skip
-    assert steps(groq)[:3] == [ReasoningDelta("Plan"), ReasoningEnd(None), FunctionCallStart("f", call_id="fc_1")]
+    assert steps(groq)[:3] == [ReasoningDelta("Plan"), ReasoningEnd(ours), FunctionCallStart("f", call_id="fc_1")]
 
 
 def test_usage_from_x_groq_and_none_when_the_upstream_sends_none():
@@ -409,3 +410,25 @@ def test_an_upstream_that_keeps_its_body_open_after_done_delays_the_end_a_second
     assert events[-1]["type"] == "response.completed"
     took = time.monotonic() - started
     assert took < cpu_time.scaled(4)  # the reading gives up after one second
+
+
+def test_reasoning_text_that_cannot_go_upstream_is_said_so(replay):
+    """Chat Completions takes no reasoning text back: a reasoning item with text and no
+    `reasoning_details` of this gateway's is left out, and named in `OpenResponses-Ignored`."""
+    base, upstream_ = replay
+    thought = {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "Hmm."}]}
+    summary = {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Thought."}]}
+    empty = {"type": "reasoning", "summary": []}  # nothing lost: nothing said
+    headers = []
+    for item in (thought, summary, empty):
+        upstream_.answer([chunk({"content": "Hi"}), chunk({}, "stop"), DONE])
+        history = [{"role": "user", "content": "hi"}, item, {"role": "assistant", "content": "Hello."}]
+        reply = httpx.post(
+            base + "/responses", json={"model": "m", "input": [*history, {"role": "user", "content": "and?"}]},
+            headers=HEADERS, timeout=30,
+        )  # fmt: skip
+        assert reply.status_code == 200, reply.text
+        sent = upstream_.requests[-1]["messages"]
+        assert [m["role"] for m in sent] == ["user", "assistant", "user"] and "reasoning" not in json.dumps(sent)
+        headers.append(reply.headers.get("OpenResponses-Ignored"))
+    assert headers == ["item:reasoning", "item:reasoning", None]

@@ -390,3 +390,21 @@ def test_a_bad_table_row_is_refused_saying_which(options, message):
     with pytest.raises(ValueError) as refused:
         GeminiProvider(api_key="k", **options)
     assert str(refused.value).startswith(message)
+
+
+def test_thought_text_that_cannot_go_upstream_is_said_so(replay):
+    """Gemini takes back signatures, not thought text: a reasoning item with text and no signature
+    of this gateway's is left out, and named in `OpenResponses-Ignored`."""
+    base, upstream_ = replay
+    thought = {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "Hmm."}]}
+    empty = {"type": "reasoning", "summary": []}  # nothing lost: nothing said
+    headers = []
+    for item in (thought, empty):
+        upstream_.answer(TEXT)
+        history = [{"role": "user", "content": "hi"}, item, {"role": "assistant", "content": "Hello."}]
+        reply = post(base, input=[*history, {"role": "user", "content": "and?"}])
+        assert reply.status_code == 200, reply.text
+        contents = upstream_.requests[-1]["contents"]
+        assert [c["role"] for c in contents] == ["user", "model", "user"] and "Hmm." not in json.dumps(contents)
+        headers.append(reply.headers.get("OpenResponses-Ignored"))
+    assert headers == ["item:reasoning", None]

@@ -35,15 +35,20 @@ def test_another_tenants_response_is_neither_read_nor_parsed(store, monkeypatch)
     response_id = f"resp_owned_{time.time_ns()}"
     record = StoredResponse(response_id, None, [{"in": 1}], [{"out": 1}], {"id": response_id}, owner="owner-a")
     parsed = []
-    from_json = StoredResponse.from_json.__func__
+    from_json, from_row = StoredResponse.from_json.__func__, store_module._pg_record
 
     def counted(cls, *args):
         parsed.append(args[0])
         return from_json(cls, *args)
 
+    def counted_row(response_id, *row):  # PostgreSQL's: the response and its items, read from their tables
+        parsed.append(response_id)
+        return from_row(response_id, *row)
+
     async def main() -> tuple:
         await store.put(record)
         monkeypatch.setattr(StoredResponse, "from_json", classmethod(counted))
+        monkeypatch.setattr(store_module, "_pg_record", counted_row)
         found = (
             await store.get_owned(response_id, "owner-b"),
             await store.get_owned(response_id, None),

@@ -22,7 +22,7 @@ def test_cases_are_documented_as_data():
         assert c.title and c.sends and c.checks and c.must, c.id
     expected = {
         "basic-text", "streaming", "system-prompt", "developer-role", "tool-call", "tool-round-trip",
-        "parallel-tool-calls", "image-input", "multi-turn", "previous-response", "tool-choice-none",
+        "parallel-tool-calls", "image-input", "file-input", "multi-turn", "previous-response", "tool-choice-none",
         "tool-choice-required", "tool-choice-function", "allowed-tools", "max-output-tokens",
         "error-invalid-request", "error-auth", "error-not-found", "compaction", "input-tokens", "ws-single-turn",
         "ws-sequential", "ws-continuation", "ws-store-false", "ws-missing-previous", "ws-evict-after-failure",

@@ -188,7 +188,7 @@ RUNTIME_ROWS = [
         "server.native",
     ],
     ["server.errors", "server.ids", "server.wire", "server.steps", "server.shutdown", "server.instances", "streaming"]
-    + ["upstream"],
+    + ["upstream", "redaction"],
     ["server.auth", "server.bodies", "server.bounds", "server.nulls", "server.acceptance", "server.sealing"],
     ["server.resource", "server.emitter", "server.compaction"],
     ["server.store", "server.runs", "server.streams"],

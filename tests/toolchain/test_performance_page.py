@@ -124,3 +124,18 @@ def test_the_page_is_in_the_docs_nav():
 def test_goals_reads_each_way_a_benchmark_prints_a_goal(line, value, verdict):
     match = goals.GOAL_LINE.match(line)
     assert match and match.group("value") == value and match.group("verdict") == verdict
+
+
+def test_the_chain_table_shows_each_store_turn_by_turn():
+    row = {"per_second": 366.0, "p50_ms": 20.15, "p99_ms": 43.47, "server_cpu_ms": 0.611, "database_cpu_ms": 0.443}
+    chain = {
+        "command": "orspec serve --api-key bench-key --delay 0 --store URL",
+        "settings": {"turns": 100, "connections": 8, "repeat": 3, "seconds": 3.0},
+        "stores": {"postgres": {"first": row, "last": {**row, "per_second": 171.0}}},
+    }
+    page = "\n" + "\n".join(performance_page._chain(chain))
+    assert _table(page, "## Continuing a chain") == [
+        ["postgres", "1", "366", "20.15", "43.47", "0.611", "0.443"],
+        ["postgres", "100", "171", "20.15", "43.47", "0.611", "0.443"],
+    ]
+    assert "`orspec serve --api-key bench-key --delay 0 --store URL`" in page

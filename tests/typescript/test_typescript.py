@@ -61,11 +61,14 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
-def tsc(project: Path, *files: str, flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def tsc(
+    project: Path, *files: str, out_dir: str | None = None, flags: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
+    """`tsc --strict` on `files`, with `flags`; with `out_dir`, the JavaScript it emits goes there."""
     config = {
         "compilerOptions": {
             "strict": True,
-            "noEmit": True,
+            **({"outDir": out_dir} if out_dir else {"noEmit": True}),
             "module": "nodenext",
             "moduleResolution": "nodenext",
             "target": "es2022",
@@ -341,26 +344,32 @@ def test_other_specs_build_into_a_clean_package(project, tmp_path, shared, spec)
 GUIDE = ROOT / "docs" / "guides" / "typescript.md"
 
 
-def test_guide_examples_run(project, server):
-    """Each ```js block of docs/guides/typescript.md runs (the client's against `orspec serve`, the
-    checker's and the emitter's on their own), and each ```ts block passes `tsc --strict`."""
+def test_guide_examples_type_check_and_run(project, server):
+    """Every example of docs/guides/typescript.md is TypeScript (a ```ts block, no ```js): all pass
+    `tsc --strict` against the installed package, then each runs as the JavaScript tsc emits (the
+    client's against `orspec serve`, the others on their own) and prints what its comments say."""
     text = GUIDE.read_text()
-    scripts = re.findall(r"^```js\n(.*?)^```", text, flags=re.S | re.M)
-    types = re.findall(r"^```ts\n(.*?)^```", text, flags=re.S | re.M)
-    assert len(scripts) >= 4 and types
+    assert not re.search(r"^```(js|javascript)$", text, flags=re.M)
+    blocks = re.findall(r"^```ts\n(.*?)^```", text, flags=re.S | re.M)
+    assert len(blocks) >= 8
+    for i, source in enumerate(blocks):
+        (project / f"guide{i}.mts").write_text(source)  # .mts: a module, so top-level await is allowed
+    checked = tsc(project, *(f"guide{i}.mts" for i in range(len(blocks))), out_dir="guide-js")
+    assert checked.returncode == 0, checked.stdout[-3000:]
     env = {**os.environ, "OPENRESPONSES_BASE_URL": server, "OPENRESPONSES_API_KEY": API_KEY}
     outputs = []
-    for i, script in enumerate(scripts):
-        (project / f"guide{i}.mjs").write_text(script)
-        result = run(["node", f"guide{i}.mjs"], project, timeout=120, env=env)
-        assert result.returncode == 0, f"block {i}:\n{script}\n{result.stderr[-2000:]}"
+    for i, source in enumerate(blocks):
+        result = run(["node", f"guide-js/guide{i}.mjs"], project, timeout=120, env=env)
+        assert result.returncode == 0, f"block {i}:\n{source}\n{result.stderr[-2000:]}"
         outputs.append(result.stdout)
-    assert "{ anything: true }" in outputs[0] and "false" in outputs[0]
-    assert "text: Hel delta" in outputs[1] and "unknown, kept: 40" in outputs[1]
-    assert "404 not_found response_not_found" in outputs[2]
-    assert outputs[3].strip() == "true"
+    models, describe, extend, events, client, abort, checker, bin_ = outputs
+    assert "{ anything: true }" in models and "false" in models
+    assert describe == extend == ""  # declarations only
+    assert "text: Hel delta" in events and "unknown, kept: 40" in events
+    assert "404 not_found response_not_found" in client and "1 input item" in client
+    assert abort.strip() == "true"
     # The checker on the emitter's stream, then on it broken; the bin on a capture cut short.
-    assert outputs[4].splitlines() == [
+    assert checker.splitlines() == [
         "0 10 completed",
         "completed Hello, world.",
         "schema 2",
@@ -368,9 +377,5 @@ def test_guide_examples_run(project, server):
         "sequence-gap 6",
         "delta-equals-done 6",
     ]
-    assert outputs[5].startswith("1\nseq 0: [schema] response.created does not match its schema: ")
-    assert "seq ?: [done-marker]" in outputs[5] and outputs[5].rstrip().endswith("3 violations in 1 events")
-    for i, source in enumerate(types):
-        (project / f"guide{i}.ts").write_text(source)
-    checked = tsc(project, *(f"guide{i}.ts" for i in range(len(types))))
-    assert checked.returncode == 0, checked.stdout[-3000:]
+    assert bin_.startswith("1\nseq 0: [schema] response.created does not match its schema: ")
+    assert "seq ?: [done-marker]" in bin_ and bin_.rstrip().endswith("3 violations in 1 events")

@@ -6,9 +6,10 @@
   checker's own corruptions, and each event of a full stream dropped, repeated, moved or broken);
 - Python's `repr` as the checker's messages write it;
 - the emitter's streams pass the Python checker and models;
-- the example provider passes `orspec compliance` (the cases a server without a store of
-  background runs, compaction or WebSocket mode can pass);
-- `tsc --strict --noEmit` on the declarations, the example and a consumer; `prettier --check`.
+- `tsc --strict --noEmit` on the declarations and a consumer; `prettier --check`.
+
+A provider on the package (the scaffold's TypeScript templates) is tested in
+`tests/toolchain/test_scaffold_typescript.py`.
 
 Node and the npm tools (`.cache/typescript`, installed by `.ci/services`) are needed: a missing one
 skips with its reason, and fails under CI (CI=true).
@@ -34,19 +35,16 @@ from pathlib import Path
 import pytest
 from openresponses_runtime.streaming import ResponseAccumulator, check_sse
 from orspec.cli import main as orspec_main
-from orspec.compliance import CASES, select
 from orspec.write import is_generated
 from pydantic import ValidationError
 
-from ..conftest import ROOT, SHARED, run_orspec
-from ..server_helpers import API_KEY, free_port, served_process
+from ..conftest import ROOT, SHARED
 from ..streaming.test_stream_checker import CORRUPTIONS, full
 from ..streams import to_sse
 
 PACKAGE = ROOT / "generated" / "typescript"
 BIN = PACKAGE / "bin" / "openresponses-check-stream.js"
 TOOLS = ROOT / ".cache" / "typescript" / "node_modules"
-EXAMPLE = ROOT / "examples" / "typescript-provider"
 # A core event's schema finding: its seq, rule and type, then the validator's own words.
 SCHEMA_DETAIL = re.compile(r"^(seq [^:]+: \[schema\] \S+) (does not match its schema|could not be validated): .*$")
 JSON_DETAIL = re.compile(r"(\[sse-json\] data is not valid JSON) \(.*\)$")
@@ -507,40 +505,13 @@ def test_the_emitter_makes_what_the_python_emitter_makes(node, project):
     }
 
 
-# -- the example provider ------------------------------------------------------------------------
-
-# What a server without a response store's extras (compaction, background runs) or WebSocket mode
-# cannot pass; the lifecycle cases say SKIP on such a server.
-NOT_SERVED = {"compaction", "lifecycle-background"} | {c.id for c in select(["ws-*"])}
-
-
-@pytest.mark.process
-def test_example_provider_passes_compliance(node, tmp_path):
-    assert len((EXAMPLE / "server.js").read_text().splitlines()) < 100
-    project = project_with_package(tmp_path)
-    for name in ("server.js", "package.json"):
-        shutil.copy(EXAMPLE / name, project)
-    port = free_port()
-    env = {"OPENRESPONSES_API_KEY": API_KEY}
-    with served_process([str(node), "server.js", str(port)], port=port, env=env, cwd=project) as base:
-        ids = ",".join(c.id for c in CASES if c.id not in NOT_SERVED)
-        done = run_orspec("compliance", "--base-url", base, "--api-key", API_KEY, "--filter", ids, "--json")
-    report = json.loads(done.stdout)
-    results = {r["id"]: r["status"] for r in report["results"]}
-    assert {i for i, status in results.items() if status == "fail"} == set(), report["results"]
-    passed = {i for i, status in results.items() if status == "pass"}
-    assert {"streaming", "streaming-tool-call", "max-output-tokens", "error-auth", "previous-response"} <= passed
-    assert done.returncode == 0
-
-
 # -- types and layout ----------------------------------------------------------------------------
 
 
 @pytest.mark.process
-def test_tsc_strict_on_the_declarations_the_example_and_a_consumer(node, tmp_path):
+def test_tsc_strict_on_the_declarations_and_a_consumer(node, tmp_path):
     tsc = needed("tsc", TOOLS / "typescript" / "bin" / "tsc")
     project = project_with_package(tmp_path)
-    shutil.copy(EXAMPLE / "server.js", project)
     shutil.copy(ROOT / "tests" / "fixtures" / "typescript" / "consumer.ts", project)
     # The checker's and the emitter's declarations; test_typescript.py checks the whole package with zod beside it.
     installed = project / "node_modules" / "openresponses-runtime"
@@ -557,7 +528,7 @@ def test_tsc_strict_on_the_declarations_the_example_and_a_consumer(node, tmp_pat
             "checkJs": True,
             "types": ["node"],
         },
-        "files": ["consumer.ts", "server.js", *declarations],
+        "files": ["consumer.ts", *declarations],
     }
     (project / "tsconfig.json").write_text(json.dumps(config))
     done = run([node, tsc, "-p", project], cwd=project, timeout=300)
@@ -565,9 +536,9 @@ def test_tsc_strict_on_the_declarations_the_example_and_a_consumer(node, tmp_pat
 
 
 @pytest.mark.process
-def test_prettier_leaves_the_package_and_the_example_as_they_are(node):
+def test_prettier_leaves_the_package_as_it_is(node):
     prettier = needed("prettier", TOOLS / "prettier" / "bin" / "prettier.cjs")
-    done = run([node, prettier, "--check", PACKAGE, EXAMPLE], timeout=300)
+    done = run([node, prettier, "--check", PACKAGE], timeout=300)
     assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
 
 

@@ -278,8 +278,6 @@ def render(
         raise ScaffoldError(f"unknown template {template!r}; choose one of {', '.join(TEMPLATES)}")
     if lang not in LANGS:
         raise ScaffoldError(f"unknown language {lang!r}; choose one of {', '.join(LANGS)}")
-    if lang == "typescript" and template != "demo":
-        raise ScaffoldError(f"--lang typescript has the demo template only, not {template!r}")
     import jinja2
 
     gateway = None
@@ -317,8 +315,12 @@ def render(
         "install": install_args(runtime, toolchain),
         "stubs": runtime_stubs(),  # the operations the runtime leaves to the provider: method -> operation
         "npm_runtime": npm_runtime(runtime, toolchain),
+        "upstream_env": _upstream_env(gateway),
     }
-    folders = ["typescript"] if lang == "typescript" else ["common", template]
+    if lang == "typescript":  # the same layout under typescript/, and a gateway's shared transport
+        folders = ["typescript/common", f"typescript/{template}", *(["typescript/gateway"] if gateway else [])]
+    else:
+        folders = ["common", template]
     folders += ["vendor"] if names.vendor else []
     files: dict[str, tuple[bytes, int]] = {}
     for folder in folders:
@@ -339,6 +341,18 @@ def render(
             mode = 0o755 if target.startswith(".ci/") else 0o644
             files[target] = (content, mode)
     return files
+
+
+def _upstream_env(gateway) -> dict[str, str] | None:
+    """The environment variables that give a gateway its upstream's root and key (from its registry settings)."""
+    if gateway is None:
+        return None
+    names = [name for name, _ in gateway.settings]
+    return {
+        "base": next(n for n in names if n.endswith("_BASE_URL")),
+        "key": next(n for n in names if n.endswith("_API_KEY")),
+        "model": next(n for n in names if n.endswith("_MODEL")),
+    }
 
 
 def scaffold(
@@ -403,7 +417,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--lang",
         choices=LANGS,
         default="python",
-        help="python (default), or typescript: a node:http project on the npm package (the demo template)",
+        help="python (default), or typescript: a node:http project on the npm package (any template)",
     )
     p.add_argument("--force", action="store_true", help="write into a non-empty directory (overwrites, never deletes)")
     p.add_argument(

@@ -105,6 +105,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="with --gateway: seconds the upstream may take to connect, and between reads of its answer"
         " (default: 120 for chat-completions, 600 for the others)",
     )
+    p.add_argument(
+        "--upstream-ca-file",
+        type=ca_bundle,
+        metavar="PEM",
+        help="with --gateway: trust an https upstream's certificate if one of these CA certificates signed it"
+        " (a PEM bundle, e.g. a private CA's), instead of the system's authorities; $SSL_CERT_FILE works too",
+    )
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
     p.add_argument("--api-key", help="the bearer token clients must send (default: $ORSPEC_API_KEY, else a random one)")
     p.add_argument(
@@ -318,6 +325,20 @@ _LIMITS = [
 def _secret(value: str) -> str:
     if not value.strip():
         raise argparse.ArgumentTypeError("it is empty: give a long random string")
+    return value
+
+
+def ca_bundle(value: str) -> str:
+    """A PEM bundle of CA certificates an https upstream is checked against, read now: a file that is
+    missing or holds no certificate is a usage error at start, not a failed turn later."""
+    import ssl
+
+    try:
+        ssl.create_default_context(cafile=value)
+    except ssl.SSLError:
+        raise argparse.ArgumentTypeError(f"{value} holds no PEM CA certificate") from None
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read {value}: {exc.strerror or exc}") from None
     return value
 
 
@@ -627,6 +648,7 @@ def _gateway_settings(args: argparse.Namespace, usage_error: type[Exception]) ->
         ("--server-tool", args.server_tool),
         ("--thinking-budget", args.thinking_budget),
         ("--thinking-level", args.thinking_level),
+        ("--upstream-ca-file", args.upstream_ca_file),
     )
     if args.gateway is None:
         given = [flag for flag, value in gateway_options if value] + (
@@ -669,6 +691,7 @@ def _gateway_settings(args: argparse.Namespace, usage_error: type[Exception]) ->
         "model": model,
         "models": models,
         "timeout": getattr(args, "upstream_timeout", None),
+        "ca_file": args.upstream_ca_file,
         "server_tools": list(args.server_tool),
         "thinking_budgets": _effort_rows("--thinking-budget", args.thinking_budget, usage_error, tokens=True),
         "thinking_levels": _effort_rows("--thinking-level", args.thinking_level, usage_error, tokens=False),
@@ -703,6 +726,8 @@ def _gateway_provider(settings: dict[str, Any]) -> Any:
             " to the upstream's API key (never a flag: it would show in the process list)"
         )
     options: dict[str, Any] = {"timeout": settings["timeout"]} if settings["timeout"] is not None else {}
+    if settings.get("ca_file"):
+        options["ca_file"] = settings["ca_file"]
     if settings["server_tools"]:
         options["server_tools"] = settings["server_tools"]
     for table in ("thinking_budgets", "thinking_levels"):

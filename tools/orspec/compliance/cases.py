@@ -7,6 +7,7 @@ so a real model and a deterministic demo model are held to the same checks.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Callable
@@ -81,6 +82,32 @@ TIME = {
 # A 1x1 PNG, inline so that no server has to fetch anything.
 PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 LONG_TEXT = " ".join(["The quick brown fox jumps over the lazy dog."] * 12)
+
+
+def _pdf(title: str) -> str:
+    """A one-page PDF whose page reads `title`, as a base64 `data:` URL (offsets computed, so it opens)."""
+    stream = f"BT /F1 18 Tf 40 60 Td ({title}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 320 120] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return "data:application/pdf;base64," + base64.b64encode(out).decode()
+
+
+# A small PDF, inline so that no server has to fetch anything.
+DOCUMENT = _pdf("Quarterly Lighthouse Report")
 MISSING_ID = "resp_orspec_compliance_does_not_exist"
 
 
@@ -351,8 +378,9 @@ def tool_call(client: Target) -> None:
 @case(
     "tool-round-trip",
     "Tool round trip",
-    sends="a get_weather call, then its function_call_output with previous_response_id",
-    checks="the second response completes with an assistant answer and echoes previous_response_id",
+    sends="a get_weather call, then its function_call_output with previous_response_id, with the tools "
+    "and again without them",
+    checks="both continuations complete with an assistant answer; previous_response_id is echoed",
     must="Function results come back as function_call_output items matched by call_id.",
 )
 def tool_round_trip(client: Target) -> None:
@@ -366,6 +394,11 @@ def tool_round_trip(client: Target) -> None:
     second = check_resource(client.create(tools=[WEATHER], previous_response_id=first["id"], input=outputs))
     expect(second.get("previous_response_id") == first["id"], "previous_response_id is not echoed")
     check_answer(second)
+    # The calls' results alone, the tools not sent again: the stored turn carries the calls.
+    bare = check_resource(
+        client.create(previous_response_id=first["id"], input=outputs), where="the continuation without tools"
+    )
+    check_answer(bare)
 
 
 @case(
@@ -406,9 +439,31 @@ def image_input(client: Target) -> None:
 
 
 @case(
+    "file-input",
+    "File input",
+    sends="a user message with input_text and an input_file (a one-page PDF as a base64 data: URL, with its filename)",
+    checks="HTTP 200 and a completed answer; a server that reads no files may refuse the part with a 400 "
+    "invalid_request error object (skipped)",
+    must="User content may include input_file parts.",
+    optional=True,
+)
+def file_input(client: Target) -> None:
+    content = [
+        {"type": "input_text", "text": "What is the title of the attached document? Answer with the title only."},
+        {"type": "input_file", "filename": "lighthouse-report.pdf", "file_data": DOCUMENT},
+    ]
+    reply = client.post("/responses", client.body(input=[{"type": "message", "role": "user", "content": content}]))
+    if reply.status_code == 400:
+        error = check_error(reply, 400, "invalid_request")
+        raise NotServed(f"the server refuses input_file: {error['message']}")
+    expect(reply.status_code == 200, f"POST /responses answered {reply.status_code}: {reply.text[:160]}")
+    check_answer(check_resource(reply.body))
+
+
+@case(
     "multi-turn",
     "Multi-turn via input history",
-    sends="user, assistant (output_text) and user messages as input",
+    sends="user, assistant and user messages as input, the assistant's content as output_text parts, then as a string",
     checks="HTTP 200 and a completed answer",
     must="Input may carry the conversation history, including assistant messages.",
 )
@@ -420,6 +475,12 @@ def multi_turn(client: Target) -> None:
     }
     history = [user("My name is Ada."), assistant, user("What is my name?")]
     check_answer(check_resource(client.create(input=history)))
+    plain = {"type": "message", "role": "assistant", "content": "Nice to meet you, Ada."}
+    check_answer(
+        check_resource(
+            client.create(input=[history[0], plain, history[2]]), where="the answer to string assistant content"
+        )
+    )
 
 
 @case(

@@ -68,7 +68,13 @@ class ProxyApp:
             port = parts.port
         except ValueError:
             raise ValueError(f"--upstream {config.upstream!r} has a port that is not a number") from None
-        self.pool = Upstream(parts.scheme, parts.hostname or "", port, connect_timeout=config.upstream_timeout)
+        self.pool = Upstream(
+            parts.scheme,
+            parts.hostname or "",
+            port,
+            connect_timeout=config.upstream_timeout,
+            ca_file=config.upstream_ca_file,
+        )
 
     def _target(self, path: str, query: bytes) -> str:
         """The request target on the upstream: its base path, then the client's path and query."""

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..serve import add_limit_arguments  # neither imports the runtime: `orspec --help` stays quick
+from ..serve import add_limit_arguments, ca_bundle  # neither imports the runtime: `orspec --help` stays quick
 from .config import DEFAULT_MAX_CHECKED_REQUEST
 
 
@@ -54,6 +54,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="answer 504 when the upstream sends no response headers within S seconds (default: 60)",
     )
     p.add_argument(
+        "--upstream-ca-file",
+        type=ca_bundle,
+        metavar="PEM",
+        help="trust an https upstream's certificate if one of these CA certificates signed it (a PEM bundle,"
+        " e.g. a private CA's), instead of the system's authorities; $SSL_CERT_FILE works too",
+    )
+    p.add_argument(
         "--enforce",
         action="store_true",
         help="refuse what a strict server (orspec serve --strict) refuses, with its status and error object, "
@@ -91,6 +98,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         tool_timeout=args.tool_timeout,
         stall_timeout=args.stall_timeout,
         upstream_timeout=args.upstream_timeout,
+        upstream_ca_file=args.upstream_ca_file,
         enforce=args.enforce,
         max_checked_request=args.max_checked_request,
     )

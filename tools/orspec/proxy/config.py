@@ -18,5 +18,6 @@ class ProxyConfig:
     tool_timeout: float = 30.0
     stall_timeout: float = 60.0
     upstream_timeout: float = 60.0
+    upstream_ca_file: str | None = None  # a PEM bundle an https upstream's certificate is checked against
     enforce: bool = False
     max_checked_request: int = DEFAULT_MAX_CHECKED_REQUEST  # bytes; a larger request body is forwarded unchecked

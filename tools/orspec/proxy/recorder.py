@@ -18,36 +18,15 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 
+from openresponses_runtime.redaction import REDACTED, public_urls, secret_name
 from openresponses_runtime.server.errors import OpenResponsesError
 
 from ..report import percentile
 
 __all__ = ["Diagnosis", "Exchange", "Recorder", "RequestCheck", "scrub", "secret_name"]
-
-REDACTED = "[redacted]"
-# Field names whose values are never recorded: credentials, in a body, its metadata or a tool's
-# configuration, and sealed reasoning (`encrypted_content`), which is the model's hidden state.
-# Names are read as snake_case words (`userPw`, `X-Api-Key` and `user_pw` alike); a word pattern
-# matches whole words, so `max_output_tokens` and `input_tokens` are kept while `access_token` is not.
-_SECRET_SUBSTRINGS = re.compile(
-    r"passw|passphrase|secret|credential|authoriz|bearer|cookie|encrypted_content"
-    r"|(?:api|private|access|signing|encryption|master|license|client|session|ssh|gpg|pgp|secret)_?key"
-)
-_SECRET_WORDS = re.compile(r"(?:^|_)(?:pw|pwd|pass|pin|otp|jwt|token|auth|signature|sig)(?:_|$)|^keys?$")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SEPARATORS = re.compile(r"[^a-z0-9]+")
-
-
-@lru_cache(maxsize=4096)  # the same few names in every record; bounded, as bodies may bring any
-def secret_name(name: str) -> bool:
-    """Whether a field called `name` holds something a record must never keep."""
-    words = _SEPARATORS.sub("_", _CAMEL.sub("_", name).lower()).strip("_")
-    return bool(_SECRET_SUBSTRINGS.search(words) or _SECRET_WORDS.search(words))
-
 
 # Checker rules whose messages quote streamed text: without --record-bodies the quotes are blanked.
 _QUOTING_RULES = frozenset({"delta-equals-done", "item-equals-built", "terminal-output"})
@@ -168,8 +147,8 @@ _RECORDED = tuple(f.name for f in fields(Exchange) if f.name not in ("_t0", "eve
 
 
 def scrub(value: Any, secret_values: tuple[str, ...] = ()) -> Any:
-    """`value` with credential-named fields replaced, every known secret value blanked (in object keys
-    too), and URLs in text without their password or the values of credential-named query parameters."""
+    """`value` with credential-named fields replaced (`secret_name`), every known secret value blanked
+    (in object keys too), and URLs in text as `redaction.public_urls` shows them."""
     if isinstance(value, dict):
         return {
             scrub(k, secret_values): REDACTED
@@ -183,22 +162,8 @@ def scrub(value: Any, secret_values: tuple[str, ...] = ()) -> Any:
         for secret in secret_values:
             if secret and secret in value:
                 value = value.replace(secret, REDACTED)
-        if "://" in value:
-            value = _URL.sub(_private_parts_blanked, value)
+        value = public_urls(value)
     return value
-
-
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
-_USERINFO = re.compile(r"(?<=://)([^/@\s:]*):[^/@\s]*@")
-_QUERY_PAIR = re.compile(r"([?&;])([^=&;#]+)=([^&;#]*)")
-
-
-def _private_parts_blanked(match: re.Match[str]) -> str:
-    """A URL with its password and the values of its credential-named query parameters blanked."""
-    url = _USERINFO.sub(lambda m: f"{m.group(1)}:{REDACTED}@", match.group(0))
-    return _QUERY_PAIR.sub(
-        lambda m: f"{m.group(1)}{m.group(2)}={REDACTED}" if secret_name(m.group(2)) else m.group(0), url
-    )
 
 
 class Recorder:

@@ -108,6 +108,8 @@ from ..server import (
 from .base import (
     ErrorRule,
     GatewayProvider,
+    PlainShape,
+    PlainText,
     UpstreamResponse,
     content_text,
     data_url,
@@ -116,6 +118,7 @@ from .base import (
     ignore,
     json_events,
     reasoning_asked,
+    replayable,
 )
 
 __all__ = [
@@ -409,10 +412,24 @@ def _error_message(body: Any) -> str:
     return json.dumps(body)
 
 
-def message_events(reply: UpstreamResponse) -> AsyncIterator[dict[str, Any]]:
-    """The JSON events of a Messages SSE stream, to the end of the body (`steps_from_events` passes
-    over `ping` and notices a message that never stopped)."""
-    return json_events(reply)
+def _plain_text(event: dict[str, Any]) -> str | None:
+    """The text of a `text_delta` event and nothing more, else None."""
+    delta = event.get("delta")
+    if event.get("type") != "content_block_delta" or len(event) != 3 or "index" not in event:
+        return None
+    if type(delta) is not dict or len(delta) != 2 or delta.get("type") != "text_delta":
+        return None
+    text = delta.get("text")
+    return text if type(text) is str else None
+
+
+_PLAIN = PlainShape(b'"text"', _plain_text)
+
+
+def message_events(reply: UpstreamResponse) -> AsyncIterator[dict[str, Any] | PlainText]:
+    """The JSON events of a Messages SSE stream, to the end of the body, runs of text deltas as
+    `PlainText` (`steps_from_events` passes over `ping` and notices a message that never stopped)."""
+    return json_events(reply, _PLAIN)
 
 
 def events_of_message(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -467,7 +484,7 @@ def _usage(usage: dict[str, Any]) -> UsageReport:
     )
 
 
-async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
+async def steps_from_events(events: AsyncIterator[dict[str, Any] | PlainText]) -> AsyncIterator[Step]:
     """Messages stream events as steps, one content block at a time.
 
     `message_start` carries the input usage, `message_delta` the stop reason and the output usage
@@ -517,7 +534,16 @@ async def steps_from_events(events: AsyncIterator[dict[str, Any]]) -> AsyncItera
             done = {**done, "content": "".join(pieces)}
         return [VendorItem({"type": _BLOCK_ITEM, "block": done})]
 
+    events, again = replayable(events)
     async for event in events:
+        if type(event) is PlainText:  # a run of text deltas (see `_plain_text`)
+            if block is None:  # out of place: read each whole
+                again.extend(event.events())
+                continue
+            for text in event[0]:
+                if text:
+                    yield TextDelta(text)
+            continue
         kind = event.get("type")
         if kind == "content_block_delta" and block is not None:  # first: nearly every event is one
             delta = event.get("delta") or {}
@@ -623,6 +649,7 @@ class AnthropicMessagesProvider(GatewayProvider):
         anthropic_version: str = ANTHROPIC_VERSION,
         extra_body: dict[str, Any] | None = None,
         timeout: float = 600.0,
+        ca_file: str | None = None,
         server_tools: Iterable[str] = (),
         thinking_budgets: Mapping[str, int] | None = None,
         thinking_levels: Mapping[str, str] | None = None,
@@ -637,6 +664,7 @@ class AnthropicMessagesProvider(GatewayProvider):
             models=models,
             extra_body=extra_body,
             timeout=timeout,
+            ca_file=ca_file,
         )
         self.max_tokens = max_tokens
         self.anthropic_version = anthropic_version

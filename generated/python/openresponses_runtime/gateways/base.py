@@ -32,14 +32,14 @@ import asyncio
 import base64
 import json
 import logging
-import re
+import ssl
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 from urllib.request import getproxies, proxy_bypass
 
-from ..events import SSEDecoder
+from ..redaction import REDACTED, public_urls
 from ..server import (
     Accepted,
     InvalidRequest,
@@ -56,7 +56,8 @@ from ..server import (
 # The one place the gateways take JSON and ids from.
 from ..server.ids import new_id
 from ..server.wire import dumps, loads
-from ..upstream import Upstream, UpstreamError, UpstreamResponse
+from ..upstream import Upstream, UpstreamError, UpstreamResponse, tls_context
+from .stream import PlainShape, PlainText, finish_reading, json_events, replayable
 
 __all__ = [
     "EFFORTS",
@@ -64,6 +65,8 @@ __all__ = [
     "MODEL_NOT_FOUND",
     "OTHER",
     "ErrorRule",
+    "PlainShape",
+    "PlainText",
     "GatewayProvider",
     "UpstreamClient",
     "UpstreamResponse",
@@ -79,12 +82,11 @@ __all__ = [
     "loads",
     "new_id",
     "reasoning_asked",
+    "replayable",
     "upstream_error",
 ]
 
 log = logging.getLogger("openresponses_runtime.gateways")
-
-_FINISH_SECONDS = 1.0  # what an upstream gets to end its body after its last event
 
 
 # -- input, as the upstreams take it --------------------------------------------------------
@@ -223,62 +225,6 @@ async def read_all(reply: UpstreamResponse) -> bytes:
     return b"".join([chunk async for chunk in reply.iter_any()])
 
 
-async def json_events(reply: UpstreamResponse) -> AsyncIterator[dict[str, Any]]:
-    """The JSON objects of an upstream's SSE stream, up to `data: [DONE]` or the end of the body.
-
-    A frame that is not a JSON object is skipped and logged. A connection that breaks off simply
-    ends the objects: the gateway notices that the answer never finished. Each object is parsed
-    when it is asked for: a whole network read's objects alive at once (hundreds) cost more in
-    garbage collection than their parsing."""
-    decoder = SSEDecoder()
-    body = reply.iter_any()
-    try:
-        async for data in body:
-            for message in decoder.feed(data):
-                if message.data == "[DONE]":
-                    await finish_reading(body)
-                    return
-                try:  # `_object`, inlined: this runs once an upstream event
-                    event = loads(message.data)
-                except ValueError:
-                    event = None
-                if type(event) is dict:
-                    yield event
-                else:
-                    _object(message.data)  # not an object: skipped, and logged
-        for message in decoder.close():
-            if message.data == "[DONE]":
-                return
-            if (event := _object(message.data)) is not None:
-                yield event
-    except UpstreamError as exc:
-        log.warning("the upstream's stream broke off: %s", exc)
-
-
-def _object(data: str) -> dict[str, Any] | None:
-    try:
-        event = loads(data)  # by orjson when installed; no upstream API sends integers beyond 64 bits
-    except ValueError:
-        event = None
-    if not isinstance(event, dict):
-        log.warning("skipped an upstream frame that is not a JSON object: %.200s", data)
-        return None
-    return event
-
-
-async def finish_reading(rest: AsyncIterator[Any]) -> None:
-    """Read what is left of an answer after its last event, so that its connection goes back to the
-    pool for the next turn: a connection whose body was not read to its end is closed, and a new one
-    costs a TCP and TLS handshake. An upstream that keeps the body open past `_FINISH_SECONDS`
-    keeps its connection closed, as before."""
-    try:
-        async with asyncio.timeout(_FINISH_SECONDS):
-            async for _ in rest:
-                pass
-    except (TimeoutError, UpstreamError):
-        pass
-
-
 async def aiter_of(events: Iterable[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
     """`events` as the async stream a gateway reads, for an answer that came whole."""
     for event in events:
@@ -355,8 +301,6 @@ def expand_compactions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # -- the provider ----------------------------------------------------------------------------
 
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
-
 
 def url_credentials(url: str) -> set[str]:
     """What a URL carries that is a credential, in every form it travels in: its user and password (as
@@ -381,7 +325,7 @@ def blank(text: str, secrets: Iterable[str]) -> str:
     """`text` with each of `secrets` replaced by `[redacted]`, the longest first (one may hold another)."""
     for secret in sorted(secrets, key=len, reverse=True):
         if secret in text:
-            text = text.replace(secret, "[redacted]")
+            text = text.replace(secret, REDACTED)
     return text
 
 
@@ -394,7 +338,7 @@ class _Redacting(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if _HELD:
             message = record.getMessage()
-            scrubbed = _URL.sub(_public_url, blank(message, _HELD))
+            scrubbed = public_urls(blank(message, _HELD))
             if scrubbed != message:
                 record.msg, record.args = scrubbed, None
         return True
@@ -404,19 +348,6 @@ log.addFilter(_Redacting())
 logging.getLogger("httpx").addFilter(_Redacting())  # a project's own httpx logs request lines, whole URLs and all
 
 
-_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@")
-
-
-def _public_url(match: re.Match[str]) -> str:
-    """A URL as a client may see it: no `user:password@`, no query, no fragment."""
-    try:
-        url = urlsplit(_USERINFO.sub(r"\1", match.group(0)))  # whatever the user part holds (brackets, say)
-        port = f":{url.port}" if url.port else ""
-    except ValueError:
-        return "[a URL]"
-    return f"{url.scheme}://{url.hostname or ''}{port}{url.path}"
-
-
 class GatewayProvider:
     """A provider in front of another model API: one streamed POST a turn.
 
@@ -424,7 +355,8 @@ class GatewayProvider:
     `steps` (the upstream's events as the request's steps) and `whole_answer` (a 200 that did not stream, as
     events); optionally `stream_events` (the events of a streamed answer, SSE by default),
     `error_message` and `error_rules`. `model` replaces the model every request names; else
-    `models` renames the ones it lists and the rest pass through.
+    `models` renames the ones it lists and the rest pass through. An https upstream's certificate
+    is checked against the system's authorities, or `ca_file`'s (a PEM bundle: a private CA's).
     """
 
     error_rules: ClassVar[Mapping[int, ErrorRule]] = {}  # this upstream's own, over ERROR_RULES
@@ -438,6 +370,7 @@ class GatewayProvider:
         models: Mapping[str, str] | None,
         extra_body: Mapping[str, Any] | None,
         timeout: float,
+        ca_file: str | None = None,
     ):
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
@@ -445,7 +378,12 @@ class GatewayProvider:
         self.models = dict(models or {})
         self.extra_body = dict(extra_body or {})
         self.timeout = timeout
-        self._http = UpstreamClient(timeout)
+        if ca_file is not None:  # read now: a bundle that cannot be used is the deployment's error, at start
+            try:
+                tls_context(ca_file)
+            except (OSError, ssl.SSLError) as exc:
+                raise ValueError(f"the CA file {ca_file}: {getattr(exc, 'strerror', None) or exc}") from None
+        self._http = UpstreamClient(timeout, ca_file)
 
     # -- what each gateway defines
 
@@ -507,54 +445,47 @@ class GatewayProvider:
 
     def scrub(self, text: str) -> str:
         """`text` fit for the client, a log or a record: every credential this gateway holds blanked, and
-        URLs without their credentials or query (where keys often travel)."""
-        return _URL.sub(_public_url, blank(text, self.credentials()))
+        URLs without their credentials (`redaction.public_urls`)."""
+        return public_urls(blank(text, self.credentials()))
 
     @property
     def public_url(self) -> str:
-        """The upstream's URL as it may be shown: no credentials, no query."""
-        return _URL.sub(_public_url, self.base_url)
+        """The upstream's URL as it may be shown: no credentials (`redaction.public_urls`)."""
+        return public_urls(self.base_url)
 
     async def respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
+        # One generator from the upstream's events to the server: each layer more costs every event.
         self.credentials()  # known to the log filter before anything is sent
         try:
-            async for step in self._respond(request):
-                yield step
-        except OpenResponsesError as exc:  # the client's answer: said in the gateway's words, scrubbed
+            payload = self.upstream_request(request)
+            url = self.endpoint(request, payload)
+            try:
+                reply = await self._http.post(url, dumps(payload), self.upstream_headers())
+            except UpstreamError as exc:  # before the answer began: no stream to end
+                raise ModelError(
+                    f"The upstream at {url} cannot be reached: {exc}", code="upstream_unreachable", status=502
+                ) from None
+            try:
+                if reply.status != 200:
+                    body = await self._whole(reply, url)
+                    raise self.upstream_error(reply.status, body, reply.header(b"retry-after") or None)
+                kind = reply.header(b"content-type").split(";")[0].strip().lower()
+                if kind == "text/event-stream":
+                    events = self.stream_events(reply)
+                else:  # some servers answer whole whatever the request asked: read it as its events
+                    events = aiter_of(self.whole_answer(kind, await self._whole(reply, url)))
+                yield Accepted()  # the client's stream begins now, however long the upstream thinks
+                async for step in self.steps(request, events):
+                    yield step
+                await finish_reading(events)  # what follows the last event: the end of the body
+            finally:
+                reply.close()  # back to the pool if read to its end, else closed (which cancels upstream)
+        except OpenResponsesError as exc:  # the client's answer (an upstream's error event too): scrubbed
             exc.message = self.scrub(exc.message)
             raise
         except Exception as exc:  # a bug, or a library's error: logged with its traceback, its words scrubbed
             exc.args = tuple(self.scrub(arg) if isinstance(arg, str) else arg for arg in exc.args)
             raise
-
-    async def _respond(self, request: ProviderRequest) -> AsyncIterator[Step]:
-        payload = self.upstream_request(request)
-        url = self.endpoint(request, payload)
-        try:
-            reply = await self._http.post(url, dumps(payload), self.upstream_headers())
-        except UpstreamError as exc:  # before the answer began: no stream to end
-            raise ModelError(
-                self.scrub(f"The upstream at {url} cannot be reached: {exc}"), code="upstream_unreachable", status=502
-            ) from None
-        try:
-            if reply.status != 200:
-                body = await self._whole(reply, url)
-                raise self.upstream_error(reply.status, body, reply.header(b"retry-after") or None)
-            kind = reply.header(b"content-type").split(";")[0].strip().lower()
-            if kind == "text/event-stream":
-                events = self.stream_events(reply)
-            else:  # some servers answer whole whatever the request asked: read it as its events
-                events = aiter_of(self.whole_answer(kind, await self._whole(reply, url)))
-            yield Accepted()  # the client's stream begins now, however long the upstream thinks
-            try:
-                async for step in self.steps(request, events):
-                    yield step
-            except OpenResponsesError as exc:  # an error event of the upstream's, in its words
-                exc.message = self.scrub(exc.message)
-                raise
-            await finish_reading(events)  # what follows the last event: the end of the body
-        finally:
-            reply.close()  # back to the pool if read to its end, else closed (which cancels upstream)
 
     async def _whole(self, reply: UpstreamResponse, url: str) -> bytes:
         try:

@@ -10,6 +10,8 @@ count, so `POST /responses/input_tokens` answers 501 `not_implemented`. Requests
 | an assistant message and the function calls after it | one `assistant` message with `content` and `tool_calls` |
 | `function_call_output` | a `tool` message with its `tool_call_id` |
 | a reasoning item this gateway made from `reasoning_details` | `reasoning_details` on the next assistant message |
+| a reasoning item this gateway made without `reasoning_details` (from `reasoning_content`, say) | left out, as the upstream asks |
+| another model's reasoning item | left out: Chat Completions takes no reasoning text back; named `item:reasoning` in `OpenResponses-Ignored` when it held text |
 | function tools under `tool_choice` | `tools`, `tool_choice` (`required` with one tool: that function) |
 | `max_output_tokens` | `max_tokens`, or `max_completion_tokens` for api.openai.com (`max_tokens_field`) |
 | `text.format` json_schema / json_object | `response_format` |
@@ -65,7 +67,17 @@ from ..server import (
     TextDelta,
     UsageReport,
 )
-from .base import GatewayProvider, UpstreamResponse, expand_compactions, json_events, reasoning_asked
+from .base import (
+    GatewayProvider,
+    PlainShape,
+    PlainText,
+    UpstreamResponse,
+    expand_compactions,
+    ignore,
+    json_events,
+    reasoning_asked,
+    replayable,
+)
 
 __all__ = ["ChatCompletionsProvider", "chat_chunks", "steps_from_chunks", "to_chat_messages", "to_chat_request"]
 
@@ -118,6 +130,16 @@ def _reasoning_details(item: dict[str, Any]) -> list[Any] | None:
     return details if isinstance(details, list) else None
 
 
+def _dropped(item: dict[str, Any]) -> bool:
+    """A reasoning item with text that is not this gateway's (ours keep their `reasoning_details`,
+    none at all for an upstream that gives none): its text goes nowhere upstream."""
+    return (
+        item.get("type") == "reasoning"
+        and _reasoning_details(item) is None
+        and bool(item.get("content") or item.get("summary"))
+    )
+
+
 def to_chat_messages(items: list[dict[str, Any]], instructions: str | None = None) -> list[dict[str, Any]]:
     """The Open Responses context as Chat Completions messages."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": instructions}] if instructions else []
@@ -148,7 +170,7 @@ def to_chat_messages(items: list[dict[str, Any]], instructions: str | None = Non
             text = output if isinstance(output, str) else _content_text(output)
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": text})
         elif kind == "reasoning":
-            details = _reasoning_details(item)
+            details = _reasoning_details(item) or None
             continue
         else:
             continue  # item references and vendor items have no chat equivalent
@@ -179,7 +201,10 @@ def to_chat_request(
     reasoning_field: str = "reasoning_effort",
 ) -> dict[str, Any]:
     """The streamed Chat Completions request for one turn; `reasoning_field` is where `reasoning`
-    goes: `reasoning_effort` (OpenAI's), or `reasoning` (OpenRouter's object)."""
+    goes: `reasoning_effort` (OpenAI's), or `reasoning` (OpenRouter's object). Reasoning text that
+    cannot go back is named in `request.ignored`."""
+    if any(_dropped(item) for item in expand_compactions(request.input)):
+        ignore(request, "reasoning", kind="item")
     payload: dict[str, Any] = {
         "model": model,
         "messages": to_chat_messages(request.input, request.instructions),
@@ -232,11 +257,11 @@ def _error_message(error: Any) -> str:
     return str(error)
 
 
-def chat_chunks(reply: UpstreamResponse) -> AsyncIterator[dict[str, Any]]:
-    """The JSON chunks of a Chat Completions SSE stream, up to `[DONE]` or the end of the body. An
-    `event: error` frame comes through as the `{"error": ...}` it carries; `steps_from_chunks`
-    notices an answer that never finished."""
-    return json_events(reply)
+def chat_chunks(reply: UpstreamResponse) -> AsyncIterator[dict[str, Any] | PlainText]:
+    """The JSON chunks of a Chat Completions SSE stream, up to `[DONE]` or the end of the body, plain
+    text chunks as `PlainText`. An `event: error` frame comes through as the `{"error": ...}` it
+    carries; `steps_from_chunks` notices an answer that never finished."""
+    return json_events(reply, _PLAIN)
 
 
 def _usage(chunk: dict[str, Any]) -> UsageReport | None:
@@ -295,8 +320,26 @@ def _delta_of(choice: Any) -> dict[str, Any] | None:
 _TEXT_ONLY = frozenset({"content", "role"})
 
 
-async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
-    """Chat Completions chunks as steps (choice 0 only).
+def _plain_text(chunk: dict[str, Any]) -> str | None:
+    """The text of a chunk that is more text and nothing else (no usage, no finish), else None."""
+    choices = chunk.get("choices")
+    if "x_groq" in chunk or chunk.get("usage") is not None or chunk.get("error") is not None:
+        return None
+    if type(choices) is not list or len(choices) != 1 or type(choices[0]) is not dict:
+        return None
+    choice = choices[0]
+    delta = choice.get("delta")
+    if type(delta) is not dict or not delta.keys() <= _TEXT_ONLY or choice.get("finish_reason"):
+        return None
+    content = delta.get("content")
+    return content if type(content) is str and choice.get("index", 0) == 0 else None
+
+
+_PLAIN = PlainShape(b'"content"', _plain_text)
+
+
+async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any] | PlainText]) -> AsyncIterator[Step]:
+    """Chat Completions chunks (or `PlainText` ones) as steps (choice 0 only).
 
     Reasoning streams as it arrives and ends when anything else starts. Tool calls stream by
     `index`: the first delta of an index carries `id` and `function.name` (some upstreams split
@@ -320,7 +363,8 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
         if not reasoning:
             return []
         reasoning = False
-        kept = json.dumps({"reasoning_details": details}) if details else None
+        # Kept even when there are none: the item is then known for ours, whose text no upstream takes back.
+        kept = json.dumps({"reasoning_details": details})
         details = []
         return [ReasoningEnd(kept)]
 
@@ -356,7 +400,16 @@ async def steps_from_chunks(chunks: AsyncIterator[dict[str, Any]]) -> AsyncItera
         pending = None
         return steps
 
+    chunks, again = replayable(chunks)
     async for chunk in chunks:
+        if type(chunk) is PlainText:  # a run of chunks of more text (see `_plain_text`): most of most answers
+            if reasoning or pending or open_call:  # the first one ends what is open: read it whole
+                again.extend(chunk.first())
+                continue
+            for text in chunk[0]:
+                if text:
+                    yield TextDelta(text)
+            continue
         if "usage" in chunk or "x_groq" in chunk:
             usage = _usage(chunk) or usage
         if chunk.get("error") is not None:
@@ -475,6 +528,7 @@ class ChatCompletionsProvider(GatewayProvider):
         reasoning_field: str | None = None,
         extra_body: dict[str, Any] | None = None,
         timeout: float = 120.0,
+        ca_file: str | None = None,
     ):
         base_url = base_url or os.environ.get("CHAT_COMPLETIONS_BASE_URL")
         if not base_url:
@@ -488,6 +542,7 @@ class ChatCompletionsProvider(GatewayProvider):
             models=models,
             extra_body=extra_body,
             timeout=timeout,
+            ca_file=ca_file,
         )
         # OpenAI's newer models refuse max_tokens; most compatible servers know only max_tokens.
         openai = urlsplit(self.base_url).hostname == "api.openai.com"

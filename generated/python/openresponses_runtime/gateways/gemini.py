@@ -13,7 +13,8 @@ Requests translate so:
 | `function_call_output` | a `functionResponse` part in a `user` content: the `name` and `id` of its call; `response` the output when it is a JSON object, else `{"output": <the output>}` |
 | consecutive items of one role | one content: a turn's text, calls and signatures; the responses to parallel calls |
 | a reasoning item this gateway made | its `thoughtSignature`, byte for byte, on the part it came with (a thought part with the item's text, a function call, the text before it, or an empty text part) |
-| a reasoning item without a signature, or someone else's | left out: Gemini takes back only signatures, not thought summaries |
+| a reasoning item this gateway made without a signature | left out: Gemini takes back only signatures, not thought summaries |
+| someone else's reasoning item | left out, and named `item:reasoning` in `OpenResponses-Ignored` when it held text |
 | `gemini:part` items | the part they keep, in place |
 | `gemini:grounding` items | left out: the grounded text goes back as text |
 | function tools under `tool_choice` | `tools[].functionDeclarations` (`parameters` as `parametersJsonSchema`), `toolConfig.functionCallingConfig.mode` `AUTO` (not sent: the default), `ANY` (`required`; one function: `allowedFunctionNames`), `NONE` |
@@ -102,14 +103,19 @@ from ..server import (
 from .base import (
     MODEL_NOT_FOUND,
     GatewayProvider,
+    PlainShape,
+    PlainText,
+    UpstreamResponse,
     content_text,
     data_url,
     effort_table,
     expand_compactions,
     ignore,
+    json_events,
     loads,
     new_id,
     reasoning_asked,
+    replayable,
 )
 
 __all__ = [
@@ -185,6 +191,20 @@ def _kept(item: dict[str, Any]) -> dict[str, Any] | None:
         return None
     gemini = kept.get("gemini") if isinstance(kept, dict) else None
     return gemini if isinstance(gemini, dict) and isinstance(gemini.get("thoughtSignature"), str) else None
+
+
+_UNSIGNED_THOUGHT = json.dumps({"gemini": {"part": "thought"}})  # thoughts that came with no signature
+
+
+def _dropped(item: dict[str, Any]) -> bool:
+    """A reasoning item with text that is not this gateway's: its text goes nowhere upstream."""
+    if item.get("type") != "reasoning" or not (item.get("content") or item.get("summary")):
+        return False
+    try:
+        kept = loads(item.get("encrypted_content") or "")
+    except ValueError:
+        return True
+    return not (isinstance(kept, dict) and isinstance(kept.get("gemini"), dict))
 
 
 def _call_part(item: dict[str, Any]) -> dict[str, Any]:
@@ -353,6 +373,8 @@ def to_gemini_request(
     `reasoning` is sent, by `budgets` or `levels`: the module docstring's table). What the model
     cannot take is left out and named in `request.ignored`."""
     system, contents = to_gemini_contents(request.input, request.instructions)
+    if any(_dropped(item) for item in expand_compactions(request.input)):
+        ignore(request, "reasoning", kind="item")  # thought text Gemini cannot take back: said so
     payload: dict[str, Any] = {"contents": contents}
     if system:
         payload["systemInstruction"] = {"parts": system}
@@ -416,7 +438,34 @@ def _kept_signature(signature: str, on: str) -> ReasoningEnd:
     return ReasoningEnd(json.dumps({"gemini": {"thoughtSignature": signature, "part": on}}))
 
 
-async def steps_from_responses(events: AsyncIterator[dict[str, Any]], *, parallel: bool = True) -> AsyncIterator[Step]:
+# What a chunk may hold besides its candidate and still be text and nothing more.
+_PLAIN_KEYS = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId", "createTime"})
+
+
+def _plain_text(event: dict[str, Any]) -> str | None:
+    """The text of a chunk of one text part of candidate 0 and nothing more (usage aside), else None."""
+    candidates = event.get("candidates")
+    if not event.keys() <= _PLAIN_KEYS or type(candidates) is not list or len(candidates) != 1:
+        return None
+    usage, candidate = event.get("usageMetadata"), candidates[0]
+    if (usage is not None and type(usage) is not dict) or type(candidate) is not dict:
+        return None
+    content = candidate.get("content")
+    if not candidate.keys() <= {"content", "index"} or candidate.get("index", 0) != 0 or type(content) is not dict:
+        return None
+    parts = content.get("parts")
+    if type(parts) is not list or len(parts) != 1 or type(parts[0]) is not dict or parts[0].keys() != {"text"}:
+        return None
+    text = parts[0]["text"]
+    return text if type(text) is str else None
+
+
+_PLAIN = PlainShape(b'"text"', _plain_text)
+
+
+async def steps_from_responses(
+    events: AsyncIterator[dict[str, Any] | PlainText], *, parallel: bool = True
+) -> AsyncIterator[Step]:
     """`GenerateContentResponse` chunks as steps, part by part (see the module docstring).
 
     Usage is cumulative (the last chunk's wins); the answer ends at a `finishReason`, or at a
@@ -436,9 +485,21 @@ async def steps_from_responses(events: AsyncIterator[dict[str, Any]], *, paralle
         if not thinking:
             return []
         thinking, kept, signature = False, signature, None
-        return [_kept_signature(kept, "thought") if kept else ReasoningEnd()]
+        # Marked even without a signature: the item is then known for ours, whose text Gemini never takes back.
+        return [_kept_signature(kept, "thought") if kept else ReasoningEnd(_UNSIGNED_THOUGHT)]
 
+    events, again = replayable(events)
     async for event in events:
+        if type(event) is PlainText:  # a run of text chunks (see `_plain_text`)
+            if thinking:  # the first ends the thought: read it whole
+                again.extend(event.first())
+                continue
+            if type(kept := event.template.like.get("usageMetadata")) is dict:  # each the same as this
+                usage = kept
+            for text in event[0]:
+                if text:
+                    yield TextDelta(text)
+            continue
         if event.get("error") is not None:
             for step in end_thinking():
                 yield step
@@ -577,6 +638,7 @@ class GeminiProvider(GatewayProvider):
         models: Mapping[str, str] | None = None,
         extra_body: dict[str, Any] | None = None,
         timeout: float = 600.0,
+        ca_file: str | None = None,
         thinking_budgets: Mapping[str, int] | None = None,
         thinking_levels: Mapping[str, str] | None = None,
     ):
@@ -590,6 +652,7 @@ class GeminiProvider(GatewayProvider):
             models=models,
             extra_body=extra_body,
             timeout=timeout,
+            ca_file=ca_file,
         )
         self.thinking_budgets = effort_table(
             DEFAULT_THINKING_BUDGETS,
@@ -630,6 +693,9 @@ class GeminiProvider(GatewayProvider):
 
     def tokens_counted(self, answer: dict[str, Any]) -> Any:
         return answer.get("totalTokens")
+
+    def stream_events(self, reply: UpstreamResponse) -> AsyncIterator[dict[str, Any] | PlainText]:
+        return json_events(reply, _PLAIN)
 
     def steps(self, request: ProviderRequest, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[Step]:
         return steps_from_responses(events, parallel=getattr(request.body, "parallel_tool_calls", None) is not False)

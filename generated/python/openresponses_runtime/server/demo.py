@@ -42,6 +42,7 @@ from .steps import (
     TextDelta,
     UsageReport,
 )
+from .wire import dumps
 
 __all__ = ["DemoProvider", "chunks", "tools_matching"]
 
@@ -95,7 +96,8 @@ def _json_schema_asked(request: ProviderRequest) -> dict[str, Any] | None:
 
 
 def _count(items: list[dict[str, Any]]) -> int:
-    return max(1, len(json.dumps(items)) // 4)
+    """About four bytes of JSON a token; by orjson, as the history of a long chain is counted every turn."""
+    return max(1, len(dumps(items)) // 4)
 
 
 class DemoProvider:

@@ -740,6 +740,9 @@ class _ObservedStore(ResponseStore):
     def chain(self, response_id: str) -> Awaitable[Any]:
         return self._timed("chain", self._store.chain, response_id)
 
+    def conversation(self, response_id: str, owner: str | None = None) -> Awaitable[Any]:
+        return self._timed("chain", lambda response_id: self._store.conversation(response_id, owner), response_id)
+
     def open(self) -> Awaitable[None]:
         return self._store.open()
 

@@ -14,7 +14,9 @@ from and the final response object. `context()` walks the chain back to rebuild
   `pool_timeout` for a connection gets a 503 rather than the server's `too many clients`.
 
 A store may also load a whole chain at once (`chain(response_id)`, one query whatever the
-chain's length); `context()` uses it when the store has it, and walks `get` otherwise.
+chain's length), and what continuing it needs (`conversation(response_id, owner)`: its items, by
+default from `chain`); `context()` uses them when the store has them, and walks `get` otherwise.
+PostgreSQL keeps each response's items apart from the response and reads a conversation's items alone.
 
 A store that cannot be opened (no server at the URL, a path that cannot be written) raises
 `StoreError`, a `ValueError` whose message is one line naming the store, never its password: a
@@ -46,6 +48,7 @@ from .errors import NotFound, StoreUnavailable
 from .wire import dumps, loads
 
 __all__ = [
+    "Conversation",
     "MemoryStore",
     "PostgresStore",
     "ResponseStore",
@@ -189,6 +192,23 @@ class ResponseStore(Protocol):
         store reads it in one query."""
         return await walk(self, response_id)
 
+    async def conversation(self, response_id: str, owner: str | None = None) -> Conversation:
+        """What continuing `response_id` needs of its chain (see `Conversation`): with `owner`, only the
+        turns that tenant made count, from the newest back. By default read from `chain`; PostgreSQL
+        reads only the items, in one query."""
+        turns = await self.chain(response_id)
+        if owner is not None:
+            for index, record in enumerate(turns):
+                if not record.owned_by(owner):
+                    turns = turns[:index]
+                    break
+        items: list[dict] = []
+        for record in reversed(turns):
+            items.extend(record.input)
+            items.extend(record.output)
+        missing = turns[-1].previous_response_id if turns else response_id
+        return Conversation(items, len(turns), missing, sum(record.size for record in turns))
+
     async def open(self) -> None:
         """Open what the store keeps open (a connection pool); the server calls it as it starts."""
 
@@ -198,6 +218,16 @@ class ResponseStore(Protocol):
     def pool_stats(self) -> dict[str, int]:
         """Connections of the store's pool by state (`idle`, `busy`, `waiting`); empty without a pool."""
         return {}
+
+
+@dataclass
+class Conversation:
+    """The chain up to a response as its next turn reads it."""
+
+    items: list[dict[str, Any]]  # input + output of every turn that counts, oldest first
+    turns: int  # how many turns count (past `MAX_CHAIN`, the chain is refused as too long)
+    missing: str | None  # the id the chain stops short at (a turn missing, or not the owner's); None: complete
+    size: int  # the stored JSON those turns were read from, which `max_context_bytes` bounds
 
 
 def _owned(record: StoredResponse | None, owner: str | None) -> StoredResponse | None:
@@ -213,7 +243,7 @@ def complete(store: Any) -> ResponseStore:
     return _Completed(store)
 
 
-_ASKED = ("get", "get_owned", "put", "delete", "chain", "open", "aclose", "pool_stats")
+_ASKED = ("get", "get_owned", "put", "delete", "chain", "conversation", "open", "aclose", "pool_stats")
 
 
 class _Completed(ResponseStore):
@@ -250,27 +280,18 @@ async def context(
     tenant's turn is missing, as if it had never been stored. Without, every turn counts (a script's
     own reading of its store). `max_bytes`: the most stored JSON the chain may hold; beyond, the
     400 `context_too_large` (`param`)."""
-    turns = await store.chain(response_id)
-    if owner is not None:
-        for index, record in enumerate(turns):
-            if not record.owned_by(owner):
-                turns = turns[:index]
-                break
-    if len(turns) > MAX_CHAIN:
+    found = await store.conversation(response_id, owner)
+    if found.turns > MAX_CHAIN:
         raise NotFound(f"The chain of responses before '{response_id}' is too long.", param=param)
-    missing = turns[-1].previous_response_id if turns else response_id
+    missing = found.missing
     if missing is not None:  # the chain stops short of its first turn
         where = "" if missing == response_id else f" (it comes before '{response_id}' in the conversation)"
         raise NotFound(
             f"Previous response with id '{missing}' not found{where}.", code="previous_response_not_found", param=param
         )
     if max_bytes is not None:
-        Bounds(max_context_bytes=max_bytes).check_context(sum(record.size for record in turns), response_id, param)
-    items: list[dict] = []
-    for record in reversed(turns):
-        items.extend(record.input)
-        items.extend(record.output)
-    return items
+        Bounds(max_context_bytes=max_bytes).check_context(found.size, response_id, param)
+    return found.items
 
 
 async def walk(store: ResponseStore, response_id: str) -> list[StoredResponse]:
@@ -787,6 +808,128 @@ _PG_OWNER_COLUMN = """DO $$ BEGIN
   END IF;
 END $$"""
 
+# Each response's input and output items, one row each in order (its `inputs` input items first),
+# with its owner, apart from the response object: continuing a chain reads items, never responses.
+#
+# A chain is laid out in threads so that it is read in ranges, not a turn at a time. A response has a
+# place, (`thread`, `depth`): its depth in its chain, and the thread of the response it continues when
+# it is the first to continue it; otherwise (the first turn, or a second answer to the same turn) a
+# thread of its own, named by its own id. A chain is then a few ranges of threads (one per fork),
+# each read in one index range; its items are keyed by the place of their response.
+_PG_ITEMS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS orspec_response_items ("
+    " thread TEXT NOT NULL, depth INTEGER NOT NULL, position INTEGER NOT NULL, owner TEXT, item TEXT NOT NULL,"
+    " PRIMARY KEY (thread, depth, position))"
+)
+
+# A table from before holds each whole record in `data`: once, in the transaction that creates the
+# tables, each response gets its place (a thread of its own, at its depth), its items move to the
+# items table, `data` keeps only the response, and `inputs` says where the input items end. NOT NULL:
+# a server of the layout before, still running, fails to save rather than save a record misread.
+# `json`, not `jsonb`: each item keeps its text byte for byte.
+_PG_ITEMS_APART = f"""DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                 AND table_name = 'orspec_responses' AND column_name = 'inputs') THEN
+    ALTER TABLE orspec_responses ADD COLUMN inputs INTEGER, ADD COLUMN thread TEXT, ADD COLUMN depth INTEGER;
+    WITH RECURSIVE placed(id, depth) AS (
+      SELECT r.id, 0 FROM orspec_responses r WHERE r.previous_response_id IS NULL
+        OR NOT EXISTS (SELECT 1 FROM orspec_responses p WHERE p.id = r.previous_response_id)
+      UNION ALL SELECT r.id, placed.depth + 1 FROM orspec_responses r JOIN placed ON r.previous_response_id = placed.id
+      WHERE placed.depth <= {MAX_CHAIN})
+    UPDATE orspec_responses r SET thread = r.id, depth = placed.depth FROM placed WHERE placed.id = r.id;
+    UPDATE orspec_responses SET thread = id, depth = 0 WHERE thread IS NULL;  -- a cycle, or past MAX_CHAIN
+    INSERT INTO orspec_response_items (thread, depth, position, owner, item)
+      SELECT r.thread, r.depth, e.n - 1, r.owner, e.item::text
+      FROM orspec_responses r, json_array_elements(r.data::json -> 'input') WITH ORDINALITY AS e(item, n)
+      UNION ALL
+      SELECT r.thread, r.depth, json_array_length(r.data::json -> 'input') + e.n - 1, r.owner, e.item::text
+      FROM orspec_responses r, json_array_elements(r.data::json -> 'output') WITH ORDINALITY AS e(item, n);
+    UPDATE orspec_responses SET inputs = json_array_length(data::json -> 'input'), data = (data::json -> 'response')::text;
+    ALTER TABLE orspec_responses ALTER COLUMN inputs SET NOT NULL, ALTER COLUMN thread SET NOT NULL,
+      ALTER COLUMN depth SET NOT NULL;
+    CREATE UNIQUE INDEX orspec_responses_place ON orspec_responses (thread, depth);
+  END IF;
+END $$"""
+
+# A response's items as one text, their JSON joined by commas ('' for none).
+_PG_ITEMS_OF = (
+    "coalesce((SELECT string_agg(i.item, ',' ORDER BY i.position) FROM orspec_response_items i"
+    " WHERE i.thread = {row}.thread AND i.depth = {row}.depth), '')"
+)
+_PG_GET = (
+    "SELECT r.previous_response_id, r.owner, r.inputs, r.data, "
+    + _PG_ITEMS_OF.format(row="r")
+    + " FROM orspec_responses r WHERE r.id = %s"
+)
+# The chain from one response back, newest first, a turn at a time (for `chain`, which returns
+# whole records); `depth` bounds a cycle no honest client can make, and a chain past MAX_CHAIN.
+_PG_CHAIN = (
+    "WITH RECURSIVE chain(id, previous_response_id, owner, inputs, data, thread, depth, n) AS ("
+    " SELECT id, previous_response_id, owner, inputs, data, thread, depth, 0 FROM orspec_responses WHERE id = %s"
+    " UNION ALL SELECT r.id, r.previous_response_id, r.owner, r.inputs, r.data, r.thread, r.depth, chain.n + 1"
+    f" FROM orspec_responses r JOIN chain ON r.id = chain.previous_response_id WHERE chain.n <= {MAX_CHAIN})"
+    " SELECT c.id, c.previous_response_id, c.owner, c.inputs, c.data, "
+    + _PG_ITEMS_OF.format(row="c")
+    + " FROM chain c ORDER BY c.n"
+)
+# What continuing a response needs, in one statement: its chain's ranges of threads (`parts`: from
+# the response's own back, each to the turn the next continues), the turns in them that count (made
+# by `owner`, when one is given), how far back they are linked turn to turn (`start`: the oldest turn
+# that counts; a turn missing or another tenant's stops the chain there), and their items, oldest
+# first, as one text. The responses themselves are never read.
+_PG_MINE = "(%(owner)s::text IS NULL OR {row}.owner = %(owner)s)"
+_PG_CONVERSATION = (
+    "WITH RECURSIVE parts(thread, upto) AS ("
+    " SELECT thread, depth FROM orspec_responses r WHERE id = %(id)s AND " + _PG_MINE.format(row="r") + ""
+    " UNION ALL SELECT before.thread, before.depth FROM parts"
+    " JOIN orspec_responses first ON first.id = parts.thread"
+    " JOIN orspec_responses before ON before.id = first.previous_response_id WHERE before.depth < parts.upto),"
+    " turns AS (SELECT r.depth, r.previous_response_id, lead(r.id) OVER (ORDER BY r.depth DESC) AS linked"
+    " FROM parts JOIN orspec_responses r ON r.thread = parts.thread AND r.depth <= parts.upto"
+    " WHERE " + _PG_MINE.format(row="r") + "),"
+    " start AS (SELECT coalesce(max(depth) FILTER (WHERE previous_response_id IS DISTINCT FROM linked), min(depth))"
+    " AS depth FROM turns)"
+    " SELECT (SELECT count(*) FROM turns, start WHERE turns.depth >= start.depth),"
+    " (SELECT turns.previous_response_id FROM turns, start WHERE turns.depth = start.depth),"
+    " coalesce((SELECT string_agg(i.item, ',' ORDER BY i.depth, i.position) FROM parts"
+    " JOIN orspec_response_items i ON i.thread = parts.thread AND i.depth <= parts.upto, start"
+    " WHERE i.depth >= start.depth AND " + _PG_MINE.format(row="i") + "), '')"
+)
+# A response saved in one statement (autocommit: whole or not at all), at its place, its items
+# beside it. Saved again (a background response ending), it keeps its place, and its items are
+# replaced, those past the new count dropped. Two answers to the same turn saved at once may both
+# take its thread's next place: the one that loses is saved again, in a thread of its own.
+_PG_PUT = (
+    "WITH previous AS (SELECT thread, depth FROM orspec_responses WHERE id = %(previous)s),"
+    " saved_before AS (SELECT thread, depth FROM orspec_responses WHERE id = %(id)s),"
+    " place AS (SELECT coalesce((SELECT thread FROM saved_before), (SELECT p.thread FROM previous p WHERE NOT EXISTS"
+    " (SELECT 1 FROM orspec_responses x WHERE x.thread = p.thread AND x.depth = p.depth + 1)), %(id)s) AS thread,"
+    " coalesce((SELECT depth FROM saved_before), (SELECT depth + 1 FROM previous), 0) AS depth),"
+    " saved AS (INSERT INTO orspec_responses (id, previous_response_id, owner, inputs, data, thread, depth)"
+    " SELECT %(id)s, %(previous)s, %(owner)s, %(inputs)s, %(data)s, thread, depth FROM place"
+    " ON CONFLICT (id) DO UPDATE SET previous_response_id = EXCLUDED.previous_response_id, owner = EXCLUDED.owner,"
+    " inputs = EXCLUDED.inputs, data = EXCLUDED.data),"
+    " dropped AS (DELETE FROM orspec_response_items i USING place"
+    " WHERE i.thread = place.thread AND i.depth = place.depth AND i.position >= %(count)s)"
+    " INSERT INTO orspec_response_items (thread, depth, position, owner, item)"
+    " SELECT place.thread, place.depth, e.n - 1, %(owner)s, e.item::text"
+    " FROM place, json_array_elements(%(items)s::json) WITH ORDINALITY AS e(item, n)"
+    " ON CONFLICT (thread, depth, position) DO UPDATE SET owner = EXCLUDED.owner, item = EXCLUDED.item"
+)
+# Forgetting responses forgets their items, in the same statement; how many responses went.
+_PG_FORGET = (
+    "WITH gone AS (DELETE FROM orspec_responses WHERE {which} RETURNING thread, depth),"
+    " items AS (DELETE FROM orspec_response_items i USING gone WHERE i.thread = gone.thread AND i.depth = gone.depth)"
+    " SELECT count(*) FROM gone"
+)
+
+
+def _pg_record(response_id: str, previous: str | None, owner: str | None, inputs: int, data: str, items: str):
+    """A stored response from its row and its items (their JSON joined by commas)."""
+    listed = loads(f"[{items}]")
+    size = len(items) + len(data)
+    return StoredResponse(response_id, previous, listed[:inputs], listed[inputs:], loads(data), owner=owner, size=size)
+
 
 class PostgresStore(ResponseStore):
     """Responses in PostgreSQL (needs `psycopg` and `psycopg_pool`), over a bounded pool of connections.
@@ -831,6 +974,8 @@ class PostgresStore(ResponseStore):
                 "CREATE TABLE IF NOT EXISTS orspec_responses ("
                 " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)",
                 _PG_OWNER_COLUMN,
+                _PG_ITEMS_TABLE,
+                _PG_ITEMS_APART,
             )
         except psycopg.Error as exc:
             check = (
@@ -946,43 +1091,59 @@ class PostgresStore(ResponseStore):
 
     async def get(self, response_id: str) -> StoredResponse | None:
         with unavailable_on(f"reading {response_id}", self._unavailable):
-            rows = await self._execute("SELECT data FROM orspec_responses WHERE id = %s", (response_id,))
-        return StoredResponse.from_json(response_id, rows[0][0]) if rows else None
+            rows = await self._execute(_PG_GET, (response_id,))
+        return _pg_record(response_id, *rows[0]) if rows else None
 
     async def chain(self, response_id: str) -> list[StoredResponse]:
         """The chain from `response_id` back to its first turn (or the first one missing), in one query."""
-        sql = _CHAIN_SQL.format(table="orspec_responses", mark="%s", limit=MAX_CHAIN)
         with unavailable_on(f"reading {response_id}", self._unavailable):
-            return _turns(await self._execute(sql, (response_id,)))
+            rows = await self._execute(_PG_CHAIN, (response_id,))
+        return [_pg_record(*row) for row in rows]
+
+    async def conversation(self, response_id: str, owner: str | None = None) -> Conversation:
+        """The items of the chain up to `response_id`, in one query and one parse, the responses unread."""
+        with unavailable_on(f"reading {response_id}", self._unavailable):
+            rows = await self._execute(_PG_CONVERSATION, {"id": response_id, "owner": owner})
+        turns, missing, items = rows[0]
+        return Conversation(loads(f"[{items}]"), turns, missing if turns else response_id, len(items))
 
     async def get_owned(self, response_id: str, owner: str | None) -> StoredResponse | None:
         """The response if `owner` made it, else None: another tenant's row is passed over on its owner
         column, its response never read from the table's storage."""
         if owner is None:
             return None
-        sql = "SELECT data FROM orspec_responses WHERE id = %s AND owner = %s"
         with unavailable_on(f"reading {response_id}", self._unavailable):
-            rows = await self._execute(sql, (response_id, owner))
-        return _owned(StoredResponse.from_json(response_id, rows[0][0]) if rows else None, owner)
+            rows = await self._execute(_PG_GET + " AND r.owner = %s", (response_id, owner))
+        return _owned(_pg_record(response_id, *rows[0]) if rows else None, owner)
 
     async def put(self, record: StoredResponse) -> None:
+        items = [*record.input, *record.output]
+        data = record.response_json if record.response_json is not None else dumps(record.response)
+        values = {
+            "id": record.id,
+            "previous": record.previous_response_id,
+            "owner": record.owner,
+            "inputs": len(record.input),
+            "data": data.decode(),
+            "count": len(items),
+            "items": dumps(items).decode(),
+        }
         with unavailable_on(f"saving {record.id}", self._unavailable):
-            await self._execute(  # one statement in autocommit: the record is stored whole or not at all
-                "INSERT INTO orspec_responses (id, previous_response_id, owner, data) VALUES (%s, %s, %s, %s)"
-                " ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, owner = EXCLUDED.owner",
-                (record.id, record.previous_response_id, record.owner, record.to_json()),
-            )
+            try:
+                await self._execute(_PG_PUT, values)
+            except self._psycopg.errors.UniqueViolation:  # another answer to the same turn took the place
+                await self._execute(_PG_PUT, values)
 
     async def delete(self, response_id: str) -> bool:
-        cur = await self._execute("DELETE FROM orspec_responses WHERE id = %s", (response_id,))
-        return cur.rowcount > 0
+        rows = await self._execute(_PG_FORGET.format(which="id = %s"), (response_id,))
+        return rows[0][0] > 0
 
     async def expire(self, before: float) -> int:
-        """Forget the responses created before `before` (a Unix time), in one statement; how many."""
-        sql = "DELETE FROM orspec_responses WHERE (data::jsonb -> 'response' ->> 'created_at')::float8 < %s"
+        """Forget the responses created before `before` (a Unix time) and their items, in one statement; how many."""
+        which = "(data::jsonb ->> 'created_at')::float8 < %s"
         with unavailable_on("expiring old responses", self._unavailable):
-            cur = await self._execute(sql, (before,))
-        return cur.rowcount
+            rows = await self._execute(_PG_FORGET.format(which=which), (before,))
+        return rows[0][0]
 
 
 def open_store(

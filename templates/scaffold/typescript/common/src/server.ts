@@ -241,6 +241,9 @@ export function createProviderServer(
         try {
           entry.response.status = "in_progress";
           for await (const _ of events) if (run.signal.aborted) break;
+        } catch (error) {
+          // A provider that fails before its first step (an upstream's refusal) fails the response.
+          if (!run.signal.aborted) emitter.fail(asHttpError(error).error);
         } finally {
           entry.response = run.signal.aborted
             ? { ...emitter.response, status: "cancelled" }
@@ -256,13 +259,17 @@ export function createProviderServer(
       if (body.store !== false) remember(entry);
       return sendJson(res, 200, emitter.response);
     }
+    // The first event waits for the provider's first step, so that a provider failing before it (an
+    // upstream's refusal) answers with its error's status rather than a stream.
+    const iterator = events[Symbol.asyncIterator]();
+    let next = await iterator.next();
     res.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
     });
-    for await (const event of events) {
+    for (; !next.done; next = await iterator.next()) {
       if (res.destroyed) return;
-      res.write(sseFrame(event));
+      res.write(sseFrame(next.value));
     }
     if (body.store !== false) remember(entry);
     res.end(DONE_FRAME);
@@ -464,7 +471,9 @@ const CREATE = ROUTES.find((route) => route.handler === "create_response")!;
 function asHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof OpenResponsesError) {
-    return new HttpError(400, {
+    // A provider's error may carry its HTTP status (a gateway's upstream errors do); else it is the client's.
+    const status = (error as { status?: unknown }).status;
+    return new HttpError(typeof status === "number" ? status : 400, {
       type: error.type,
       code: error.code,
       param: error.param,
