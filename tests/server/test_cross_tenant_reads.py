@@ -65,17 +65,15 @@ def test_another_tenants_response_is_neither_read_nor_parsed(store, monkeypatch)
 
 
 def test_sqlite_finds_the_owner_before_the_response(tmp_path):
-    """The plan reads the owners' table first and the responses' row only through it."""
+    """The row is found by its id's index, and its owner comes before the response in it: a large
+    response's own pages (past the row's first) are not read to refuse another tenant."""
     store = SQLiteStore(tmp_path / "plan.sqlite3")
-    sql = (
-        "EXPLAIN QUERY PLAN SELECT r.data FROM response_owners o CROSS JOIN responses r ON r.id = o.id"
-        " WHERE o.id = ? AND o.owner = ?"
-    )
+    sql = "EXPLAIN QUERY PLAN SELECT data FROM responses WHERE id = ? AND owner = ?"
     with store.connection() as db:
         plan = [row[-1] for row in db.execute(sql, ("resp_x", "owner"))]
-        found = db.execute(sql.removeprefix("EXPLAIN QUERY PLAN "), ("resp_x", "owner")).fetchall()
-    assert plan[0].startswith("SEARCH o USING PRIMARY KEY") and plan[1].startswith("SEARCH r USING INDEX")
-    assert found == []
+        columns = [row[1] for row in db.execute("PRAGMA table_xinfo(responses)")]
+    assert len(plan) == 1 and plan[0].startswith("SEARCH responses USING INDEX sqlite_autoindex_responses_1")
+    assert columns.index("owner") < columns.index("data")
     asyncio.run(store.aclose())
 
 
@@ -93,6 +91,39 @@ def test_files_from_before_the_owners_table_get_it_filled(tmp_path):
     assert asyncio.run(store.get_owned("resp_a", "owner-b")) is None
     assert asyncio.run(store.get_owned("resp_old", "owner-a")) is None
     asyncio.run(store.aclose())
+
+
+def test_files_with_the_owners_table_are_moved_to_one_table(tmp_path):
+    """A file of the version that kept owners in a table of their own: moved over once, every
+    response and its owner kept, the owners' table gone; a second start finds it done."""
+    import sqlite3
+
+    path = tmp_path / "v1.sqlite3"
+    with sqlite3.connect(path) as db:  # the two tables as they were
+        db.execute("CREATE TABLE responses (id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)")
+        db.execute("CREATE TABLE response_owners (id TEXT PRIMARY KEY, owner TEXT NOT NULL) WITHOUT ROWID")
+        rows = (
+            ("resp_a", None, "owner-a", True),
+            ("resp_b", "resp_a", "owner-a", False),
+            ("resp_old", None, None, False),
+        )
+        for response_id, previous, owner, in_owners_table in rows:
+            record = StoredResponse(response_id, previous, [{"in": response_id}], [], {"id": response_id}, owner=owner)
+            db.execute("INSERT INTO responses VALUES (?, ?, ?)", (response_id, previous, record.to_json()))
+            if in_owners_table:
+                db.execute("INSERT INTO response_owners VALUES (?, ?)", (response_id, owner))
+    for _ in range(2):
+        store = SQLiteStore(path)
+        assert asyncio.run(store.get_owned("resp_b", "owner-a")).previous_response_id == "resp_a"
+        assert asyncio.run(store.get_owned("resp_a", "owner-b")) is None
+        assert asyncio.run(store.get_owned("resp_old", "owner-a")) is None
+        assert [turn.id for turn in asyncio.run(store.chain("resp_b"))] == ["resp_b", "resp_a"]
+        asyncio.run(store.aclose())
+    with sqlite3.connect(path) as db:
+        tables = sorted(name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+        owners = dict(db.execute("SELECT id, owner FROM responses"))
+    assert tables == ["responses"]
+    assert owners == {"resp_a": "owner-a", "resp_b": "owner-a", "resp_old": None}
 
 
 @pytest.mark.slow
@@ -145,3 +176,16 @@ def test_the_store_module_keeps_the_default_for_stores_of_ones_own():
     asyncio.run(store.put(record))
     assert asyncio.run(store.get_owned("resp_m", "owner-a")).id == "resp_m"
     assert asyncio.run(store.get_owned("resp_m", "owner-b")) is None
+
+
+def test_a_sqlite_without_generated_columns_is_refused_clearly_and_the_file_left_as_it_was(tmp_path, monkeypatch):
+    import sqlite3
+
+    path = tmp_path / "v1.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE responses (id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)")
+    monkeypatch.setattr(store_module, "_GENERATED_COLUMNS", (99, 0, 0))
+    with pytest.raises(store_module.StoreError, match=r"has no generated columns\); use a Python whose sqlite3"):
+        SQLiteStore(path)
+    with sqlite3.connect(path) as db:
+        assert [row[1] for row in db.execute("PRAGMA table_xinfo(responses)")] == ["id", "previous_response_id", "data"]

@@ -26,6 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 from openresponses_runtime.server import SQLiteStore, StoredResponse, open_store
+from openresponses_runtime.server import store as store_module
 from openresponses_runtime.server.store import _WAL_LIMIT
 
 from ..server_helpers import API_KEY, free_port, wait_answering
@@ -77,7 +78,8 @@ def test_sync_is_normal_or_full(tmp_path):
         SQLiteStore(tmp_path / "c.sqlite3", sync="off")
 
 
-def test_the_wal_is_checkpointed_before_it_grows_without_bound(tmp_path):
+def test_the_wal_is_checkpointed_before_it_grows_without_bound(tmp_path, monkeypatch):
+    monkeypatch.setattr(store_module, "_WAL_LIMIT", 1024 * 1024)  # 6 MB of responses is then six times it
     store = SQLiteStore(tmp_path / "wal.sqlite3")
     wal = tmp_path / "wal.sqlite3-wal"
 
@@ -90,8 +92,32 @@ def test_the_wal_is_checkpointed_before_it_grows_without_bound(tmp_path):
 
     largest = asyncio.run(writes())
     # Checkpoints in a thread past the limit; past four times it, writes wait for the WAL to start over.
-    assert largest <= 4 * _WAL_LIMIT + 64 * 1024
+    assert largest <= 4 * store_module._WAL_LIMIT + 64 * 1024
     assert asyncio.run(store.get("resp_1499")).output == [{"text": "x" * 4000}]
+    asyncio.run(store.aclose())
+
+
+def test_on_a_disk_with_little_room_the_wal_stays_within_a_share_of_it(tmp_path, monkeypatch):
+    room = 2 * 1024 * 1024  # the disk's free bytes before the WAL, as the store is told them
+    wal = tmp_path / "small.sqlite3-wal"
+
+    def disk_usage(path):
+        free = max(0, room - (wal.stat().st_size if wal.exists() else 0))  # the WAL takes its bytes from the room
+        return shutil._ntuple_diskusage(room, room - free, free)
+
+    monkeypatch.setattr(store_module.shutil, "disk_usage", disk_usage)
+    store = SQLiteStore(tmp_path / "small.sqlite3")
+
+    async def writes() -> int:
+        largest = 0
+        for n in range(250):  # about 3 MB of WAL unchecked: under the usual limit, over the room
+            await store.put(record(n, size=4000))
+            largest = max(largest, wal.stat().st_size)
+        return largest
+
+    largest = asyncio.run(writes())
+    assert largest <= room + 64 * 1024  # four times a quarter of the room, at the very most
+    assert asyncio.run(store.get("resp_249")).output == [{"text": "x" * 4000}]
     asyncio.run(store.aclose())
 
 

@@ -33,6 +33,7 @@ import hmac
 import logging
 import os
 import re
+import shutil
 import sqlite3
 import sys
 import threading
@@ -405,8 +406,11 @@ def _breaks_connections(exc: BaseException) -> bool:
 SQLITE_SYNC = ("normal", "full")  # `PRAGMA synchronous` in WAL mode: see SQLiteStore
 # Bytes of WAL past which a write starts a checkpoint (and SQLite's journal_size_limit, what the WAL
 # is cut back to as it starts over): kept connections never close, and the last to close was what
-# checkpointed it before.
-_WAL_LIMIT = 1024 * 1024
+# checkpointed it before. Each checkpoint syncs the disk twice (milliseconds each) and holds writes
+# while it copies what was written as it ran: a larger WAL spreads that over more responses. On a disk
+# with less room, a quarter of its free bytes (but not under the floor): the WAL must not fill it.
+_WAL_LIMIT = 8 * 1024 * 1024
+_WAL_FLOOR = 256 * 1024
 
 
 _NO_CKPT_ON_CLOSE = 1006  # SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE
@@ -435,21 +439,48 @@ def _no_checkpoint_on_close(db: sqlite3.Connection) -> bool:
     return config(handle, _NO_CKPT_ON_CLOSE, 1, None) == sqlite3.SQLITE_OK
 
 
-def _owners_table(db: sqlite3.Connection) -> None:
-    """Who made each response, in a table of its own: another tenant's read is answered from it, without
-    reading the response. A file from before it gets it filled from the responses' own `owner`, once."""
-    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'response_owners'").fetchone():
+# One row a response. Its owner (the tenant that made it: the `owner` its JSON says) is a column SQLite
+# fills as the row is written, stored ahead of the response: another tenant's read is refused on the
+# row's first bytes, the response never read. One table with one index, so a batched save writes
+# about 1.3 pages of WAL a response (with a table of owners beside it, 2.3).
+_RESPONSES_TABLE = (
+    "CREATE TABLE {name} (id TEXT PRIMARY KEY, previous_response_id TEXT,"
+    " owner TEXT AS (CASE WHEN json_valid(data) THEN json_extract(data, '$.owner') END) STORED,"
+    " data TEXT NOT NULL)"
+)
+_GENERATED_COLUMNS = (3, 31, 0)  # the first SQLite with them
+
+
+def _columns(db: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in db.execute(f"PRAGMA table_xinfo({table})")]  # xinfo: generated columns too
+
+
+def _responses_table(db: sqlite3.Connection, where: str) -> None:
+    """The responses' table as this version keeps it. A file of an earlier version (owners in a table
+    of their own, or only in each response's JSON, which the owners' table was filled from) is moved
+    over once, in one transaction: servers starting together wait for it, and find it done."""
+    if "owner" in _columns(db, "responses"):
         return
-    db.execute("BEGIN IMMEDIATE")  # servers starting together: one fills it, the others find it filled
+    if sqlite3.sqlite_version_info < _GENERATED_COLUMNS:
+        raise StoreError(
+            where,
+            f"SQLite {sqlite3.sqlite_version} has no generated columns",
+            "use a Python whose sqlite3 module has SQLite 3.31 or later",
+        )
+    db.execute("BEGIN IMMEDIATE")
     try:
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS response_owners (id TEXT PRIMARY KEY, owner TEXT NOT NULL) WITHOUT ROWID"
-        )
-        db.execute(
-            "INSERT OR IGNORE INTO response_owners (id, owner) SELECT id, owner FROM"
-            " (SELECT id, CASE WHEN json_valid(data) THEN json_extract(data, '$.owner') END AS owner FROM responses)"
-            " WHERE owner IS NOT NULL"
-        )
+        columns = _columns(db, "responses")
+        if not columns:
+            db.execute(_RESPONSES_TABLE.format(name="responses"))
+        elif "owner" not in columns:
+            db.execute(_RESPONSES_TABLE.format(name="responses_moved"))
+            db.execute(
+                "INSERT INTO responses_moved (id, previous_response_id, data)"
+                " SELECT id, previous_response_id, data FROM responses"
+            )
+            db.execute("DROP TABLE responses")
+            db.execute("DROP TABLE IF EXISTS response_owners")
+            db.execute("ALTER TABLE responses_moved RENAME TO responses")
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
@@ -500,17 +531,16 @@ class SQLiteStore(ResponseStore):
         self._checkpointing: asyncio.Future[None] | None = None
         self._batch: list[tuple[StoredResponse, asyncio.Future[None]]] = []  # puts the writer has yet to write
         self._writer: asyncio.Future[None] | None = None
+        self._wal_limit = _WAL_LIMIT  # bytes of WAL past which a checkpoint starts: see _limit_for_room
+        self._wal_written = 0  # the WAL's size after the writer's last batch: read once a batch, not once a save
         try:
             if self.path.parent != Path():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._wal_limit = self._limit_for_room()
             db = self._connect()
             try:
                 db.execute("PRAGMA journal_mode=WAL")
-                db.execute(
-                    "CREATE TABLE IF NOT EXISTS responses ("
-                    " id TEXT PRIMARY KEY, previous_response_id TEXT, data TEXT NOT NULL)"
-                )
-                _owners_table(db)
+                _responses_table(db, os.fspath(path))
             finally:
                 db.close()
         except (OSError, sqlite3.Error) as exc:
@@ -630,12 +660,9 @@ class SQLiteStore(ResponseStore):
         return None if row is None else StoredResponse.from_json(response_id, row[0])
 
     def _get_owned(self, response_id: str, owner: str, *, wait: bool = True) -> StoredResponse | None:
-        # The owners' table first (CROSS JOIN keeps that order): another tenant's response is not read.
-        sql = (
-            "SELECT r.data FROM response_owners o CROSS JOIN responses r ON r.id = o.id WHERE o.id = ? AND o.owner = ?"
-        )
+        # The owner is read before the response, from the row's first bytes: another tenant's is not read.
         with self.connection(wait=wait) as db:
-            row = db.execute(sql, (response_id, owner)).fetchone()
+            row = db.execute("SELECT data FROM responses WHERE id = ? AND owner = ?", (response_id, owner)).fetchone()
         return _owned(StoredResponse.from_json(response_id, row[0]) if row else None, owner)
 
     def _chain(self, response_id: str, *, wait: bool = True) -> list[StoredResponse]:
@@ -666,14 +693,15 @@ class SQLiteStore(ResponseStore):
         except OSError:
             return 0
 
-    async def _checkpoint_when_due(self) -> None:
-        """Checkpoint the WAL in a thread (it syncs the disk) once it has grown past `_WAL_LIMIT`, while
-        writes go on. Writes that never pause keep such a checkpoint from starting the WAL over, so past
-        four times that (or after a disk error) one holds writes back until the WAL is cut to nothing."""
-        size = self._wal_size()
-        if not (self._checkpoint_due or size > _WAL_LIMIT):
+    async def _checkpoint_when_due(self, size: int | None = None) -> None:
+        """Checkpoint the WAL in a thread (it syncs the disk) once it has grown past `_wal_limit` (see
+        `_checkpoint`). Past four times that (another process's writes kept it from starting over), or
+        after a disk error, writes wait for one that cuts it to nothing. `size`: the WAL's, when just read."""
+        if size is None:
+            size = self._wal_size()
+        if not (self._checkpoint_due or size > self._wal_limit):
             return
-        over = size > 4 * _WAL_LIMIT
+        over = size > 4 * self._wal_limit
         if self._checkpointing is None or self._checkpointing.done():
             thorough = over or self._checkpoint_due
             self._checkpointing = asyncio.ensure_future(asyncio.to_thread(self._checkpoint, thorough))
@@ -681,28 +709,40 @@ class SQLiteStore(ResponseStore):
             await asyncio.shield(self._checkpointing)
 
     def _checkpoint(self, thorough: bool) -> None:
+        """Copy the WAL into the database file so that it starts over. Most of it is copied while writes
+        go on (a PASSIVE checkpoint, disk syncs included: the long part); then what was written
+        meanwhile, with this process's writes held, so that the next write starts the WAL over (RESTART:
+        writes that never pause never let a PASSIVE one finish). `thorough` (past four times the limit,
+        or after a disk error): all of it with writes held, the WAL cut to nothing (TRUNCATE)."""
         if not thorough:
             with suppress(_Busy, sqlite3.Error), self.connection(wait=False) as db:  # a later write tries again
                 db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            return
         if not self._lock.acquire(timeout=self.busy_timeout):  # no write of this process meanwhile
             return
         try:
             with self.connection(wait=False) as db:  # readers in the WAL now: a later write tries again
-                busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            self._checkpoint_due = bool(busy)
+                busy, _, _ = db.execute(f"PRAGMA wal_checkpoint({'TRUNCATE' if thorough else 'RESTART'})").fetchone()
+            if thorough:
+                self._checkpoint_due = bool(busy)
         except (_Busy, sqlite3.Error):
             pass  # a later write tries again
         finally:
             self._lock.release()
+        self._wal_limit = self._limit_for_room()
+
+    def _limit_for_room(self) -> int:
+        """`_WAL_LIMIT`, or a quarter of the room on the file's disk (the WAL's own bytes counted in) when
+        that is less, down to `_WAL_FLOOR`."""
+        try:
+            room = shutil.disk_usage(self.path.parent).free + self._wal_size()
+        except OSError:
+            return _WAL_LIMIT
+        return max(_WAL_FLOOR, min(_WAL_LIMIT, room // 4))
 
     def _put(self, records: list[StoredResponse], *, wait: bool = True) -> None:
         rows = [(record.id, record.previous_response_id, record.to_json()) for record in records]
-        owners = [(record.id, record.owner) for record in records if record.owner is not None]
-        with self._writing(wait=wait) as db:
+        with self._writing(wait=wait) as db:  # the owner: SQLite reads it from the JSON
             db.executemany("INSERT OR REPLACE INTO responses (id, previous_response_id, data) VALUES (?, ?, ?)", rows)
-            if owners:
-                db.executemany("INSERT OR REPLACE INTO response_owners (id, owner) VALUES (?, ?)", owners)
 
     def _batched(self, record: StoredResponse) -> asyncio.Future[None]:
         """`record`, saved by the store's writer with the others asked for meanwhile, in one transaction
@@ -730,18 +770,16 @@ class SQLiteStore(ResponseStore):
                 _settle(batch, exc)
             else:
                 _settle(batch, None)
+            self._wal_written = self._wal_size()
 
     def _delete(self, response_id: str, *, wait: bool = True) -> bool:
         with self._writing(wait=wait) as db:
-            db.execute("DELETE FROM response_owners WHERE id = ?", (response_id,))
             return db.execute("DELETE FROM responses WHERE id = ?", (response_id,)).rowcount > 0
 
     def _expire(self, before: float) -> int:
         with self._writing() as db:
             sql = "DELETE FROM responses WHERE json_extract(data, '$.response.created_at') < ?"
-            gone = db.execute(sql, (before,)).rowcount
-            db.execute("DELETE FROM response_owners WHERE id NOT IN (SELECT id FROM responses)")
-            return gone
+            return db.execute(sql, (before,)).rowcount
 
     async def expire(self, before: float) -> int:
         """Forget the responses created before `before` (a Unix time), in one statement; how many."""
@@ -773,9 +811,10 @@ class SQLiteStore(ResponseStore):
         with unavailable_on(f"saving {record.id}", sqlite_unavailable):
             if self.sync == "full":  # a disk sync per commit: in a thread
                 await asyncio.to_thread(self._put, [record])
+                await self._checkpoint_when_due()
             else:
                 await self._batched(record)
-            await self._checkpoint_when_due()
+                await self._checkpoint_when_due(self._wal_written)
 
 
 def _settle(batch: list[tuple[StoredResponse, asyncio.Future[None]]], error: BaseException | None) -> None:
