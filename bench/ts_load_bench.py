@@ -4,9 +4,11 @@ on `tsc` of one consumer (types created, memory, check time, from `--extendedDia
 to import the package's root in a fresh Node, and the size of the consumer bundled and minified with
 esbuild (raw and gzipped).
 
-The consumer is the same program for both: a client from the environment, one `responses.create`, one
-streamed response read with `for await`, narrowing on `response.output_text.delta`, and the
-response's `output_text`. Three more rows import zod alone, which the package depends on, through
+The consumer is the same program for both, what a user of either reaches for: a client from the
+environment, one `responses.create` and its `output_text`, one streamed response read with
+`for await` narrowing on `response.output_text.delta`, `responses.stream()` with a listener and
+`finalResponse()`, its function calls picked by type, one event parsed from JSON text (`parseEvent`
+for ours, a cast for openai-node's, which has none), and a `NotFoundError` caught. Three more rows import zod alone, which the package depends on, through
 its root and through its narrower entry points `zod/mini` and `zod/v4/core`: what zod's own
 declarations cost a check without `skipLibCheck`, whichever the package declared its schemas with.
 A last line gives what the standard library and @types/node alone cost, which every row includes.
@@ -14,7 +16,7 @@ openai-node comes from `.cache/clients` (the client matrix's pin), zod, TypeScri
 from `.cache/typescript`; esbuild, pinned, is installed from npm into `.cache/ts-load-bench`.
 Import time is the best of `--repeat` alternating rounds.
 
-    python bench/ts_load_bench.py [--repeat N]
+    python bench/ts_load_bench.py [--repeat N] [--package FOLDER]
 """
 
 from __future__ import annotations
@@ -36,7 +38,13 @@ ESBUILD = "esbuild@0.28.2"
 
 CONSUMERS = {
     "openresponses-runtime": """\
-import { OpenResponses } from "openresponses-runtime";
+import {
+  NotFoundError,
+  OpenResponses,
+  parseEvent,
+  type FunctionCall,
+  type StreamingEvent,
+} from "openresponses-runtime";
 
 const client = new OpenResponses();
 const response = await client.responses.create({ model: "m", input: "Hi" });
@@ -45,10 +53,27 @@ const stream = await client.responses.create({ model: "m", input: "Hi", stream: 
 for await (const event of stream) {
   if (event.type === "response.output_text.delta") text += event.delta;
 }
-console.log(text);
+const helper = client.responses.stream({ model: "m", input: "Hi" });
+helper.on("response.output_text.delta", (event) => (text += event.delta));
+const final = await helper.finalResponse();
+const describe = (call: FunctionCall): string => `${call.name}(${call.arguments})`;
+const calls: string[] = [];
+for (const item of final.output) if (item.type === "function_call") calls.push(describe(item));
+const event: StreamingEvent = parseEvent('{"type": "response.output_text.delta", "delta": "x"}');
+if (event.type === "response.output_text.delta") text += event.delta;
+try {
+  await client.responses.retrieve(final.id);
+} catch (error) {
+  if (!(error instanceof NotFoundError)) throw error;
+}
+console.log(text, calls);
 """,
     "openai": """\
-import OpenAI from "openai";
+import OpenAI, { NotFoundError } from "openai";
+import type {
+  ResponseFunctionToolCall,
+  ResponseStreamEvent,
+} from "openai/resources/responses/responses";
 
 const client = new OpenAI();
 const response = await client.responses.create({ model: "m", input: "Hi" });
@@ -57,7 +82,20 @@ const stream = await client.responses.create({ model: "m", input: "Hi", stream: 
 for await (const event of stream) {
   if (event.type === "response.output_text.delta") text += event.delta;
 }
-console.log(text);
+const helper = client.responses.stream({ model: "m", input: "Hi" });
+helper.on("response.output_text.delta", (event) => (text += event.delta));
+const final = await helper.finalResponse();
+const describe = (call: ResponseFunctionToolCall): string => `${call.name}(${call.arguments})`;
+const calls: string[] = [];
+for (const item of final.output) if (item.type === "function_call") calls.push(describe(item));
+const event = JSON.parse('{"type": "response.output_text.delta", "delta": "x"}') as ResponseStreamEvent;
+if (event.type === "response.output_text.delta") text += event.delta;
+try {
+  await client.responses.retrieve(final.id);
+} catch (error) {
+  if (!(error instanceof NotFoundError)) throw error;
+}
+console.log(text, calls);
 """,
     "zod": """\
 import * as z from "zod";
@@ -101,7 +139,7 @@ def run(args: list, cwd: Path, timeout: float = 600) -> subprocess.CompletedProc
     return done
 
 
-def setup() -> dict[str, Path]:
+def setup(package: Path) -> dict[str, Path]:
     """One folder a package, each with its package, zod, TypeScript and @types/node; esbuild in WORK."""
     WORK.mkdir(parents=True, exist_ok=True)
     if not (WORK / "node_modules" / "esbuild").is_dir():
@@ -116,7 +154,7 @@ def setup() -> dict[str, Path]:
         if name == "openai":
             (modules / "openai").symlink_to(CLIENTS / "openai", target_is_directory=True)
         elif name not in ZOD_ONLY:
-            shutil.copytree(PACKAGE, modules / name)
+            shutil.copytree(package, modules / name)
         for tool in ("zod", "typescript", "@types"):
             (modules / tool).symlink_to(TOOLS / tool, target_is_directory=True)
         (folder / "package.json").write_text('{"name": "consumer", "private": true, "type": "module"}')
@@ -158,8 +196,9 @@ def bundle(folder: Path) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--package", type=Path, default=PACKAGE, help="the npm package's folder (another build's)")
     args = parser.parse_args()
-    folders = setup()
+    folders = setup(args.package.resolve())
     rows = {
         name: {**type_load(folder, True), **type_load(folder, False), **bundle(folder)}
         for name, folder in folders.items()

@@ -30,7 +30,6 @@ import type {
   ResponseRefusalDeltaStreamingEvent,
   ResponseRefusalDoneStreamingEvent,
 } from "./models.js";
-import type * as z from "zod";
 
 /** An event of a type the spec defines. */
 export type KnownEvent =
@@ -97,7 +96,8 @@ export type EventType =
 /** What the registry knows of one event type (from `spec/state-machines.yaml`). */
 export interface EventInfo<T extends EventType = EventType> {
   type: T;
-  schema: z.ZodType<Extract<StreamingEvent, { type: T }>>;
+  /** Its zod schema (typed as such under `openresponses-runtime/schemas`). */
+  schema: { parse(value: unknown): Extract<StreamingEvent, { type: T }> };
   category: string | null;
   appliesTo: string | null;
   transition: { machine: string; to: readonly string[] } | null;

@@ -25,10 +25,14 @@ export interface OperationInfo {
 export declare const OPERATIONS: readonly OperationInfo[];
 
 /** The create operation's request body. */
-export declare const CREATE_REQUEST: typeof models.CreateResponseBody;
+export declare const CREATE_REQUEST: {
+  parse(value: unknown): models.CreateResponseBody;
+};
 
 /** The create operation's answer. */
-export declare const CREATE_RESPONSE: typeof models.ResponseResource;
+export declare const CREATE_RESPONSE: {
+  parse(value: unknown): models.ResponseResource;
+};
 
 /** The type of the create operation's answer, which streams build too. */
 export type CreateAnswer = models.ResponseResource;

@@ -1,15 +1,6 @@
 import type * as z from "zod";
 
 /**
- * The `type` of a value whose type the spec does not define: at run time, the string the value
- * carried. It is a string (`const t: string = value.type` compiles), but one no known type
- * matches (one that starts with U+0000, as no type of the spec or of a vendor does), so comparing
- * `value.type` with a known type still narrows to that type's member alone. A type the spec
- * does not know is compared as a plain string: `const t: string = value.type; t === "zeta:thing"`.
- */
-export type UnknownType = `\u0000${string}`;
-
-/**
  * The schema of an object that parses to `T`: a `z.ZodObject` (its `.shape`, `.extend`, `.pick`,
  * `.omit`) whose `parse` gives `T` itself.
  */

@@ -156,7 +156,7 @@ def project(built, tmp_path_factory) -> tuple[str, Path]:
 def test_typescript_type_checks_strictly(project):
     name, root = project
     # A consumer that parses one value of each schema into its declared type.
-    lines = ['import * as m from "openresponses-runtime";\n']
+    lines = ['import * as m from "openresponses-runtime/schemas";\n']
     for i, (schema, both) in enumerate(SAMPLES[name].items()):
         lines.append(
             f"export const v{i}: m.{schema} = m.{schema}.parse(JSON.parse({json.dumps(json.dumps(both['valid'][0]))}));\n"

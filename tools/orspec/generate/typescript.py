@@ -63,12 +63,24 @@ from .server import is_create
 ROOT = "typescript"
 PACKAGE_NAME = "openresponses-runtime"
 # The modules the package's index re-exports, and those importable on their own (`openresponses-runtime/sse`).
+# `schemas` re-exports the models' zod schemas under declarations that name zod, which the root's
+# never do: a consumer of the root does not make `tsc` load zod's (about 100,000 types).
 INDEX = ("models", "events", "operations", "routes", "client", "sse")
-SUBPATHS = ("models", "events", "client", "sse")
+SUBPATHS = ("models", "schemas", "events", "client", "sse")
 # Hand-written folders importable on their own and not re-exported by the index: the stream checker
 # (whose rule tables carry their own EVENT_TYPES) and the emitter for providers.
 FOLDERS = {"streaming": "src/streaming", "server": "src/server"}
 BINS = (("openresponses-check-stream", "bin/openresponses-check-stream.js"),)  # (command, module)
+UNKNOWN_TYPE = """\
+/**
+ * The `type` of a value whose type the spec does not define: at run time, the string the value
+ * carried. It is a string (`const t: string = value.type` compiles), but one no known type
+ * matches (one that starts with U+0000, as no type of the spec or of a vendor does), so comparing
+ * `value.type` with a known type still narrows to that type's member alone. A type the spec
+ * does not know is compared as a plain string: `const t: string = value.type; t === "zeta:thing"`.
+ */
+export type UnknownType = `\\u0000${string}`;
+"""
 ZOD_RANGE = "^4.0.0"  # the one runtime dependency; zod 4's API (looseObject, z.int) is what the models use
 # Fallback schemas of open unions (see `schema.OPEN_UNIONS` and `normalize`): what each keeps.
 FALLBACKS = {
@@ -299,20 +311,32 @@ class _Models:
 
     # -- modules ------------------------------------------------------------------------------------
 
-    def modules(self) -> tuple[str, str]:
+    def modules(self) -> tuple[str, str, str]:
+        """`models.js` (the zod schemas), `models.d.ts` (the types alone, which never name zod, so
+        that a consumer of the package's root does not make `tsc` load zod's declarations) and
+        `schemas.d.ts` (each schema's zod type, for the `schemas` subpath)."""
         js = [
             'import * as z from "zod";\n\n',
             'import { checked } from "./keywords.js";\n',
             'import * as schemas from "./models.js";\n',
             'import { limitItems, limitKeys, taggedUnion } from "./union.js";\n',
         ]
-        dts = ['import type * as z from "zod";\n\nimport type { ObjectSchema, UnknownType } from "./union.js";\n']
-        dts.append('\nexport type { UnknownType } from "./union.js";\n')
+        dts = [UNKNOWN_TYPE]
+        zod = [
+            'import type * as z from "zod";\n\nimport type * as models from "./models.js";\n',
+            'import type { ObjectSchema } from "./union.js";\n\nexport type * from "./models.js";\n',
+        ]
+
+        def schema(name: str, kind: str, doc: str) -> None:
+            zod.append(
+                f"\n{doc}export declare const {name}: {kind}<models.{name}>;\n" + type_alias(name, f"models.{name}")
+            )
+
         for name, text in FALLBACKS.items():
             js.append(f"\n/** {text} */\nexport const {name} = z.looseObject({{ type: z.string() }});\n")
-            dts.append(f"\n/** {text} */\nexport declare const {name}: z.ZodType<{name}>;\n")
+            schema(name, "z.ZodType", f"/** {text} */\n")
             dts.append(
-                f"/** {text} */\nexport interface {name} {{\n  type: UnknownType;\n  [key: string]: unknown;\n}}\n"
+                f"\n/** {text} */\nexport interface {name} {{\n  type: UnknownType;\n  [key: string]: unknown;\n}}\n"
             )
         for name in self.order:
             doc = "".join(comment(self.descriptions.get(name, "")))
@@ -322,14 +346,16 @@ class _Models:
                     f"\n{doc}" + statement(f"export const {name} = ", self.checked(name, self.tagged_zod(union))) + "\n"
                 )
                 kinds = TypeUnion(tuple(s for _, s in union.variants) + ((union.fallback,) if union.fallback else ()))
-                dts.append(f"\n{doc}export declare const {name}: z.ZodType<{name}>;\n{doc}" + type_alias(name, kinds))
+                schema(name, "z.ZodType", doc)
+                dts.append(f"\n{doc}" + type_alias(name, kinds))
             else:
                 shape = self.shapes[name]
-                schema = self.checked(name, self.zod(shape))
-                js.append(f"\n{doc}" + statement(f"export const {name} = ", schema) + "\n")
+                built = self.checked(name, self.zod(shape))
+                js.append(f"\n{doc}" + statement(f"export const {name} = ", built) + "\n")
                 # An object's schema keeps `.shape`, `.extend`, `.pick` and `.omit` in its type.
-                kind = "ObjectSchema" if isinstance(schema, Call) and schema.callee == "z.looseObject" else "z.ZodType"
-                dts.append(f"\n{doc}export declare const {name}: {kind}<{name}>;\n{doc}")
+                kind = "ObjectSchema" if isinstance(built, Call) and built.callee == "z.looseObject" else "z.ZodType"
+                schema(name, kind, doc)
+                dts.append(f"\n{doc}")
                 typed = self.ts(shape)
                 if isinstance(typed, TypeLiteral):
                     body = "".join(members(typed, 1))
@@ -337,7 +363,7 @@ class _Models:
                 else:
                     dts.append(type_alias(name, typed))
             self.defined.add(name)
-        return "".join(js), "".join(dts)
+        return "".join(js), "".join(dts), "".join(zod)
 
 
 # Keys every JavaScript object inherits: an object that declares one has zod read only its own keys.
@@ -499,7 +525,6 @@ export function isKnownEvent(event) {
     own_union = "StreamingEvent" in defined  # the models name the stream's inline union so
     imported = ["StreamingEvent", "UnknownEvent", *names] if own_union else ["UnknownEvent", *names]
     dts = [names_list("import type ", imported, ' from "./models.js";')]
-    dts.append('import type * as z from "zod";\n')
     known = TypeUnion(tuple(names)) if names else "never"
     dts.append("\n/** An event of a type the spec defines. */\n" + type_alias("KnownEvent", known))
     if own_union:
@@ -515,7 +540,8 @@ export function isKnownEvent(event) {
 /** What the registry knows of one event type (from `spec/state-machines.yaml`). */
 export interface EventInfo<T extends EventType = EventType> {
   type: T;
-  schema: z.ZodType<Extract<StreamingEvent, { type: T }>>;
+  /** Its zod schema (typed as such under `openresponses-runtime/schemas`). */
+  schema: { parse(value: unknown): Extract<StreamingEvent, { type: T }> };
   category: string | null;
   appliesTo: string | null;
   transition: { machine: string; to: readonly string[] } | null;
@@ -634,10 +660,10 @@ export declare const OPERATIONS: readonly OperationInfo[];
 """
     )
     dts.append(
-        f"\n/** The create operation's request body. */\nexport declare const CREATE_REQUEST: {'typeof models.' + request if request else 'null'};\n"
+        f"\n/** The create operation's request body. */\nexport declare const CREATE_REQUEST: {_parser(request)};\n"
     )
     dts.append(
-        f"\n/** The create operation's answer. */\nexport declare const CREATE_RESPONSE: {'typeof models.' + answer if answer else 'null'};\n"
+        f"\n/** The create operation's answer. */\nexport declare const CREATE_RESPONSE: {_parser(answer)};\n"
         f"\n/** The type of the create operation's answer, which streams build too. */\nexport type CreateAnswer = {'models.' + answer if answer else 'Record<string, unknown>'};\n"
     )
     dts.append(_create_body(model, found, request, answer))
@@ -667,6 +693,11 @@ export declare const OPERATIONS: readonly OperationInfo[];
     )
     dts.append(f"\n/** `client.responses`: create, and the operations on one stored response. */\n{interface}")
     return "".join(js), "".join(dts)
+
+
+def _parser(name: str | None) -> str:
+    """A schema's type in declarations that must not name zod: what it parses to."""
+    return f"{{\n  parse(value: unknown): models.{name};\n}}" if name else "null"
 
 
 def _create_body(model: SpecModel, found: tuple[str, dict] | None, request: str | None, answer: str | None) -> str:
@@ -764,11 +795,8 @@ by orspec from the same spec as the Python distribution of the same name: ESM Ja
 zod 4.
 
 ```js
-import {{
-  parseEvent,
-  ResponseResource,
-  OpenResponses,
-}} from "openresponses-runtime";
+import {{ parseEvent, OpenResponses }} from "openresponses-runtime";
+import {{ ResponseResource }} from "openresponses-runtime/schemas";
 
 const response = ResponseResource.parse(JSON.parse(body));
 const event = parseEvent(data); // one server-sent event's `data`
@@ -786,8 +814,11 @@ const stream = await client.responses.create({{
 for await (const event of stream) console.log(event.type);
 ```
 
-- `models`: a zod schema and a TypeScript type for every component schema, under the same name.
-  Unknown fields and values of unknown `type`s are kept, so they round-trip.
+- `models`: a TypeScript type for every component schema. Unknown fields and values of unknown
+  `type`s are kept, so they round-trip.
+- `schemas`: the zod schema of each, under the same name (`ObjectSchema`s keep `.shape` and
+  `.extend`). Only this subpath's declarations import zod's: the root's do not, so a program that
+  imports only the root makes `tsc` check about half as many types with `skipLibCheck` off.
 - `events`: `parseEvent`, `EVENT_TYPES`, `isKnownEvent`.
 - `client`: `OpenResponses`, over `fetch`, with retries, typed errors and `AbortSignal`;
   `responses.stream()` with `finalResponse()`, and `output_text` on a response. An answer or event
@@ -808,13 +839,15 @@ def _index(modules: list[str]) -> tuple[str, str]:
 def generate_typescript(model: SpecModel) -> dict[str, bytes]:
     """Every file of `generated/typescript/`, by its path under `generated/`."""
     models = _Models(model)
-    models_js, models_dts = models.modules()
+    models_js, models_dts, schemas_dts = models.modules()
     events_js, events_dts = _events(model, models.defined)
     ops_js, ops_dts = _operations(model, models)
     index_js, index_dts = _index(list(INDEX))
     out = {
         "models.js": models_js,
         "models.d.ts": models_dts,
+        "schemas.js": 'export * from "./models.js";\n',
+        "schemas.d.ts": schemas_dts,
         "events.js": events_js,
         "events.d.ts": events_dts,
         "operations.js": ops_js,

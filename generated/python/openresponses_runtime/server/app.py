@@ -51,7 +51,6 @@ and `[DONE]`; only the client leaving and the process stopping end it otherwise.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -104,26 +103,43 @@ class ClientGone(Exception):
 
 async def unless_gone(receive: Receive, work: Awaitable[T]) -> T:
     """`work`'s result, or `ClientGone` when the client disconnects first: `work` is then cancelled, so
-    that a response nobody will read stops holding its place (and its provider) at once."""
-    task = asyncio.ensure_future(work)
-    gone = asyncio.ensure_future(_disconnected(receive))
+    that a response nobody will read stops holding its place (and its provider) at once.
+
+    `work` runs in the request's own task. A watcher of the client starts only once `work` waits
+    (the event loop turns only then): a response made without waiting, as from a local model and
+    an in-memory store, costs no task and no loop turn; one that waits is watched from its first wait."""
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    gone = False
+    watcher: asyncio.Task[None] | None = None
+
+    async def watch() -> None:
+        nonlocal gone
+        while (await receive())["type"] != "http.disconnect":  # the body was read already: nothing else comes
+            pass
+        gone = True
+        task.cancel()
+
+    def start_watching() -> None:
+        nonlocal watcher
+        watcher = loop.create_task(watch())
+
+    waiting = loop.call_soon(start_watching)
     try:
-        await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
+        result = await work
+    except asyncio.CancelledError:
+        if gone and task.uncancel() == 0:  # cancelled by the watcher alone
+            raise ClientGone() from None
+        raise
     finally:
-        if not task.done():  # the client left, or this request was cancelled itself
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        gone.cancel()
-    if task.cancelled():
+        waiting.cancel()
+        if watcher is not None:
+            watcher.cancel()
+    if gone:  # the work finished all the same (it held on through its cancellation): nobody reads it
+        task.uncancel()
         raise ClientGone()
-    return task.result()
-
-
-async def _disconnected(receive: Receive) -> None:
-    """Returns when the client has gone (the body was read already: nothing else comes)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
+    return result
 
 
 # `json_path`, `parse_body` and `input_items` stay importable from here, where they were.

@@ -377,6 +377,14 @@ class Emitter:
         self._emit(out, {"type": _FAILED, "response": self._snapshot()})
         return out
 
+    def fail_unseen(self, error: OpenResponsesError) -> list[dict[str, Any]]:
+        """`fail` for a response that `finish` ended with no event made (`events=False`), when what
+        came after (its save) failed: nobody saw it end, so it ends failed after all."""
+        if self.whole:
+            return []
+        self.finished = False
+        return self.fail(error)
+
     def abort(self, error: OpenResponsesError, sent: int) -> list[dict[str, Any]]:
         """`fail` for a response whose events broke off: an `error` event, then `response.failed`.
 

@@ -61,6 +61,7 @@ import os
 import re
 import threading
 import time
+from bisect import bisect_left
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -583,34 +584,50 @@ _PROBES: dict[str, Callable[[Observer, Scope, Send], Awaitable[None]]] = {
 # -- metrics -----------------------------------------------------------------------------------------
 
 
+class _Histogram:
+    """One histogram's counts, in plain numbers: observed on the event loop, read at each scrape."""
+
+    __slots__ = ("counts", "total")
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(_BUCKETS) + 1)  # the last: above every bound
+        self.total = 0.0
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect_left(_BUCKETS, value)] += 1  # the first bound `value` is at or below
+        self.total += value
+
+    def buckets(self) -> list[tuple[str, float]]:
+        """Cumulative counts by upper bound, as the exposition format writes them."""
+        rows, seen = [], 0
+        for bound, count in zip((*_BUCKETS, float("inf")), self.counts, strict=True):
+            seen += count
+            rows.append(("+Inf" if bound == float("inf") else repr(bound), seen))
+        return rows
+
+
+_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)  # prometheus_client's
+
+
 class _Metrics:
-    """The app's Prometheus metrics, in a registry of its own (two apps in one process keep theirs apart)."""
+    """The app's Prometheus metrics, in a registry of its own (two apps in one process keep theirs apart).
+
+    What every request updates is counted in plain numbers (a dict entry, a list slot), which a
+    collector turns into metric families at each scrape: a request pays additions, not a lock and a
+    label lookup for each of its counters and histograms."""
 
     def __init__(self, store: ResponseStore):
-        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+        from prometheus_client import CollectorRegistry, Counter, Gauge
 
         self.registry = registry = CollectorRegistry()
-        self.requests = Counter(
-            "openresponses_requests",
-            "Requests by operation, HTTP status and error code.",
-            ["operation", "status", "code"],
-            registry=registry,
-        )
-        # By tenant apart: its names are the configured keys' (a bounded set), never a key.
-        self.tenant_requests = Counter(
-            "openresponses_tenant_requests",
-            "Requests by tenant, operation and HTTP status.",
-            ["tenant", "operation", "status"],
-            registry=registry,
-        )
-        self.duration = Histogram(
-            "openresponses_request_duration_seconds", "Time to the last byte.", ["operation"], registry=registry
-        )
-        self.ttfb = Histogram(
-            "openresponses_time_to_first_byte_seconds", "Time to the first body byte.", ["operation"], registry=registry
-        )
-        # What is being served, counted in plain ints the gauges read at each scrape: a request
-        # then pays an addition, not a gauge's lock, for each.
+        self.requests: dict[tuple[str, int, str], int] = {}  # (operation, status, code)
+        self.tenant_requests: dict[tuple[str, int, str], int] = {}  # (operation, status, tenant)
+        self.durations: dict[str, _Histogram] = {}
+        self.ttfbs: dict[str, _Histogram] = {}
+        self.tokens = {"input": 0, "output": 0}
+        self.store_timers = {op: _Histogram() for op in ("get", "chain", "put", "delete")}
+        registry.register(_Counted(self))
+        # What is being served, counted in plain ints the gauges read at each scrape.
         self.active = active = {"streams": 0, "http": 0, "websocket": 0}
         streams = Gauge("openresponses_active_streams", "Event streams being sent.", registry=registry)
         streams.set_function(lambda: active["streams"])
@@ -619,13 +636,6 @@ class _Metrics:
         )
         for kind in ("http", "websocket"):
             connections.labels(kind).set_function(lambda kind=kind: active[kind])
-        tokens = Counter(
-            "openresponses_tokens", "Tokens in and out, from each response's usage.", ["type"], registry=registry
-        )
-        self.input_tokens, self.output_tokens = tokens.labels("input"), tokens.labels("output")
-        self.store_seconds = Histogram(
-            "openresponses_store_operation_seconds", "Response store operations.", ["operation"], registry=registry
-        )
         self.store_errors = Counter(
             "openresponses_store_errors",
             "Response store operations that failed: unavailable (an outage) or error (a bug).",
@@ -633,38 +643,70 @@ class _Metrics:
             registry=registry,
         )
         registry.register(_PoolCollector(store.pool_stats))
-        # Label lookups cost more than the increments: each labelled child is looked up once.
-        self._children: dict[tuple[str, int, str], Any] = {}
-        self._tenant_children: dict[tuple[str, int, str], Any] = {}
-        self._timers: dict[str, tuple[Any, Any]] = {}
-        self.store_timers = {op: self.store_seconds.labels(op) for op in ("get", "chain", "put", "delete")}
 
     def request(self, request: _Request, duration: float, ttfb: float) -> None:
-        key = (request.operation, request.status, request.code)
-        counter = self._children.get(key)
-        if counter is None:
-            counter = self._children[key] = self.requests.labels(request.operation, str(request.status), request.code)
-        counter.inc()
+        operation = request.operation
+        key = (operation, request.status, request.code)
+        requests = self.requests
+        requests[key] = requests.get(key, 0) + 1
         if request.tenant:
-            key = (request.operation, request.status, request.tenant)
-            counter = self._tenant_children.get(key)
-            if counter is None:
-                counter = self._tenant_children[key] = self.tenant_requests.labels(
-                    request.tenant, request.operation, str(request.status)
-                )
-            counter.inc()
-        timers = self._timers.get(request.operation)
-        if timers is None:
-            timers = self._timers[request.operation] = (
-                self.duration.labels(request.operation),
-                self.ttfb.labels(request.operation),
-            )
-        timers[0].observe(duration)
-        timers[1].observe(ttfb)
+            key = (operation, request.status, request.tenant)
+            tenants = self.tenant_requests
+            tenants[key] = tenants.get(key, 0) + 1
+        timer = self.durations.get(operation)
+        if timer is None:
+            timer = self.durations[operation] = _Histogram()
+            self.ttfbs[operation] = _Histogram()
+        timer.observe(duration)
+        self.ttfbs[operation].observe(ttfb)
         if request.input_tokens:
-            self.input_tokens.inc(request.input_tokens)
+            self.tokens["input"] += request.input_tokens
         if request.output_tokens:
-            self.output_tokens.inc(request.output_tokens)
+            self.tokens["output"] += request.output_tokens
+
+
+class _Counted:
+    """The metrics `_Metrics` counts in plain numbers, as metric families at each scrape."""
+
+    def __init__(self, metrics: _Metrics):
+        self.metrics = metrics
+
+    def collect(self) -> Any:
+        from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+
+        m = self.metrics
+        requests = CounterMetricFamily(
+            "openresponses_requests",
+            "Requests by operation, HTTP status and error code.",
+            labels=["operation", "status", "code"],
+        )
+        for (operation, status, code), count in list(m.requests.items()):
+            requests.add_metric([operation, str(status), code], count)
+        yield requests
+        # By tenant apart: its names are the configured keys' (a bounded set), never a key.
+        tenants = CounterMetricFamily(
+            "openresponses_tenant_requests",
+            "Requests by tenant, operation and HTTP status.",
+            labels=["tenant", "operation", "status"],
+        )
+        for (operation, status, tenant), count in list(m.tenant_requests.items()):
+            tenants.add_metric([tenant, operation, str(status)], count)
+        yield tenants
+        for name, text, timers, label in (
+            ("openresponses_request_duration_seconds", "Time to the last byte.", m.durations, "operation"),
+            ("openresponses_time_to_first_byte_seconds", "Time to the first body byte.", m.ttfbs, "operation"),
+            ("openresponses_store_operation_seconds", "Response store operations.", m.store_timers, "operation"),
+        ):
+            family = HistogramMetricFamily(name, text, labels=[label])
+            for value, timer in list(timers.items()):
+                family.add_metric([value], timer.buckets(), timer.total)
+            yield family
+        tokens = CounterMetricFamily(
+            "openresponses_tokens", "Tokens in and out, from each response's usage.", labels=["type"]
+        )
+        for kind, count in m.tokens.items():
+            tokens.add_metric([kind], count)
+        yield tokens
 
 
 class _PoolCollector:

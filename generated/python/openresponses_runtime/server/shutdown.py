@@ -15,22 +15,50 @@ import anyio
 
 __all__ = ["end_responses", "ending"]
 
-_running: set[anyio.CancelScope] = set()
+_running: set[_TaskScope | anyio.CancelScope] = set()
 _ended = False
-_asyncio_scope: type[anyio.CancelScope] | None = None  # anyio's scope class on asyncio, once known
 
 
-def _new_scope() -> anyio.CancelScope:
-    """`anyio.CancelScope()`. On asyncio, its class is taken once: `anyio.CancelScope()` asks which
-    async library runs on every call, which cost about as much as entering and leaving the scope."""
-    global _asyncio_scope
+class _TaskScope:
+    """A cancel scope of the task that enters it, on asyncio: `cancel()` cancels the task, and the
+    cancellation ends where the scope does (`cancelled_caught`), as `asyncio.timeout` does. It is
+    cancelled from a callback of the loop, while the task waits inside it.
+
+    anyio's scope would do, but it keeps state for every task it is entered in: each request's
+    task is new, so that state was made, and dropped, once per response."""
+
+    __slots__ = ("cancelled_caught", "requested", "task")
+
+    def __init__(self, task: asyncio.Task[object]):
+        self.task = task
+        self.requested = False
+        self.cancelled_caught = False
+
+    def cancel(self) -> None:
+        if not self.requested:
+            self.requested = True
+            self.task.cancel()
+
+    def __enter__(self) -> _TaskScope:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
+        if not self.requested:
+            return False
+        # The task is cancelled only while it waits inside the scope, so the cancellation has come.
+        if self.task.uncancel() == 0 and kind is not None and issubclass(kind, asyncio.CancelledError):
+            self.cancelled_caught = True
+            return True
+        return False
+
+
+def _new_scope() -> _TaskScope | anyio.CancelScope:
+    """A scope of the running task: the task's own on asyncio, anyio's on another async library (trio)."""
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # another async library (trio): anyio picks its scope
-        return anyio.CancelScope()
-    if _asyncio_scope is None:
-        _asyncio_scope = type(anyio.CancelScope())
-    return _asyncio_scope()
+        task = asyncio.current_task()
+    except RuntimeError:
+        task = None
+    return anyio.CancelScope() if task is None else _TaskScope(task)
 
 
 class ending:
@@ -41,10 +69,12 @@ class ending:
 
     __slots__ = ("scope",)
 
-    def __enter__(self) -> anyio.CancelScope:
-        self.scope = scope = _new_scope()
-        if _ended:  # a response that begins after the deadline ends at once
+    def __enter__(self) -> _TaskScope | anyio.CancelScope:
+        if _ended:  # a response that begins after the deadline ends at its first wait: anyio's scope, cancelled
+            self.scope = scope = anyio.CancelScope()
             scope.cancel()
+        else:
+            self.scope = scope = _new_scope()
         _running.add(scope)
         try:
             return scope.__enter__()
@@ -54,7 +84,7 @@ class ending:
 
     def __exit__(self, *exc_info: object) -> bool:
         _running.discard(self.scope)
-        return self.scope.__exit__(*exc_info)
+        return bool(self.scope.__exit__(*exc_info))  # type: ignore[arg-type]
 
 
 def end_responses() -> None:

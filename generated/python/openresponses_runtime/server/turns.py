@@ -210,14 +210,21 @@ class Turns:
                     with anyio.CancelScope(shield=True):
                         await steps.aclose()
             # Saved before the client hears of the end, so that a save that fails can still end it failed.
-            response = emitter.preview()
+            # Unseen (no events made), the response is ended in place, and failed after all should its save fail.
+            unseen = not emitter.whole and not emitter.finished
+            response = emitter.preview() if not unseen else emitter.response
+            if unseen:
+                final += emitter.finish()
             encoded = dumps(response) if deliver is None else None
             try:
                 await self.save(response, own_input, store, encoded)
             except Exception as exc:
-                final += emitter.fail(save_error(exc))  # each adds nothing to a response that has failed already
+                failure = save_error(exc)
+                # each adds nothing to a response that has failed already
+                final += emitter.fail_unseen(failure) if unseen else emitter.fail(failure)
             else:
-                final += emitter.finish()
+                if not unseen:
+                    final += emitter.finish()
         except BaseException as exc:
             if delivering or stopping(exc):
                 raise
