@@ -103,17 +103,19 @@ def wait_listening(port: int, proc: subprocess.Popen, what: str, log: Path) -> N
 
 def litellm_venv(version: str) -> Path:
     """The litellm proxy's own venv, made and filled on first use; its `litellm` command."""
-    venv = ROOT / ".cache" / "bench" / f"litellm-{version}"
+    # Resolved: its scripts name their python by this path, which must outlive a checkout reaching `.cache` by a link.
+    venv = (ROOT / ".cache").resolve() / "bench" / f"litellm-{version}"
     command = venv / "bin" / "litellm"
     marker = venv / "installed"
-    if not marker.is_file() or marker.read_text() != version:
-        print(f"installing litellm[proxy]=={version} into {venv.relative_to(ROOT)} (once) ...", flush=True)
+    made = f"{version} {venv}"  # a venv made elsewhere and moved, or left half made, is made again
+    if not (marker.is_file() and marker.read_text() == made and command.is_file()):
+        print(f"installing litellm[proxy]=={version} into {venv} (once) ...", flush=True)
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=300)
         pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", f"litellm[proxy]=={version}"]
         done = subprocess.run(pip, capture_output=True, text=True, timeout=1800)
         if done.returncode != 0:
             raise SystemExit(f"could not install litellm[proxy]=={version}:\n{done.stderr[-2000:]}")
-        marker.write_text(version)
+        marker.write_text(made)
     return command
 
 
