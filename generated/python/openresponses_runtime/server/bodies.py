@@ -83,13 +83,13 @@ def request_headers(scope: Scope) -> tuple[str | None, str | None, str | None]:
 
 
 async def read_body(receive: Receive, declared: str | None, limit: int) -> bytes | bytearray:
-    """The body, within `limit` bytes. With a `Content-Length`, read into one buffer of that size:
-    a list of chunks then joined would hold the body twice."""
-    if declared is not None and declared.isdigit():
-        if int(declared) > limit:
-            raise _too_large(limit)
-        if int(declared) > _BUFFERED:
-            return await _read_declared(receive, int(declared), limit)
+    """The body, within `limit` bytes. A large one with a `Content-Length` is read into one buffer of
+    that size (a list of chunks then joined would hold it twice), which grows or shrinks to what
+    came should the server's HTTP parser pass more or fewer bytes."""
+    length = int(declared) if declared is not None and declared.isdigit() else 0
+    if length > limit:
+        raise _too_large(limit)
+    buffer = bytearray(length) if length > _BUFFERED else None
     chunks = []
     size = 0
     while True:
@@ -99,36 +99,22 @@ async def read_body(receive: Receive, declared: str | None, limit: int) -> bytes
         if message["type"] != "http.request":
             continue
         chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
+        if size + len(chunk) > limit:
             raise _too_large(limit)
-        chunks.append(chunk)
+        if buffer is None:
+            chunks.append(chunk)
+        else:
+            buffer[size : size + len(chunk)] = chunk  # in place while it fits
+        size += len(chunk)
         if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            break
+    if buffer is not None:
+        del buffer[size:]
+        return buffer
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 _BUFFERED = 64 * 1024  # a body smaller than this is one or two chunks: joined, as cheap as a buffer
-
-
-async def _read_declared(receive: Receive, length: int, limit: int) -> bytearray:
-    """The body the client declared `length` bytes long, in a buffer of that size. Should the
-    server's HTTP parser pass more or fewer bytes, the buffer grows or shrinks to what came."""
-    body = bytearray(length)
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientDisconnect()
-        if message["type"] != "http.request":
-            continue
-        chunk = message.get("body", b"")
-        body[size : size + len(chunk)] = chunk  # in place while it fits
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        if not message.get("more_body", False):
-            del body[size:]
-            return body
 
 
 def check_content_type(value: str | None) -> None:
