@@ -156,14 +156,13 @@ def _served(upstream: str, events: int, rounds: int, requests: int, version: str
     quiet = {"LITELLM_LOG": "ERROR", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     litellm_command = [str(litellm), "--config", str(work / "litellm.yaml"), "--host", "127.0.0.1",
                        "--port", str(peer_port), "--num_workers", "1"]  # fmt: skip
-    gateways = [
-        peers.Gateway("orspec", peers.orspec_command(upstream, port), port, env, work),
-        peers.Gateway("litellm", litellm_command, peer_port, env | quiet, work),
-    ]
     body = json.loads(peers.body("bench"))
     headers = {"Authorization": f"Bearer {peers.KEY}"}
-    per_event: dict[str, list[float]] = {gateway.name: [] for gateway in gateways}
-    try:
+    gateways: list[peers.Gateway] = []
+    try:  # each started inside, so that one failing to start leaves none behind
+        gateways.append(peers.Gateway("orspec", peers.orspec_command(upstream, port), port, env, work))
+        gateways.append(peers.Gateway("litellm", litellm_command, peer_port, env | quiet, work))
+        per_event: dict[str, list[float]] = {gateway.name: [] for gateway in gateways}
         for gateway in gateways:
             gateway.wait()
         with httpx.Client(timeout=120) as client:
